@@ -1,0 +1,116 @@
+# gemmi8 — plain Makefile.
+#   make                 libgemmi8.a and libgemmi8.so
+#   make test            builds and runs the test suite (every ISA this CPU has)
+#   make SANITIZE=1 test the same under AddressSanitizer and UBSan
+#   make bench           builds and runs the benchmark (installs its packages)
+#   make install PREFIX=/usr/local
+# ISA flags are given per file by the suffix of its name (-avx2.c, -avx512vnni.c,
+# ...); everything else compiles with no ISA flags.
+
+PREFIX   ?= /usr/local
+ARCH     ?= $(shell uname -m)
+BUILD    ?= build
+
+CC       ?= cc
+CXX      ?= c++
+OPT      ?= -O2
+CFLAGS   ?=
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+BASEFLAGS = -std=c11 $(OPT) -g -fPIC -ffp-contract=off -fvisibility=hidden \
+            -Iinclude -Isrc $(WARN) -D_GNU_SOURCE
+LDLIBS   := -lpthread
+
+ifeq ($(SANITIZE),1)
+  BUILD    := build-sanitize
+  SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+endif
+
+ifeq ($(ARCH),x86_64)
+  KERNEL_DIRS := kernels/generic kernels/x86_avx2 kernels/x86_avx512
+else
+  KERNEL_DIRS := kernels/generic
+endif
+
+LIB_SRCS := $(wildcard src/*.c) $(wildcard pack/*.c) \
+            $(foreach d,$(KERNEL_DIRS),$(wildcard $(d)/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+
+TEST_SRCS := $(wildcard test/*.c)
+TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
+
+BENCH_CSRCS  := $(wildcard bench/*.c)
+BENCH_CXXSRCS := $(wildcard bench/*.cc)
+BENCH_OBJS := $(BENCH_CSRCS:%.c=$(BUILD)/%.o) $(BENCH_CXXSRCS:%.cc=$(BUILD)/%.o)
+
+.PHONY: all lib test bench install clean size
+all: lib
+lib: libgemmi8.a libgemmi8.so
+
+# Per-ISA flags, chosen by the file name's last part.
+ISAFLAGS_avx2       := -mavx2 -mfma -mbmi2
+ISAFLAGS_avx512vnni := -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni -mfma -mbmi2
+ISAFLAGS_avx512vpopcnt := -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vpopcntdq -mavx512bitalg -mbmi2
+isaflags = $(foreach i,avx2 avx512vnni avx512vpopcnt,$(if $(filter %-$(i).c,$(1)),$(ISAFLAGS_$(i))))
+
+$(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h kernels/*/*.h test/*.h bench/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(call isaflags,$<) $(SANFLAGS) $(CFLAGS) -c $< -o $@
+
+libgemmi8.a: $(LIB_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+libgemmi8.so: $(LIB_OBJS)
+	$(CC) -shared -Wl,-soname,libgemmi8.so.0 -Wl,--no-undefined $(SANFLAGS) -o $@ $^ $(LDLIBS)
+
+# ---- tests ---------------------------------------------------------------------
+$(BUILD)/gemmi8-test: $(TEST_OBJS) $(BUILD)/libgemmi8-test.a
+	$(CC) $(SANFLAGS) -o $@ $(TEST_OBJS) $(BUILD)/libgemmi8-test.a $(LDLIBS) -lm
+
+$(BUILD)/libgemmi8-test.a: $(LIB_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+# The README's example is compiled and run as part of the tests.
+$(BUILD)/readme-example.c: README.md
+	@mkdir -p $(dir $@)
+	sed -n '/^```c$$/,/^```$$/p' README.md | sed '1d;$$d' > $@
+
+$(BUILD)/readme-example: $(BUILD)/readme-example.c $(BUILD)/libgemmi8-test.a
+	$(CC) $(BASEFLAGS) $(SANFLAGS) -o $@ $< $(BUILD)/libgemmi8-test.a $(LDLIBS) -lm
+
+test: $(BUILD)/gemmi8-test $(BUILD)/readme-example
+	$(RUNNER) ./$(BUILD)/readme-example
+	$(RUNNER) ./$(BUILD)/gemmi8-test
+
+# ---- benchmark -----------------------------------------------------------------
+BENCH_PKGS := libbenchmark-dev libopenblas-dev libgemmlowp-dev libdnnl-dev libxnnpack-dev gnuplot-nox
+$(BUILD)/bench/%.o: bench/%.cc $(wildcard include/*.h bench/*.h)
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O2 -g -Iinclude -Wall -Wextra $(BENCH_CXXFLAGS) -c $< -o $@
+
+$(BUILD)/gemmi8-bench: $(BENCH_OBJS) libgemmi8.a
+	$(CXX) -o $@ $(BENCH_OBJS) libgemmi8.a $(BENCH_LDLIBS) -lbenchmark -lopenblas -lpthread -lm
+
+bench-deps:
+	@sh bench/deps.sh $(BENCH_PKGS)
+
+bench: bench-deps
+	$(MAKE) $(BUILD)/gemmi8-bench
+	sh bench/run.sh ./$(BUILD)/gemmi8-bench
+
+# ---- install -------------------------------------------------------------------
+install: lib
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 include/gemmi8.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 libgemmi8.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 libgemmi8.so $(DESTDIR)$(PREFIX)/lib/libgemmi8.so.0
+	ln -sf libgemmi8.so.0 $(DESTDIR)$(PREFIX)/lib/libgemmi8.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1.0|' gemmi8.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gemmi8.pc
+
+size: libgemmi8.a
+	size -t libgemmi8.a | tail -1
+
+clean:
+	rm -rf build build-sanitize libgemmi8.a libgemmi8.so

@@ -1,0 +1,326 @@
+/*
+ * gemmi8: low-precision matrix multiplication for inference.
+ *
+ * C = A x B with 8-bit quantized operands (qu8, qs8) or one-bit operands (bin).
+ *
+ * Conventions used by every entry point:
+ *   A  activations, M x K, row-major, row stride a_stride (in elements), read in
+ *      place and never written. No read goes past the last element of a row.
+ *   B  weights, N x K (one row per output channel: FC weights, OHWI filters), or
+ *      K x N with GEMMI8_B_KN. B is packed once by gemmi8_<type>_pack() into an
+ *      opaque, 64-byte aligned buffer whose layout belongs to the kernels chosen for
+ *      this CPU; the packed buffer records that layout and the GEMM calls check it.
+ *   C  results, M x N, row-major, row stride c_stride (in elements). Only the
+ *      M x N elements are written; bytes between rows are left as they were.
+ *   In convolution terms M = output pixels, N = output channels, K = filter taps x
+ *   input channels. The GEMMi8 paper lists shapes as (Row, Col, Depth): that is
+ *   N = Row, M = Col, K = Depth.
+ *
+ * Errors: every function returns a gemmi8_status. On any status other than
+ * gemmi8_status_success nothing is written through any output pointer.
+ *
+ * Threads: every entry point is thread-safe; packed weights are read-only during a
+ * GEMM and may be shared by concurrent calls.
+ */
+#ifndef GEMMI8_H
+#define GEMMI8_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define GEMMI8_API __attribute__((visibility("default")))
+#else
+#define GEMMI8_API
+#endif
+
+#define GEMMI8_VERSION_MAJOR 0
+#define GEMMI8_VERSION_MINOR 1
+#define GEMMI8_VERSION_PATCH 0
+/* Single integer for comparisons: major * 10000 + minor * 100 + patch. */
+#define GEMMI8_VERSION \
+  (GEMMI8_VERSION_MAJOR * 10000 + GEMMI8_VERSION_MINOR * 100 + GEMMI8_VERSION_PATCH)
+
+/* Version of the library actually linked, as "major.minor.patch". */
+GEMMI8_API const char* gemmi8_version(void);
+
+/* ------------------------------------------------------------------------------- */
+/* Status                                                                           */
+/* ------------------------------------------------------------------------------- */
+
+typedef enum gemmi8_status {
+  gemmi8_status_success = 0,
+  /* The caller is wrong: null pointer, zero or overflowing size, stride smaller
+   * than a row, clamp min > max, out-of-range zero point, shift or multiplier,
+   * packed weights made for another type, shape or kernel layout. */
+  gemmi8_status_invalid_parameter = 1,
+  /* Valid, but not implemented or beyond exact int32 accumulation (K too large). */
+  gemmi8_status_unsupported_parameter = 2,
+  gemmi8_status_out_of_memory = 3,
+  /* The requested instruction set is not available on this CPU. */
+  gemmi8_status_unsupported_hardware = 4,
+} gemmi8_status;
+
+/* Name of a status, e.g. "invalid parameter". Never NULL; unknown values give
+ * "unknown status". */
+GEMMI8_API const char* gemmi8_status_string(gemmi8_status status);
+
+/* ------------------------------------------------------------------------------- */
+/* Instruction set                                                                  */
+/* ------------------------------------------------------------------------------- */
+
+/* Name of the kernel set in use: "generic", "avx2", "avx512vnni" on x86-64;
+ * "neon", "neondot", "i8mm" on ARM. Chosen once, on first use of the library, as
+ * the best set that was compiled in and that the CPU and OS support. The
+ * environment variable GEMMI8_ISA, read at that moment, forces a lower set by name;
+ * a name that is unknown or not supported here is ignored (the best set is used),
+ * so callers that force a set should compare this name with the one they asked for.
+ */
+GEMMI8_API const char* gemmi8_isa_name(void);
+
+/* ------------------------------------------------------------------------------- */
+/* Requantization                                                                   */
+/* ------------------------------------------------------------------------------- */
+
+/*
+ * The exact integer accumulator of every quantized GEMM is
+ *   acc[m][n] = bias[n] + sum_k (A[m][k] - a_zero_point) * (B[n][k] - b_zero_point[n])
+ * computed modulo 2^32 (the product sum alone always fits: see GEMMI8_QU8_MAX_K and
+ * GEMMI8_QS8_MAX_K; a bias that pushes the total past int32 wraps around).
+ * An 8-bit output is
+ *   C[m][n] = clamp(zero_point + requantize(acc[m][n], channel n), min, max)
+ * where requantize depends on the mode:
+ *
+ * gemmi8_requant_fixedpoint (the default, TFLite / gemmlowp bytes):
+ *   x = acc saturating-shifted left by max(shift, 0)              (saturates at int32)
+ *   y = SaturatingRoundingDoublingHighMul(x, multiplier)
+ *     = (x * multiplier + (x*multiplier >= 0 ? 2^30 : 1 - 2^30)) / 2^31, truncated
+ *   r = RoundingDivideByPOT(y, max(-shift, 0))                     (half away from 0)
+ *   That is multiplication by multiplier * 2^(shift - 31). multiplier is a Q31
+ *   value in [0, 2^31 - 1]; shift is in [-31, 30]. gemmi8_quantize_multiplier()
+ *   derives both from a real scale exactly as TFLite's QuantizeMultiplier.
+ *
+ * gemmi8_requant_fp32 (PyTorch, XNNPACK, ONNX Runtime bytes):
+ *   r = round_half_to_even((float) acc * scale), the product rounded to float
+ *   once. scale must be positive and finite.
+ */
+typedef enum gemmi8_requant_mode {
+  gemmi8_requant_fixedpoint = 0,
+  gemmi8_requant_fp32 = 1,
+} gemmi8_requant_mode;
+
+typedef struct gemmi8_requant {
+  gemmi8_requant_mode mode;
+  /* 0: multiplier/shift/scale point to one value used for every channel.
+   * 1: they point to N values, one per output channel. */
+  int per_channel;
+  /* Fixed-point mode: Q31 multipliers in [0, 2^31 - 1] and shifts in [-31, 30].
+   * Ignored (may be NULL) in fp32 mode. */
+  const int32_t* multiplier;
+  const int32_t* shift;
+  /* fp32 mode: positive finite scales. Ignored (may be NULL) in fixed-point mode. */
+  const float* scale;
+  /* Output zero point and clamp window, all within the output type's range
+   * (0..255 for qu8, -128..127 for qs8), with min <= max. */
+  int32_t zero_point;
+  int32_t min;
+  int32_t max;
+} gemmi8_requant;
+
+/* Q31 multiplier and shift for a real scale, exactly as TFLite's
+ * QuantizeMultiplier: scale = q * 2^e with q in [0.5, 1) (frexp); multiplier =
+ * round_half_away(q * 2^31), and if that is 2^31 it becomes 2^30 with e + 1;
+ * e < -31 gives multiplier 0, shift 0 (every result is 0); e > 30 saturates to
+ * multiplier 2^31 - 1, shift 30. scale 0 gives multiplier 0, shift 0.
+ * Returns invalid_parameter (and writes nothing) for a null pointer or a scale
+ * that is negative, infinite or NaN. */
+GEMMI8_API gemmi8_status gemmi8_quantize_multiplier(double scale, int32_t* multiplier, int32_t* shift);
+
+/* The same for count scales (per channel): multiplier[i], shift[i] from scale[i].
+ * Validates every scale before writing anything. */
+GEMMI8_API gemmi8_status gemmi8_quantize_multipliers(size_t count, const double* scale,
+                                          int32_t* multiplier, int32_t* shift);
+
+/* ------------------------------------------------------------------------------- */
+/* Weight packing (qu8, qs8)                                                        */
+/* ------------------------------------------------------------------------------- */
+
+/* Flags for the pack functions. */
+#define GEMMI8_B_NK 0u /* B is N x K: row n holds output channel n (default) */
+#define GEMMI8_B_KN 1u /* B is K x N: row k holds depth k of every channel */
+
+/* Packed buffers must start at a multiple of this many bytes. */
+#define GEMMI8_PACK_ALIGNMENT 64
+
+/* Largest K for which the product sums are exact in int32 for all inputs:
+ * qu8 |(a - a_zp)(b - b_zp)| <= 255 * 255, qs8 |(a - a_zp) b| <= 255 * 128.
+ * Larger K returns gemmi8_status_unsupported_parameter. */
+#define GEMMI8_QU8_MAX_K 33025
+#define GEMMI8_QS8_MAX_K 65793
+
+/*
+ * Size in bytes of the packed form of an N x K qu8 (or qs8) weight matrix for the
+ * kernels in use. Returns invalid_parameter for a NULL size or zero N or K,
+ * unsupported_parameter for K above the exact limit or a size that overflows size_t.
+ */
+GEMMI8_API gemmi8_status gemmi8_qu8_pack_size(size_t n, size_t k, size_t* size);
+GEMMI8_API gemmi8_status gemmi8_qs8_pack_size(size_t n, size_t k, size_t* size);
+
+/*
+ * Packs qu8 weights into caller memory.
+ *   b, b_stride    N x K (flags GEMMI8_B_NK) or K x N (GEMMI8_B_KN) uint8 matrix;
+ *                  b_stride, in elements, is at least K (NK) or N (KN).
+ *   a_zero_point   zero point of the activations this weight will multiply (0..255).
+ *   b_zero_point   one value (b_zp_per_channel == 0) or N values (== 1), 0..255.
+ *   bias           N int32 values, or NULL for none. Copied.
+ *   packed         packed_size bytes at a GEMMI8_PACK_ALIGNMENT boundary;
+ *                  packed_size >= gemmi8_qu8_pack_size(n, k).
+ * The packed buffer is self-contained: b, b_zero_point and bias may be freed after.
+ * Returns invalid_parameter for null pointers, zero sizes, a small stride, a
+ * misaligned or too small buffer, unknown flags; unsupported_parameter for K
+ * above GEMMI8_QU8_MAX_K.
+ */
+GEMMI8_API gemmi8_status gemmi8_qu8_pack(size_t n, size_t k, const uint8_t* b, size_t b_stride,
+                              uint32_t flags, uint8_t a_zero_point,
+                              const uint8_t* b_zero_point, int b_zp_per_channel,
+                              const int32_t* bias, void* packed, size_t packed_size);
+
+/*
+ * Packs qs8 weights (symmetric: zero point 0) into caller memory.
+ *   a_zero_point   zero point of the int8 activations (-128..127).
+ * Other parameters and statuses as gemmi8_qu8_pack (limit GEMMI8_QS8_MAX_K).
+ */
+GEMMI8_API gemmi8_status gemmi8_qs8_pack(size_t n, size_t k, const int8_t* b, size_t b_stride,
+                              uint32_t flags, int8_t a_zero_point, const int32_t* bias,
+                              void* packed, size_t packed_size);
+
+/* Allocating variants: *packed receives a buffer to release with
+ * gemmi8_packed_free(). On failure *packed is left untouched. */
+GEMMI8_API gemmi8_status gemmi8_qu8_pack_alloc(size_t n, size_t k, const uint8_t* b, size_t b_stride,
+                                    uint32_t flags, uint8_t a_zero_point,
+                                    const uint8_t* b_zero_point, int b_zp_per_channel,
+                                    const int32_t* bias, void** packed);
+GEMMI8_API gemmi8_status gemmi8_qs8_pack_alloc(size_t n, size_t k, const int8_t* b, size_t b_stride,
+                                    uint32_t flags, int8_t a_zero_point, const int32_t* bias,
+                                    void** packed);
+
+/* Frees a buffer from any gemmi8_*_pack_alloc(). NULL is allowed. */
+GEMMI8_API void gemmi8_packed_free(void* packed);
+
+/* ------------------------------------------------------------------------------- */
+/* Quantized GEMM                                                                   */
+/* ------------------------------------------------------------------------------- */
+
+/*
+ * C (M x N, uint8) = requantized A (M x K, uint8) x packed B.
+ *   n, k must equal the sizes the weights were packed with.
+ *   a_stride >= k, c_stride >= n (elements).
+ *   rq: requantization of every channel (see gemmi8_requant); with per_channel
+ *       its arrays hold n values.
+ * Returns invalid_parameter for null pointers, zero or overflowing sizes, small
+ * strides, weights packed for another type, shape or kernel layout, parameters out
+ * of range (zero point or clamp outside 0..255, min > max, multiplier < 0, shift
+ * outside [-31, 30], scale not positive and finite).
+ */
+GEMMI8_API gemmi8_status gemmi8_qu8_gemm(size_t m, size_t n, size_t k, const uint8_t* a,
+                              size_t a_stride, const void* packed_b,
+                              const gemmi8_requant* rq, uint8_t* c, size_t c_stride);
+
+/* C (M x N, int32) = acc of A x packed B, before requantization. */
+GEMMI8_API gemmi8_status gemmi8_qu8_gemm_s32(size_t m, size_t n, size_t k, const uint8_t* a,
+                                  size_t a_stride, const void* packed_b, int32_t* c,
+                                  size_t c_stride);
+
+/* qs8 counterparts: int8 A, C and clamp window within -128..127. */
+GEMMI8_API gemmi8_status gemmi8_qs8_gemm(size_t m, size_t n, size_t k, const int8_t* a,
+                              size_t a_stride, const void* packed_b,
+                              const gemmi8_requant* rq, int8_t* c, size_t c_stride);
+GEMMI8_API gemmi8_status gemmi8_qs8_gemm_s32(size_t m, size_t n, size_t k, const int8_t* a,
+                                  size_t a_stride, const void* packed_b, int32_t* c,
+                                  size_t c_stride);
+
+/* ------------------------------------------------------------------------------- */
+/* Binary GEMM                                                                      */
+/* ------------------------------------------------------------------------------- */
+
+/*
+ * Values are +1 / -1, one bit each: a set bit is -1. A row of K values is packed
+ * least significant bit first into ceil(K / 64) uint64_t words; bit j of word w is
+ * element 64 * w + j. Bits past K in the last word are padding: they never count,
+ * whatever they hold, and the bit-packing helpers write them as 0.
+ *   acc[m][n] = sum_k A[m][k] * B[n][k] = K - 2 * popcount(A[m] XOR B[n]) (real bits).
+ * Strides of bit matrices are in uint64_t words.
+ */
+
+/* Largest K accepted by the binary functions. */
+#define GEMMI8_BIN_MAX_K ((size_t) INT32_MAX)
+
+/* Number of uint64_t words in a packed row of k bits: ceil(k / 64). */
+#define GEMMI8_BIN_WORDS(k) (((k) + 63) / 64)
+
+/*
+ * Bit-packing helpers: rows x k values (row stride x_stride elements) into rows
+ * of GEMMI8_BIN_WORDS(k) words (row stride out_stride >= that, in words).
+ * A value becomes a set bit (-1) when:
+ *   f32: x < 0.0f (so -0.0f and NaN pack as +1);
+ *   s8:  x < 0;
+ *   u8:  x < zero_point (x - zero_point < 0).
+ * Padding bits are 0; words between out rows beyond GEMMI8_BIN_WORDS(k) are not
+ * written. Returns invalid_parameter for null pointers, zero or overflowing sizes,
+ * small strides.
+ */
+GEMMI8_API gemmi8_status gemmi8_bin_pack_rows_f32(size_t rows, size_t k, const float* x, size_t x_stride,
+                                       uint64_t* out, size_t out_stride);
+GEMMI8_API gemmi8_status gemmi8_bin_pack_rows_s8(size_t rows, size_t k, const int8_t* x, size_t x_stride,
+                                      uint64_t* out, size_t out_stride);
+GEMMI8_API gemmi8_status gemmi8_bin_pack_rows_u8(size_t rows, size_t k, const uint8_t* x, size_t x_stride,
+                                      uint8_t zero_point, uint64_t* out, size_t out_stride);
+
+/*
+ * Binary weight packing.
+ *   b  GEMMI8_B_NK: N rows of k bits (stride b_stride >= GEMMI8_BIN_WORDS(k) words);
+ *      GEMMI8_B_KN: K rows of n bits (stride b_stride >= GEMMI8_BIN_WORDS(n) words),
+ *      bit n of row k being B[n][k].
+ * Size, alignment, ownership and statuses as for the qu8 functions; K above
+ * GEMMI8_BIN_MAX_K is unsupported_parameter.
+ */
+GEMMI8_API gemmi8_status gemmi8_bin_pack_size(size_t n, size_t k, size_t* size);
+GEMMI8_API gemmi8_status gemmi8_bin_pack(size_t n, size_t k, const uint64_t* b, size_t b_stride,
+                              uint32_t flags, void* packed, size_t packed_size);
+GEMMI8_API gemmi8_status gemmi8_bin_pack_alloc(size_t n, size_t k, const uint64_t* b, size_t b_stride,
+                                    uint32_t flags, void** packed);
+
+/* C (M x N, int32) = acc. a: M rows of k bits, a_stride >= GEMMI8_BIN_WORDS(k). */
+GEMMI8_API gemmi8_status gemmi8_bin_gemm_s32(size_t m, size_t n, size_t k, const uint64_t* a,
+                                  size_t a_stride, const void* packed_b, int32_t* c,
+                                  size_t c_stride);
+
+/*
+ * C (M x N, float) = (float) acc * scale[n] + bias[n], computed as two float
+ * operations, each rounded (no fused multiply-add), identical on every ISA.
+ * scale and bias hold N values; NULL scale means 1.0f, NULL bias 0.0f.
+ */
+GEMMI8_API gemmi8_status gemmi8_bin_gemm_f32(size_t m, size_t n, size_t k, const uint64_t* a,
+                                  size_t a_stride, const void* packed_b, const float* scale,
+                                  const float* bias, float* c, size_t c_stride);
+
+/*
+ * C (M rows of n bits, stride c_stride >= GEMMI8_BIN_WORDS(n) words): bit n of row m
+ * is set (-1) when (float) acc * scale[n] + bias[n] < 0, computed as in
+ * gemmi8_bin_gemm_f32 (so a zero result is +1, and a negative scale flips the
+ * comparison as the arithmetic says). The output rows are ready for the next binary
+ * layer; padding bits are written as 0.
+ */
+GEMMI8_API gemmi8_status gemmi8_bin_gemm_bits(size_t m, size_t n, size_t k, const uint64_t* a,
+                                   size_t a_stride, const void* packed_b, const float* scale,
+                                   const float* bias, uint64_t* c, size_t c_stride);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* GEMMI8_H */

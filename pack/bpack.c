@@ -1,0 +1,192 @@
+/*
+ * Binary packing: activations to sign bits, and binary weights to the kernels'
+ * column-interleaved layout.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+/* ---- bit packing of activations ------------------------------------------------ */
+
+static gemmi8_status check_rows(size_t rows, size_t k, const void* x, size_t x_stride,
+                                const uint64_t* out, size_t out_stride)
+{
+  if (x == NULL || out == NULL || rows == 0 || k == 0) return gemmi8_status_invalid_parameter;
+  if (x_stride < k || (rows - 1) > (SIZE_MAX - k) / x_stride) {
+    return gemmi8_status_invalid_parameter;
+  }
+  const size_t words = GEMMI8_BIN_WORDS(k);
+  if (out_stride < words || (rows - 1) > (SIZE_MAX / 8 - words) / out_stride) {
+    return gemmi8_status_invalid_parameter;
+  }
+  return gemmi8_status_success;
+}
+
+/* One row: bit j set when negative[j]. Written a word at a time. */
+#define PACK_ROW(x, k, out, is_negative)                                   \
+  do {                                                                     \
+    for (size_t w0 = 0; w0 < (k); w0 += 64) {                              \
+      const size_t bits = gemmi8_min(64, (k) - w0);                        \
+      uint64_t word = 0;                                                   \
+      for (size_t j = 0; j < bits; j++) {                                  \
+        word |= (uint64_t) (is_negative((x)[w0 + j])) << j;                \
+      }                                                                    \
+      (out)[w0 / 64] = word;                                               \
+    }                                                                      \
+  } while (0)
+
+#define NEGATIVE_F32(v) ((v) < 0.0f)
+#define NEGATIVE_S8(v) ((v) < 0)
+
+gemmi8_status gemmi8_bin_pack_rows_f32(size_t rows, size_t k, const float* x, size_t x_stride,
+                                       uint64_t* out, size_t out_stride)
+{
+  gemmi8_status status = check_rows(rows, k, x, x_stride, out, out_stride);
+  if (status != gemmi8_status_success) return status;
+  for (size_t r = 0; r < rows; r++) {
+    PACK_ROW(x + r * x_stride, k, out + r * out_stride, NEGATIVE_F32);
+  }
+  return gemmi8_status_success;
+}
+
+gemmi8_status gemmi8_bin_pack_rows_s8(size_t rows, size_t k, const int8_t* x, size_t x_stride,
+                                      uint64_t* out, size_t out_stride)
+{
+  gemmi8_status status = check_rows(rows, k, x, x_stride, out, out_stride);
+  if (status != gemmi8_status_success) return status;
+  for (size_t r = 0; r < rows; r++) {
+    PACK_ROW(x + r * x_stride, k, out + r * out_stride, NEGATIVE_S8);
+  }
+  return gemmi8_status_success;
+}
+
+gemmi8_status gemmi8_bin_pack_rows_u8(size_t rows, size_t k, const uint8_t* x, size_t x_stride,
+                                      uint8_t zero_point, uint64_t* out, size_t out_stride)
+{
+  gemmi8_status status = check_rows(rows, k, x, x_stride, out, out_stride);
+  if (status != gemmi8_status_success) return status;
+#define NEGATIVE_U8(v) ((v) < zero_point)
+  for (size_t r = 0; r < rows; r++) {
+    PACK_ROW(x + r * x_stride, k, out + r * out_stride, NEGATIVE_U8);
+  }
+#undef NEGATIVE_U8
+  return gemmi8_status_success;
+}
+
+/* ---- binary weights ----------------------------------------------------------- */
+
+static inline uint64_t weight_word(const uint64_t* b, size_t b_stride, int kn, size_t k,
+                                   size_t n, size_t kw)
+{
+  if (!kn) {
+    const uint64_t word = b[n * b_stride + kw];
+    const size_t bits = gemmi8_min(64, k - kw * 64);
+    return bits == 64 ? word : word & ((UINT64_C(1) << bits) - 1);
+  }
+  uint64_t word = 0;
+  const size_t bits = gemmi8_min(64, k - kw * 64);
+  for (size_t j = 0; j < bits; j++) {
+    const uint64_t bit = (b[(kw * 64 + j) * b_stride + n / 64] >> (n % 64)) & 1;
+    word |= bit << j;
+  }
+  return word;
+}
+
+/* Generic layout: for each depth word, NR words (one per column); padding bits and
+ * padding columns are 0. */
+void gemmi8_bpack_words__generic(size_t nr, size_t n, size_t k, const uint64_t* b,
+                                 size_t b_stride, int kn, size_t block_bytes, uint8_t* blocks)
+{
+  const size_t words = GEMMI8_BIN_WORDS(k);
+  for (size_t n0 = 0; n0 < n; n0 += nr) {
+    uint8_t* block = blocks + (n0 / nr) * block_bytes;
+    memset(block, 0, block_bytes);
+    uint64_t* w = (uint64_t*) block;
+    for (size_t j = 0; j < nr && n0 + j < n; j++) {
+      for (size_t kw = 0; kw < words; kw++) {
+        w[kw * nr + j] = weight_word(b, b_stride, kn, k, n0 + j, kw);
+      }
+    }
+  }
+}
+
+static size_t bin_block_bytes(const struct gemmi8_bgemm_config* cfg, size_t k)
+{
+  return gemmi8_round_up(GEMMI8_BIN_WORDS(k) * cfg->nr * sizeof(uint64_t), 64);
+}
+
+static gemmi8_status bin_size(const struct gemmi8_bgemm_config* cfg, size_t n, size_t k,
+                              size_t* size)
+{
+  if (n == 0 || k == 0) return gemmi8_status_invalid_parameter;
+  if (k > GEMMI8_BIN_MAX_K) return gemmi8_status_unsupported_parameter;
+  const size_t blocks = gemmi8_divide_round_up(n, cfg->nr);
+  const size_t block_bytes = bin_block_bytes(cfg, k);
+  if (blocks > (SIZE_MAX - GEMMI8_PACKED_HEADER_BYTES) / block_bytes) {
+    return gemmi8_status_unsupported_parameter;
+  }
+  *size = GEMMI8_PACKED_HEADER_BYTES + blocks * block_bytes;
+  return gemmi8_status_success;
+}
+
+gemmi8_status gemmi8_bin_pack_size(size_t n, size_t k, size_t* size)
+{
+  if (size == NULL) return gemmi8_status_invalid_parameter;
+  return bin_size(&gemmi8_get_config()->bin, n, k, size);
+}
+
+gemmi8_status gemmi8_bin_pack(size_t n, size_t k, const uint64_t* b, size_t b_stride,
+                              uint32_t flags, void* packed, size_t packed_size)
+{
+  const struct gemmi8_bgemm_config* cfg = &gemmi8_get_config()->bin;
+  if (b == NULL || packed == NULL || (flags & ~GEMMI8_B_KN)) {
+    return gemmi8_status_invalid_parameter;
+  }
+  size_t size;
+  gemmi8_status status = bin_size(cfg, n, k, &size);
+  if (status != gemmi8_status_success) return status;
+  const int kn = (flags & GEMMI8_B_KN) != 0;
+  const size_t rows = kn ? k : n;
+  const size_t words = GEMMI8_BIN_WORDS(kn ? n : k);
+  if (b_stride < words || (rows - 1) > (SIZE_MAX / 8 - words) / b_stride) {
+    return gemmi8_status_invalid_parameter;
+  }
+  if ((uintptr_t) packed % GEMMI8_PACK_ALIGNMENT != 0 || packed_size < size) {
+    return gemmi8_status_invalid_parameter;
+  }
+  struct gemmi8_packed_header* h = packed;
+  memset(h, 0, sizeof(*h));
+  h->magic = GEMMI8_PACKED_MAGIC;
+  h->type = gemmi8_type_bin;
+  h->layout = cfg->layout;
+  h->nr = cfg->nr;
+  h->n = n;
+  h->k = k;
+  h->block_bytes = bin_block_bytes(cfg, k);
+  cfg->pack(cfg->nr, n, k, b, b_stride, kn, (size_t) h->block_bytes,
+            (uint8_t*) packed + GEMMI8_PACKED_HEADER_BYTES);
+  return gemmi8_status_success;
+}
+
+gemmi8_status gemmi8_bin_pack_alloc(size_t n, size_t k, const uint64_t* b, size_t b_stride,
+                                    uint32_t flags, void** packed)
+{
+  size_t size;
+  if (packed == NULL || b == NULL || (flags & ~GEMMI8_B_KN)) {
+    return gemmi8_status_invalid_parameter;
+  }
+  gemmi8_status status = gemmi8_bin_pack_size(n, k, &size);
+  if (status != gemmi8_status_success) return status;
+  void* buffer = NULL;
+  if (posix_memalign(&buffer, GEMMI8_PACK_ALIGNMENT, size) != 0) {
+    return gemmi8_status_out_of_memory;
+  }
+  status = gemmi8_bin_pack(n, k, b, b_stride, flags, buffer, size);
+  if (status != gemmi8_status_success) {
+    free(buffer);
+    return status;
+  }
+  *packed = buffer;
+  return gemmi8_status_success;
+}

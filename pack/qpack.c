@@ -1,0 +1,209 @@
+/*
+ * qu8 / qs8 weight packing: validation, sizes and the generic layout.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+/* Generic layout: int32 bias'[NR], (qu8) int32 b_zp[NR], then round_up(k, KR) x NR
+ * bytes as [k / KR][NR][KR]. Columns past n and depth past k are zero. */
+void gemmi8_qpack_goi__generic(const struct gemmi8_qgemm_config* cfg, size_t n, size_t k,
+                               const struct gemmi8_qpack_source* src, int32_t a_zero_point,
+                               const int32_t* b_zp, const int32_t* bias, size_t block_bytes,
+                               uint8_t* blocks)
+{
+  const size_t nr = cfg->nr, kr = cfg->kr;
+  for (size_t n0 = 0; n0 < n; n0 += nr) {
+    uint8_t* block = blocks + (n0 / nr) * block_bytes;
+    memset(block, 0, block_bytes);
+    int32_t* packed_bias = (int32_t*) block;
+    int32_t* packed_zp = packed_bias + nr;
+    uint8_t* w = (uint8_t*) (b_zp ? packed_zp + nr : packed_zp);
+    for (size_t j = 0; j < nr && n0 + j < n; j++) {
+      const size_t col = n0 + j;
+      uint32_t col_sum = 0;
+      for (size_t kk = 0; kk < k; kk++) {
+        const int32_t v = gemmi8_qpack_value(src, col, kk);
+        col_sum += (uint32_t) v;
+        w[(kk / kr) * nr * kr + j * kr + kk % kr] = (uint8_t) v;
+      }
+      /* bias - a_zp * colsum + k * a_zp * b_zp, modulo 2^32 */
+      uint32_t b = bias ? (uint32_t) bias[col] : 0;
+      b -= (uint32_t) a_zero_point * col_sum;
+      if (b_zp) {
+        b += (uint32_t) k * (uint32_t) a_zero_point * (uint32_t) b_zp[col];
+        packed_zp[j] = b_zp[col];
+      }
+      packed_bias[j] = (int32_t) b;
+    }
+  }
+}
+
+/* Total packed size, or 0 when it would overflow size_t. */
+static size_t packed_size_of(const struct gemmi8_qgemm_config* cfg, size_t n, size_t k)
+{
+  const size_t blocks = gemmi8_divide_round_up(n, cfg->nr);
+  const size_t block_bytes = gemmi8_qblock_bytes(cfg, k);
+  if (blocks > (SIZE_MAX - GEMMI8_PACKED_HEADER_BYTES) / block_bytes) return 0;
+  return GEMMI8_PACKED_HEADER_BYTES + blocks * block_bytes;
+}
+
+static gemmi8_status check_shape(size_t n, size_t k, size_t max_k)
+{
+  if (n == 0 || k == 0) return gemmi8_status_invalid_parameter;
+  if (k > max_k) return gemmi8_status_unsupported_parameter;
+  /* Keep every packed index computation far from overflow. */
+  if (n > SIZE_MAX / 4 / k) return gemmi8_status_unsupported_parameter;
+  return gemmi8_status_success;
+}
+
+static gemmi8_status pack_size(const struct gemmi8_qgemm_config* cfg, size_t n, size_t k,
+                               size_t max_k, size_t* size)
+{
+  if (size == NULL) return gemmi8_status_invalid_parameter;
+  gemmi8_status status = check_shape(n, k, max_k);
+  if (status != gemmi8_status_success) return status;
+  const size_t bytes = packed_size_of(cfg, n, k);
+  if (bytes == 0) return gemmi8_status_unsupported_parameter;
+  *size = bytes;
+  return gemmi8_status_success;
+}
+
+gemmi8_status gemmi8_qu8_pack_size(size_t n, size_t k, size_t* size)
+{
+  return pack_size(&gemmi8_get_config()->qu8, n, k, GEMMI8_QU8_MAX_K, size);
+}
+
+gemmi8_status gemmi8_qs8_pack_size(size_t n, size_t k, size_t* size)
+{
+  return pack_size(&gemmi8_get_config()->qs8, n, k, GEMMI8_QS8_MAX_K, size);
+}
+
+/* Everything both types check; the packed buffer is written only after it. */
+static gemmi8_status check_pack(const struct gemmi8_qgemm_config* cfg, size_t n, size_t k,
+                                size_t max_k, const void* b, size_t b_stride, uint32_t flags,
+                                const void* packed, size_t packed_size)
+{
+  if (b == NULL || packed == NULL) return gemmi8_status_invalid_parameter;
+  if (flags & ~GEMMI8_B_KN) return gemmi8_status_invalid_parameter;
+  gemmi8_status status = check_shape(n, k, max_k);
+  if (status != gemmi8_status_success) return status;
+  const size_t rows = (flags & GEMMI8_B_KN) ? k : n;
+  const size_t cols = (flags & GEMMI8_B_KN) ? n : k;
+  if (b_stride < cols || (rows - 1) > (SIZE_MAX - cols) / b_stride) {
+    return gemmi8_status_invalid_parameter;
+  }
+  if ((uintptr_t) packed % GEMMI8_PACK_ALIGNMENT != 0) return gemmi8_status_invalid_parameter;
+  const size_t bytes = packed_size_of(cfg, n, k);
+  if (bytes == 0) return gemmi8_status_unsupported_parameter;
+  if (packed_size < bytes) return gemmi8_status_invalid_parameter;
+  return gemmi8_status_success;
+}
+
+static void pack_into(const struct gemmi8_qgemm_config* cfg, enum gemmi8_type type, size_t n,
+                      size_t k, const struct gemmi8_qpack_source* src, int32_t a_zero_point,
+                      const int32_t* b_zp, const int32_t* bias, void* packed)
+{
+  struct gemmi8_packed_header* h = packed;
+  memset(h, 0, sizeof(*h));
+  h->magic = GEMMI8_PACKED_MAGIC;
+  h->type = (uint32_t) type;
+  h->layout = cfg->layout;
+  h->nr = cfg->nr;
+  h->n = n;
+  h->k = k;
+  h->block_bytes = gemmi8_qblock_bytes(cfg, k);
+  h->a_zero_point = a_zero_point;
+  cfg->pack(cfg, n, k, src, a_zero_point, b_zp, bias, (size_t) h->block_bytes,
+            (uint8_t*) packed + GEMMI8_PACKED_HEADER_BYTES);
+}
+
+gemmi8_status gemmi8_qu8_pack(size_t n, size_t k, const uint8_t* b, size_t b_stride,
+                              uint32_t flags, uint8_t a_zero_point,
+                              const uint8_t* b_zero_point, int b_zp_per_channel,
+                              const int32_t* bias, void* packed, size_t packed_size)
+{
+  const struct gemmi8_qgemm_config* cfg = &gemmi8_get_config()->qu8;
+  gemmi8_status status =
+      check_pack(cfg, n, k, GEMMI8_QU8_MAX_K, b, b_stride, flags, packed, packed_size);
+  if (status != gemmi8_status_success) return status;
+  if (b_zero_point == NULL || (b_zp_per_channel != 0 && b_zp_per_channel != 1)) {
+    return gemmi8_status_invalid_parameter;
+  }
+  int32_t* zp = malloc(n * sizeof(int32_t));
+  if (zp == NULL) return gemmi8_status_out_of_memory;
+  for (size_t j = 0; j < n; j++) zp[j] = b_zero_point[b_zp_per_channel ? j : 0];
+  const struct gemmi8_qpack_source src = {b, b_stride, (flags & GEMMI8_B_KN) != 0, 0};
+  pack_into(cfg, gemmi8_type_qu8, n, k, &src, a_zero_point, zp, bias, packed);
+  free(zp);
+  return gemmi8_status_success;
+}
+
+gemmi8_status gemmi8_qs8_pack(size_t n, size_t k, const int8_t* b, size_t b_stride,
+                              uint32_t flags, int8_t a_zero_point, const int32_t* bias,
+                              void* packed, size_t packed_size)
+{
+  const struct gemmi8_qgemm_config* cfg = &gemmi8_get_config()->qs8;
+  gemmi8_status status =
+      check_pack(cfg, n, k, GEMMI8_QS8_MAX_K, b, b_stride, flags, packed, packed_size);
+  if (status != gemmi8_status_success) return status;
+  const struct gemmi8_qpack_source src = {(const uint8_t*) b, b_stride,
+                                          (flags & GEMMI8_B_KN) != 0, 1};
+  pack_into(cfg, gemmi8_type_qs8, n, k, &src, a_zero_point, NULL, bias, packed);
+  return gemmi8_status_success;
+}
+
+gemmi8_status gemmi8_qu8_pack_alloc(size_t n, size_t k, const uint8_t* b, size_t b_stride,
+                                    uint32_t flags, uint8_t a_zero_point,
+                                    const uint8_t* b_zero_point, int b_zp_per_channel,
+                                    const int32_t* bias, void** packed)
+{
+  size_t size;
+  if (packed == NULL || b == NULL || b_zero_point == NULL || (flags & ~GEMMI8_B_KN) ||
+      (b_zp_per_channel != 0 && b_zp_per_channel != 1)) {
+    return gemmi8_status_invalid_parameter;
+  }
+  gemmi8_status status = gemmi8_qu8_pack_size(n, k, &size);
+  if (status != gemmi8_status_success) return status;
+  void* buffer = NULL;
+  if (posix_memalign(&buffer, GEMMI8_PACK_ALIGNMENT, size) != 0) {
+    return gemmi8_status_out_of_memory;
+  }
+  status = gemmi8_qu8_pack(n, k, b, b_stride, flags, a_zero_point, b_zero_point,
+                           b_zp_per_channel, bias, buffer, size);
+  if (status != gemmi8_status_success) {
+    free(buffer);
+    return status;
+  }
+  *packed = buffer;
+  return gemmi8_status_success;
+}
+
+gemmi8_status gemmi8_qs8_pack_alloc(size_t n, size_t k, const int8_t* b, size_t b_stride,
+                                    uint32_t flags, int8_t a_zero_point, const int32_t* bias,
+                                    void** packed)
+{
+  size_t size;
+  if (packed == NULL || b == NULL || (flags & ~GEMMI8_B_KN)) {
+    return gemmi8_status_invalid_parameter;
+  }
+  gemmi8_status status = gemmi8_qs8_pack_size(n, k, &size);
+  if (status != gemmi8_status_success) return status;
+  void* buffer = NULL;
+  if (posix_memalign(&buffer, GEMMI8_PACK_ALIGNMENT, size) != 0) {
+    return gemmi8_status_out_of_memory;
+  }
+  status = gemmi8_qs8_pack(n, k, b, b_stride, flags, a_zero_point, bias, buffer, size);
+  if (status != gemmi8_status_success) {
+    free(buffer);
+    return status;
+  }
+  *packed = buffer;
+  return gemmi8_status_success;
+}
+
+void gemmi8_packed_free(void* packed)
+{
+  free(packed);
+}

@@ -1,0 +1,215 @@
+/*
+ * Private declarations shared by the drivers, the packing routines and the
+ * microkernels: packed-weight header, kernel signatures, the configuration table
+ * and the scalar requantization used by the generic kernels.
+ */
+#ifndef GEMMI8_COMMON_H
+#define GEMMI8_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gemmi8.h"
+
+#define GEMMI8_INTERNAL __attribute__((visibility("hidden")))
+
+static inline size_t gemmi8_divide_round_up(size_t n, size_t q) { return (n + q - 1) / q; }
+static inline size_t gemmi8_round_up(size_t n, size_t q) { return gemmi8_divide_round_up(n, q) * q; }
+static inline size_t gemmi8_min(size_t a, size_t b) { return a < b ? a : b; }
+
+/* ---- packed weights --------------------------------------------------------------
+ * [header: 64 bytes][block 0][block 1]... one block per NR output channels, each
+ * block_bytes long (a multiple of 64), in a layout private to the kernel family
+ * named by `layout`. */
+enum gemmi8_type { gemmi8_type_qu8 = 1, gemmi8_type_qs8 = 2, gemmi8_type_bin = 3 };
+
+#define GEMMI8_PACKED_MAGIC 0x4b503847u /* "G8PK" */
+#define GEMMI8_PACKED_HEADER_BYTES 64
+
+struct gemmi8_packed_header {
+  uint32_t magic;
+  uint32_t type;
+  uint32_t layout;
+  uint32_t nr;
+  uint64_t n;
+  uint64_t k;
+  uint64_t block_bytes;
+  int32_t a_zero_point;
+  uint32_t reserved[5];
+};
+_Static_assert(sizeof(struct gemmi8_packed_header) == GEMMI8_PACKED_HEADER_BYTES,
+               "packed header is one cache line");
+
+/* ---- microkernels ----------------------------------------------------------------
+ * A quantized microkernel computes an mr x nr tile (mr <= MR, nr <= NR) of C over
+ * the whole depth k from a (mr rows, row stride a_stride bytes) and one packed
+ * block w, and stores it to c (row stride c_stride bytes) as uint8/int8 or int32.
+ *
+ * Packed block, qu8 (Q = NR):  int32 bias[Q] (bias - a_zp * colsum + k * a_zp * b_zp),
+ *                              int32 b_zp[Q], then the weights.
+ * Packed block, qs8:           int32 bias[Q] (bias - a_zp * colsum), then the weights.
+ * Generic weight order: k groups of KR, in each group NR columns of KR bytes.
+ * The accumulator is bias + sum a*b (- b_zp * rowsum(a) for qu8), modulo 2^32. */
+struct gemmi8_qparams {
+  /* Per-channel arrays, already offset to the tile's first column; entry j of
+   * the tile is at [j * channel_stride] (0 for per-tensor values). */
+  const int32_t* multiplier;
+  const int32_t* shift;
+  const float* scale;
+  size_t channel_stride;
+  int32_t zero_point;
+  int32_t min;
+  int32_t max;
+};
+
+typedef void (*gemmi8_qgemm_ukernel_fn)(size_t mr, size_t nr, size_t k, const void* a,
+                                        size_t a_stride, const void* w, void* c,
+                                        size_t c_stride, const struct gemmi8_qparams* params);
+
+/* A binary microkernel: mr x nr tile over k bits. a rows are a_stride words apart;
+ * the packed block holds, for each 64-bit word of depth, NR words (one per column).
+ * For the bits output c points at the row's first word and column n0 of the tile
+ * is bit params->n0 of that row. */
+struct gemmi8_bparams {
+  const float* scale; /* offset to the tile's first column; NULL means 1.0f */
+  const float* bias;  /* NULL means 0.0f */
+  size_t n0;
+};
+
+typedef void (*gemmi8_bgemm_ukernel_fn)(size_t mr, size_t nr, size_t k, const uint64_t* a,
+                                        size_t a_stride, const void* w, void* c,
+                                        size_t c_stride, const struct gemmi8_bparams* params);
+
+#define GEMMI8_DECLARE_QGEMM_UKERNEL(fn)                                                   \
+  GEMMI8_INTERNAL void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride,  \
+                          const void* w, void* c, size_t c_stride,                         \
+                          const struct gemmi8_qparams* params);
+#define GEMMI8_DECLARE_BGEMM_UKERNEL(fn)                                                   \
+  GEMMI8_INTERNAL void fn(size_t mr, size_t nr, size_t k, const uint64_t* a,               \
+                          size_t a_stride, const void* w, void* c, size_t c_stride,        \
+                          const struct gemmi8_bparams* params);
+
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_s32_ukernel_4x8c4__generic)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_rndnu_ukernel_4x8c4__generic)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fp32_ukernel_4x8c4__generic)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_s32_ukernel_4x8c4__generic)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_rndnu_ukernel_4x8c4__generic)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fp32_ukernel_4x8c4__generic)
+GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_s32_ukernel_4x4__generic)
+GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_4x4__generic)
+GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_bits_ukernel_4x4__generic)
+
+/* ---- packing ---------------------------------------------------------------------
+ * Source view of B for the packers: element (n, k) of the logical N x K matrix. */
+struct gemmi8_qpack_source {
+  const uint8_t* b; /* bytes of a uint8 or int8 matrix */
+  size_t stride;
+  int kn;           /* 1: the matrix is K x N */
+  int is_signed;    /* 1: int8 values */
+};
+
+static inline int32_t gemmi8_qpack_value(const struct gemmi8_qpack_source* s, size_t n, size_t k)
+{
+  const uint8_t v = s->kn ? s->b[k * s->stride + n] : s->b[n * s->stride + k];
+  return s->is_signed ? (int32_t) (int8_t) v : (int32_t) v;
+}
+
+struct gemmi8_qgemm_config;
+/* Fills the blocks after the header. b_zp: NR-independent array of n values, or NULL
+ * for a symmetric (zero point 0) type; bias: n values or NULL. */
+typedef void (*gemmi8_qpack_fn)(const struct gemmi8_qgemm_config* cfg, size_t n, size_t k,
+                                const struct gemmi8_qpack_source* src, int32_t a_zero_point,
+                                const int32_t* b_zp, const int32_t* bias, size_t block_bytes,
+                                uint8_t* blocks);
+
+typedef void (*gemmi8_bpack_fn)(size_t nr, size_t n, size_t k, const uint64_t* b,
+                                size_t b_stride, int kn, size_t block_bytes, uint8_t* blocks);
+
+GEMMI8_INTERNAL void gemmi8_qpack_goi__generic(const struct gemmi8_qgemm_config* cfg, size_t n,
+                                               size_t k, const struct gemmi8_qpack_source* src,
+                                               int32_t a_zero_point, const int32_t* b_zp,
+                                               const int32_t* bias, size_t block_bytes,
+                                               uint8_t* blocks);
+GEMMI8_INTERNAL void gemmi8_bpack_words__generic(size_t nr, size_t n, size_t k, const uint64_t* b,
+                                                 size_t b_stride, int kn, size_t block_bytes,
+                                                 uint8_t* blocks);
+
+/* ---- configuration ---------------------------------------------------------------- */
+struct gemmi8_qgemm_config {
+  uint32_t layout; /* recorded in packed weights; unique per packing layout */
+  uint8_t mr, nr, kr;
+  /* bytes per column before the weights (bias, zero points): a block is
+   * round_up(nr * column_bytes + round_up(k, kr) * nr, 64) bytes */
+  uint8_t column_bytes;
+  gemmi8_qpack_fn pack;
+  gemmi8_qgemm_ukernel_fn s32;
+  gemmi8_qgemm_ukernel_fn rndnu; /* fixed-point requantization */
+  gemmi8_qgemm_ukernel_fn fp32;
+};
+
+struct gemmi8_bgemm_config {
+  uint32_t layout;
+  uint8_t mr, nr;
+  gemmi8_bpack_fn pack;
+  gemmi8_bgemm_ukernel_fn s32;
+  gemmi8_bgemm_ukernel_fn f32;
+  gemmi8_bgemm_ukernel_fn bits;
+};
+
+struct gemmi8_config {
+  const char* isa;
+  struct gemmi8_qgemm_config qu8;
+  struct gemmi8_qgemm_config qs8;
+  struct gemmi8_bgemm_config bin;
+};
+
+/* The configuration in use, chosen on first call. */
+GEMMI8_INTERNAL const struct gemmi8_config* gemmi8_get_config(void);
+
+static inline size_t gemmi8_qblock_bytes(const struct gemmi8_qgemm_config* cfg, size_t k)
+{
+  return gemmi8_round_up(cfg->nr * (size_t) cfg->column_bytes + gemmi8_round_up(k, cfg->kr) * cfg->nr, 64);
+}
+
+/* ---- scalar requantization (kernels/generic and the scalar tails of SIMD kernels) --- */
+static inline int32_t gemmi8_requantize_rndnu(int32_t acc, int32_t multiplier, int32_t shift)
+{
+  const int32_t left = shift > 0 ? shift : 0;
+  const int32_t right = shift > 0 ? 0 : -shift;
+  int64_t x = (int64_t) acc * ((int64_t) 1 << left);
+  if (x > INT32_MAX) x = INT32_MAX;
+  if (x < INT32_MIN) x = INT32_MIN;
+  /* SaturatingRoundingDoublingHighMul; multiplier >= 0 so it cannot overflow. */
+  const int64_t product = x * (int64_t) multiplier;
+  const int64_t nudge = product >= 0 ? (INT64_C(1) << 30) : 1 - (INT64_C(1) << 30);
+  const int32_t high = (int32_t) ((product + nudge) / (INT64_C(1) << 31));
+  if (right == 0) return high;
+  /* RoundingDivideByPOT: half away from zero. */
+  const int32_t mask = (int32_t) ((UINT32_C(1) << right) - 1);
+  const int32_t remainder = high & mask;
+  const int32_t threshold = (mask >> 1) + (high < 0);
+  return (high >> right) + (remainder > threshold);
+}
+
+/* fp32 mode: the product rounded to float once, clamped to the output window
+ * (relative to the zero point), rounded half to even. */
+static inline int32_t gemmi8_requantize_fp32(int32_t acc, float scale, int32_t zero_point,
+                                             int32_t min, int32_t max)
+{
+  float x = (float) acc * scale;
+  const float lo = (float) (min - zero_point);
+  const float hi = (float) (max - zero_point);
+  x = x < lo ? lo : x;
+  x = x > hi ? hi : x;
+  /* |x| <= 510: adding 1.5 * 2^23 rounds to an integer, half to even. */
+  const float magic = 12582912.0f;
+  const float rounded = (x + magic) - magic;
+  return (int32_t) rounded + zero_point;
+}
+
+static inline int32_t gemmi8_clamp(int32_t x, int32_t min, int32_t max)
+{
+  return x < min ? min : (x > max ? max : x);
+}
+
+#endif

@@ -1,0 +1,150 @@
+/*
+ * Kernel selection: one configuration per instruction set, best last; the best one
+ * the CPU supports is chosen once, unless GEMMI8_ISA names a lower one.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "isa.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+enum { layout_generic = 0x01000000u };
+
+static const struct gemmi8_config generic_config = {
+    .isa = "generic",
+    .qu8 = {.layout = layout_generic | 0x0108,
+            .mr = 4, .nr = 8, .kr = 4, .column_bytes = 8,
+            .pack = gemmi8_qpack_goi__generic,
+            .s32 = gemmi8_qu8_gemm_s32_ukernel_4x8c4__generic,
+            .rndnu = gemmi8_qu8_gemm_rndnu_ukernel_4x8c4__generic,
+            .fp32 = gemmi8_qu8_gemm_fp32_ukernel_4x8c4__generic},
+    .qs8 = {.layout = layout_generic | 0x0208,
+            .mr = 4, .nr = 8, .kr = 4, .column_bytes = 4,
+            .pack = gemmi8_qpack_goi__generic,
+            .s32 = gemmi8_qs8_gemm_s32_ukernel_4x8c4__generic,
+            .rndnu = gemmi8_qs8_gemm_rndnu_ukernel_4x8c4__generic,
+            .fp32 = gemmi8_qs8_gemm_fp32_ukernel_4x8c4__generic},
+    .bin = {.layout = layout_generic | 0x0304,
+            .mr = 4, .nr = 4,
+            .pack = gemmi8_bpack_words__generic,
+            .s32 = gemmi8_bin_gemm_s32_ukernel_4x4__generic,
+            .f32 = gemmi8_bin_gemm_f32_ukernel_4x4__generic,
+            .bits = gemmi8_bin_gemm_bits_ukernel_4x4__generic},
+};
+
+/* ---- CPU features ----------------------------------------------------------------- */
+
+#if defined(__x86_64__)
+static uint64_t xgetbv0(void)
+{
+  uint32_t eax, edx;
+  __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+  return ((uint64_t) edx << 32) | eax;
+}
+
+struct x86_features {
+  int avx2, avx512vnni, avx512vpopcnt;
+};
+
+__attribute__((unused)) static struct x86_features detect_x86(void)
+{
+  struct x86_features f = {0, 0, 0};
+  unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return f;
+  const int osxsave = (ecx >> 27) & 1, avx = (ecx >> 28) & 1, fma = (ecx >> 12) & 1;
+  if (!osxsave || !avx) return f;
+  const uint64_t xcr0 = xgetbv0();
+  const int ymm_state = (xcr0 & 0x6) == 0x6;
+  const int zmm_state = (xcr0 & 0xe6) == 0xe6;
+  if (__get_cpuid_max(0, NULL) < 7) return f;
+  __cpuid_count(7, 0, eax, ebx, ecx, edx);
+  const int avx2 = (ebx >> 5) & 1, bmi2 = (ebx >> 8) & 1;
+  const int avx512f = (ebx >> 16) & 1, avx512dq = (ebx >> 17) & 1;
+  const int avx512bw = (ebx >> 30) & 1, avx512vl = (ebx >> 31) & 1;
+  const int avx512vnni = (ecx >> 11) & 1, avx512bitalg = (ecx >> 12) & 1;
+  const int avx512vpopcntdq = (ecx >> 14) & 1;
+  f.avx2 = ymm_state && avx2 && fma && bmi2;
+  const int avx512 = f.avx2 && zmm_state && avx512f && avx512dq && avx512bw && avx512vl;
+  f.avx512vnni = avx512 && avx512vnni;
+  f.avx512vpopcnt = avx512 && avx512vpopcntdq && avx512bitalg;
+  return f;
+}
+#endif
+
+/* ---- the table ---------------------------------------------------------------------- */
+
+struct candidate {
+  const struct gemmi8_config* config;
+  int (*supported)(void);
+};
+
+static int always(void) { return 1; }
+
+static const struct candidate candidates[] = {
+    {&generic_config, always},
+};
+#define CANDIDATES (sizeof(candidates) / sizeof(candidates[0]))
+
+static const struct gemmi8_config* selected;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void select_config(void)
+{
+  size_t best = 0;
+  for (size_t i = 0; i < CANDIDATES; i++) {
+    if (candidates[i].supported()) best = i;
+  }
+  const char* forced = getenv("GEMMI8_ISA");
+  if (forced != NULL) {
+    for (size_t i = 0; i <= best; i++) {
+      if (strcmp(forced, candidates[i].config->isa) == 0 && candidates[i].supported()) {
+        best = i;
+      }
+    }
+  }
+  selected = candidates[best].config;
+}
+
+const struct gemmi8_config* gemmi8_get_config(void)
+{
+  pthread_once(&once, select_config);
+  return selected;
+}
+
+const char* gemmi8_isa_name(void) { return gemmi8_get_config()->isa; }
+
+const char* const* gemmi8_isa_compiled(void)
+{
+  static const char* names[CANDIDATES + 1];
+  for (size_t i = 0; i < CANDIDATES; i++) names[i] = candidates[i].config->isa;
+  names[CANDIDATES] = NULL;
+  return names;
+}
+
+int gemmi8_isa_supported(const char* name)
+{
+  for (size_t i = 0; i < CANDIDATES; i++) {
+    if (name != NULL && strcmp(name, candidates[i].config->isa) == 0) {
+      return candidates[i].supported();
+    }
+  }
+  return 0;
+}
+
+int gemmi8_isa_force(const char* name)
+{
+  gemmi8_get_config();
+  for (size_t i = 0; i < CANDIDATES; i++) {
+    if (name != NULL && strcmp(name, candidates[i].config->isa) == 0 &&
+        candidates[i].supported()) {
+      selected = candidates[i].config;
+      return 0;
+    }
+  }
+  return -1;
+}

@@ -99,6 +99,8 @@ GEMMI8_API const char* gemmi8_isa_name(void);
  *   x = acc saturating-shifted left by max(shift, 0)              (saturates at int32)
  *   y = SaturatingRoundingDoublingHighMul(x, multiplier)
  *     = (x * multiplier + (x*multiplier >= 0 ? 2^30 : 1 - 2^30)) / 2^31, truncated
+ *       (gemmlowp's definition: it equals floor((x * multiplier + 2^30) / 2^31), so
+ *       ties round toward +infinity)
  *   r = RoundingDivideByPOT(y, max(-shift, 0))                     (half away from 0)
  *   That is multiplication by multiplier * 2^(shift - 31). multiplier is a Q31
  *   value in [0, 2^31 - 1]; shift is in [-31, 30]. gemmi8_quantize_multiplier()

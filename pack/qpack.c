@@ -6,8 +6,9 @@
 
 #include "common.h"
 
-/* Generic layout: int32 bias'[NR], (qu8) int32 b_zp[NR], then round_up(k, KR) x NR
- * bytes as [k / KR][NR][KR]. Columns past n and depth past k are zero. */
+/* The layout of common.h: int32 bias'[NR], int32 coef[NR] (when column_bytes is 8),
+ * then round_up(k, KR) x NR bytes as [k / KR][NR][KR]. Columns past n and depth past k
+ * are zero (after the xor, when the weights are stored xor 0x80). */
 void gemmi8_qpack_goi__generic(const struct gemmi8_qgemm_config* cfg, size_t n, size_t k,
                                const struct gemmi8_qpack_source* src, int32_t a_zero_point,
                                const int32_t* b_zp, const int32_t* bias, size_t block_bytes,
@@ -18,24 +19,29 @@ void gemmi8_qpack_goi__generic(const struct gemmi8_qgemm_config* cfg, size_t n, 
     uint8_t* block = blocks + (n0 / nr) * block_bytes;
     memset(block, 0, block_bytes);
     int32_t* packed_bias = (int32_t*) block;
-    int32_t* packed_zp = packed_bias + nr;
-    uint8_t* w = (uint8_t*) (b_zp ? packed_zp + nr : packed_zp);
+    int32_t* coef = packed_bias + nr;
+    uint8_t* w = (uint8_t*) (cfg->column_bytes == 8 ? coef + nr : coef);
+    const uint8_t flip = cfg->xor_weights ? 0x80 : 0;
+    if (flip) memset(w, flip, gemmi8_round_up(k, kr) * nr);
     for (size_t j = 0; j < nr && n0 + j < n; j++) {
       const size_t col = n0 + j;
+      const int32_t zp = b_zp ? b_zp[col] : 0;
       uint32_t col_sum = 0;
       for (size_t kk = 0; kk < k; kk++) {
         const int32_t v = gemmi8_qpack_value(src, col, kk);
         col_sum += (uint32_t) v;
-        w[(kk / kr) * nr * kr + j * kr + kk % kr] = (uint8_t) v;
+        w[(kk / kr) * nr * kr + j * kr + kk % kr] = (uint8_t) v ^ flip;
       }
       /* bias - a_zp * colsum + k * a_zp * b_zp, modulo 2^32 */
       uint32_t b = bias ? (uint32_t) bias[col] : 0;
       b -= (uint32_t) a_zero_point * col_sum;
-      if (b_zp) {
-        b += (uint32_t) k * (uint32_t) a_zero_point * (uint32_t) b_zp[col];
-        packed_zp[j] = b_zp[col];
-      }
+      b += (uint32_t) k * (uint32_t) a_zero_point * (uint32_t) zp;
       packed_bias[j] = (int32_t) b;
+      if (cfg->column_bytes == 8) {
+        /* B - w: 0 when stored as is; xor 0x80 is -128 on uint8, +128 on int8 */
+        const int32_t delta = flip == 0 ? 0 : (src->is_signed ? -128 : 128);
+        coef[j] = delta - zp;
+      }
     }
   }
 }

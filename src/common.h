@@ -45,11 +45,14 @@ _Static_assert(sizeof(struct gemmi8_packed_header) == GEMMI8_PACKED_HEADER_BYTES
  * the whole depth k from a (mr rows, row stride a_stride bytes) and one packed
  * block w, and stores it to c (row stride c_stride bytes) as uint8/int8 or int32.
  *
- * Packed block, qu8 (Q = NR):  int32 bias[Q] (bias - a_zp * colsum + k * a_zp * b_zp),
- *                              int32 b_zp[Q], then the weights.
- * Packed block, qs8:           int32 bias[Q] (bias - a_zp * colsum), then the weights.
- * Generic weight order: k groups of KR, in each group NR columns of KR bytes.
- * The accumulator is bias + sum a*b (- b_zp * rowsum(a) for qu8), modulo 2^32. */
+ * Packed block (Q = NR): int32 bias[Q] = bias - a_zp * colsum(B) + k * a_zp * b_zp,
+ * then, for layouts with a row-sum term (column_bytes == 8), int32 coef[Q], then the
+ * weights w, in k groups of KR, each group NR columns of KR bytes. The weights are B
+ * itself, or B ^ 0x80 (xor_weights: qu8 B - 128 as int8, qs8 B + 128 as uint8) and
+ *   coef[j] = (B - w) - b_zp[j]     (qu8 plain: -b_zp; qu8 xor: 128 - b_zp; qs8 xor: -128)
+ * so that acc = bias[j] + sum_k a * w + coef[j] * rowsum(a), modulo 2^32.
+ * Kernels either sum the rows of a themselves or read params->row_sum, filled by
+ * the driver with the config's row_sum function. */
 struct gemmi8_qparams {
   /* Per-channel arrays, already offset to the tile's first column; entry j of
    * the tile is at [j * channel_stride] (0 for per-tensor values). */
@@ -57,6 +60,8 @@ struct gemmi8_qparams {
   const int32_t* shift;
   const float* scale;
   size_t channel_stride;
+  /* Sums of the tile's rows of a (for configs with a row_sum function), else NULL. */
+  const int32_t* row_sum;
   int32_t zero_point;
   int32_t min;
   int32_t max;
@@ -95,6 +100,16 @@ GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fp32_ukernel_4x8c4__generic)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_s32_ukernel_4x8c4__generic)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_rndnu_ukernel_4x8c4__generic)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fp32_ukernel_4x8c4__generic)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_s32_ukernel_6x64c4__avx512vnni)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_rndnu_ukernel_6x64c4__avx512vnni)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fp32_ukernel_6x64c4__avx512vnni)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_s32_ukernel_6x64c4__avx512vnni)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_rndnu_ukernel_6x64c4__avx512vnni)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fp32_ukernel_6x64c4__avx512vnni)
+GEMMI8_INTERNAL void gemmi8_qu8_rsum__avx512vnni(size_t m, size_t k, const void* a,
+                                                 size_t a_stride, int32_t* sums);
+GEMMI8_INTERNAL void gemmi8_qs8_rsum__avx512vnni(size_t m, size_t k, const void* a,
+                                                 size_t a_stride, int32_t* sums);
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_s32_ukernel_4x4__generic)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_4x4__generic)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_bits_ukernel_4x4__generic)
@@ -141,7 +156,11 @@ struct gemmi8_qgemm_config {
   /* bytes per column before the weights (bias, zero points): a block is
    * round_up(nr * column_bytes + round_up(k, kr) * nr, 64) bytes */
   uint8_t column_bytes;
+  uint8_t xor_weights;
   gemmi8_qpack_fn pack;
+  /* Sums of m rows of k bytes (uint8 for qu8, int8 for qs8), or NULL when the
+   * kernels do not need them from the driver. */
+  void (*row_sum)(size_t m, size_t k, const void* a, size_t a_stride, int32_t* sums);
   gemmi8_qgemm_ukernel_fn s32;
   gemmi8_qgemm_ukernel_fn rndnu; /* fixed-point requantization */
   gemmi8_qgemm_ukernel_fn fp32;

@@ -37,6 +37,32 @@ static const struct gemmi8_config generic_config = {
             .bits = gemmi8_bin_gemm_bits_ukernel_4x4__generic},
 };
 
+#if defined(__x86_64__)
+static const struct gemmi8_config avx512vnni_config = {
+    .isa = "avx512vnni",
+    .qu8 = {.layout = 0x03000000u | 0x0140,
+            .mr = 6, .nr = 64, .kr = 4, .column_bytes = 8, .xor_weights = 1,
+            .pack = gemmi8_qpack_goi__generic,
+            .row_sum = gemmi8_qu8_rsum__avx512vnni,
+            .s32 = gemmi8_qu8_gemm_s32_ukernel_6x64c4__avx512vnni,
+            .rndnu = gemmi8_qu8_gemm_rndnu_ukernel_6x64c4__avx512vnni,
+            .fp32 = gemmi8_qu8_gemm_fp32_ukernel_6x64c4__avx512vnni},
+    .qs8 = {.layout = 0x03000000u | 0x0240,
+            .mr = 6, .nr = 64, .kr = 4, .column_bytes = 8, .xor_weights = 1,
+            .pack = gemmi8_qpack_goi__generic,
+            .row_sum = gemmi8_qs8_rsum__avx512vnni,
+            .s32 = gemmi8_qs8_gemm_s32_ukernel_6x64c4__avx512vnni,
+            .rndnu = gemmi8_qs8_gemm_rndnu_ukernel_6x64c4__avx512vnni,
+            .fp32 = gemmi8_qs8_gemm_fp32_ukernel_6x64c4__avx512vnni},
+    .bin = {.layout = layout_generic | 0x0304,
+            .mr = 4, .nr = 4,
+            .pack = gemmi8_bpack_words__generic,
+            .s32 = gemmi8_bin_gemm_s32_ukernel_4x4__generic,
+            .f32 = gemmi8_bin_gemm_f32_ukernel_4x4__generic,
+            .bits = gemmi8_bin_gemm_bits_ukernel_4x4__generic},
+};
+#endif
+
 /* ---- CPU features ----------------------------------------------------------------- */
 
 #if defined(__x86_64__)
@@ -51,7 +77,7 @@ struct x86_features {
   int avx2, avx512vnni, avx512vpopcnt;
 };
 
-__attribute__((unused)) static struct x86_features detect_x86(void)
+static struct x86_features detect_x86(void)
 {
   struct x86_features f = {0, 0, 0};
   unsigned eax, ebx, ecx, edx;
@@ -85,8 +111,15 @@ struct candidate {
 
 static int always(void) { return 1; }
 
+#if defined(__x86_64__)
+static int has_avx512vnni(void) { return detect_x86().avx512vnni; }
+#endif
+
 static const struct candidate candidates[] = {
     {&generic_config, always},
+#if defined(__x86_64__)
+    {&avx512vnni_config, has_avx512vnni},
+#endif
 };
 #define CANDIDATES (sizeof(candidates) / sizeof(candidates[0]))
 

@@ -19,10 +19,15 @@ struct qgemm_context {
   struct gemmi8_qparams params;
 };
 
+/* Rows per chunk: the chunk of a is reused by every block of B, so it should stay in
+ * the L2 cache; its row sums live on the stack. */
+#define MC_MAX 1024
+#define MC_BYTES (384 * 1024)
+
 /* Computes the tiles of rows [m0, m1) and packed blocks [b0, b1): the unit of work a
- * thread pool can split. */
+ * thread pool can split. row_sum: sums of rows m0.. when the kernels need them. */
 static void qgemm_tiles(const struct qgemm_context* ctx, size_t m0, size_t m1, size_t b0,
-                        size_t b1)
+                        size_t b1, const int32_t* row_sum)
 {
   for (size_t b = b0; b < b1; b++) {
     const size_t n0 = b * ctx->nr;
@@ -34,6 +39,7 @@ static void qgemm_tiles(const struct qgemm_context* ctx, size_t m0, size_t m1, s
     const uint8_t* w = ctx->blocks + b * ctx->block_bytes;
     for (size_t i = m0; i < m1; i += ctx->mr) {
       const size_t mr = gemmi8_min(ctx->mr, m1 - i);
+      p.row_sum = row_sum ? row_sum + (i - m0) : NULL;
       ctx->ukernel(mr, nr, ctx->k, ctx->a + i * ctx->a_stride, ctx->a_stride, w,
                    ctx->c + i * ctx->c_stride + n0 * ctx->c_size, ctx->c_stride, &p);
     }
@@ -123,7 +129,19 @@ static void run(const struct gemmi8_qgemm_config* cfg, gemmi8_qgemm_ukernel_fn u
     ctx.params.min = rq->min;
     ctx.params.max = rq->max;
   }
-  qgemm_tiles(&ctx, 0, m, 0, gemmi8_divide_round_up(n, cfg->nr));
+  const size_t blocks = gemmi8_divide_round_up(n, cfg->nr);
+  if (cfg->row_sum == NULL) {
+    qgemm_tiles(&ctx, 0, m, 0, blocks, NULL);
+    return;
+  }
+  int32_t row_sum[MC_MAX];
+  size_t mc = gemmi8_min(MC_MAX, MC_BYTES / k);
+  mc = mc < cfg->mr ? cfg->mr : mc - mc % cfg->mr;
+  for (size_t m0 = 0; m0 < m; m0 += mc) {
+    const size_t m1 = gemmi8_min(m, m0 + mc);
+    cfg->row_sum(m1 - m0, k, (const uint8_t*) a + m0 * a_stride, a_stride, row_sum);
+    qgemm_tiles(&ctx, m0, m1, 0, blocks, row_sum);
+  }
 }
 
 static gemmi8_status qgemm(enum gemmi8_type type, size_t max_k, int32_t lo, int32_t hi,

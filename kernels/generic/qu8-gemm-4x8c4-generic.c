@@ -1,8 +1,8 @@
 /*
  * qu8 GEMM microkernels, 4x8c4, portable C: the reference every ISA must equal.
- *   acc[i][j] = bias'[j] + sum_k a[i][k] * w[k][j] - b_zp[j] * sum_k a[i][k]  (mod 2^32)
- * then int32 out, fixed-point (rndnu) or fp32 requantization.
- * Block: int32 bias'[8], int32 b_zp[8], weights in k groups of 4: [k/4][8][4].
+ *   acc[i][j] = bias'[j] + sum_k a[i][k] * w[k][j] + coef[j] * sum_k a[i][k]  (mod 2^32)
+ * with coef = -b_zp, then int32 out, fixed-point (rndnu) or fp32 requantization.
+ * Block: int32 bias'[8], int32 coef[8], weights in k groups of 4: [k/4][8][4].
  */
 #include "common.h"
 
@@ -14,8 +14,8 @@ static void accumulate(size_t mr, size_t k, const uint8_t* a, size_t a_stride,
                        const uint8_t* w, int32_t acc[MR][NR])
 {
   const int32_t* bias = (const int32_t*) w;
-  const int32_t* b_zp = bias + NR;
-  const uint8_t* wk = (const uint8_t*) (b_zp + NR);
+  const int32_t* coef = bias + NR;
+  const uint8_t* wk = (const uint8_t*) (coef + NR);
   uint32_t sum[MR][NR];
   uint32_t row_sum[MR];
   for (size_t i = 0; i < mr; i++) {
@@ -32,7 +32,7 @@ static void accumulate(size_t mr, size_t k, const uint8_t* a, size_t a_stride,
   }
   for (size_t i = 0; i < mr; i++) {
     for (size_t j = 0; j < NR; j++) {
-      acc[i][j] = (int32_t) (sum[i][j] - (uint32_t) b_zp[j] * row_sum[i]);
+      acc[i][j] = (int32_t) (sum[i][j] + (uint32_t) coef[j] * row_sum[i]);
     }
   }
 }

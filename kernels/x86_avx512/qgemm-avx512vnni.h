@@ -1,0 +1,250 @@
+/*
+ * AVX-512 VNNI qu8 / qs8 GEMM microkernel template: MR x 64, k groups of 4 (vpdpbusd).
+ *
+ * vpdpbusd multiplies unsigned bytes by signed bytes. The packed weights are
+ * w = B ^ 0x80, i.e. B - 128 as int8 for qu8 and B + 128 as uint8 for qs8, so
+ *   qu8: acc += a (u8, register) * w (s8)      qs8: acc += w (u8) * a (s8, broadcast)
+ * and acc = bias' + sum a * w + coef[n] * rowsum(a), exact modulo 2^32 (see common.h).
+ * The row sums come from the driver (params->row_sum).
+ *
+ * Registers: vacc<i>x<j>: row i, columns 16j..16j+15 (MR x NJ zmm); vw<j>: 16 columns
+ * x 4 depths of w; va<i>: 4 bytes of row i broadcast. NJ = ceil(nr / 16) column groups
+ * are computed, so narrow tiles (N = 32) cost half. Rows past mr alias row mr - 1.
+ * The depth tail (k % 4) is read with a masked load: no read past a row of a.
+ */
+#ifndef GEMMI8_QGEMM_AVX512VNNI_H
+#define GEMMI8_QGEMM_AVX512VNNI_H
+
+#include <immintrin.h>
+#include <string.h>
+
+#include "common.h"
+
+#define GEMMI8_ALWAYS_INLINE inline __attribute__((always_inline))
+
+static GEMMI8_ALWAYS_INLINE __m512i gemmi8_bcast4(const uint8_t* p)
+{
+  int32_t v;
+  memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+
+static GEMMI8_ALWAYS_INLINE __mmask16 gemmi8_column_mask(size_t nr, size_t j)
+{
+  if (nr >= 16 * (j + 1)) return 0xFFFF;
+  if (nr <= 16 * j) return 0;
+  return (__mmask16) ((1u << (nr - 16 * j)) - 1);
+}
+
+/* Accumulates the MR x (16 * NJ) tile, row sums included. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_avx512vnni(
+    const size_t MR, const size_t NJ, const int signed_a, size_t mr, size_t k,
+    const uint8_t* a, size_t a_stride, const void* w, const int32_t* row_sum,
+    __m512i vacc[][4])
+{
+  const uint8_t* ap[16] = {a};
+  const int32_t* rs[16] = {row_sum};
+#pragma GCC unroll 16
+  for (size_t i = 1; i < MR; i++) {
+    ap[i] = i < mr ? ap[i - 1] + a_stride : ap[i - 1];
+    rs[i] = i < mr ? rs[i - 1] + 1 : rs[i - 1];
+  }
+  const int32_t* bias = (const int32_t*) w;
+  const int32_t* coef = bias + 64;
+  const uint8_t* wk = (const uint8_t*) (coef + 64);
+#pragma GCC unroll 4
+  for (size_t j = 0; j < NJ; j++) {
+    const __m512i vbias = _mm512_load_si512(bias + 16 * j);
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) vacc[i][j] = vbias;
+  }
+  size_t kk = 0;
+  for (; kk + 4 <= k; kk += 4) {
+    __m512i vw[4];
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NJ; j++) vw[j] = _mm512_load_si512(wk + 64 * j);
+    wk += 256;
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) {
+      const __m512i va = gemmi8_bcast4(ap[i] + kk);
+#pragma GCC unroll 4
+      for (size_t j = 0; j < NJ; j++) {
+        vacc[i][j] = signed_a ? _mm512_dpbusd_epi32(vacc[i][j], vw[j], va)
+                              : _mm512_dpbusd_epi32(vacc[i][j], va, vw[j]);
+      }
+    }
+  }
+  if (kk < k) {
+    const __mmask16 tail = (__mmask16) ((1u << (k - kk)) - 1);
+    __m512i vw[4];
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NJ; j++) vw[j] = _mm512_load_si512(wk + 64 * j);
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) {
+      const __m512i va = _mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(tail, ap[i] + kk));
+#pragma GCC unroll 4
+      for (size_t j = 0; j < NJ; j++) {
+        vacc[i][j] = signed_a ? _mm512_dpbusd_epi32(vacc[i][j], vw[j], va)
+                              : _mm512_dpbusd_epi32(vacc[i][j], va, vw[j]);
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (size_t j = 0; j < NJ; j++) {
+    const __m512i vcoef = _mm512_load_si512(coef + 16 * j);
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) {
+      vacc[i][j] = _mm512_add_epi32(vacc[i][j],
+                                    _mm512_mullo_epi32(_mm512_set1_epi32(*rs[i]), vcoef));
+    }
+  }
+}
+
+/* Loads 16 per-channel (stride 1) or per-tensor (stride 0) values, within nr. */
+static GEMMI8_ALWAYS_INLINE __m512i gemmi8_load_channel_epi32(const int32_t* p, size_t stride,
+                                                              __mmask16 mask)
+{
+  return stride ? _mm512_maskz_loadu_epi32(mask, p) : _mm512_set1_epi32(*p);
+}
+
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_s32_avx512(
+    const size_t MR, const size_t NJ, size_t mr, size_t nr, void* c, size_t c_stride,
+    __m512i vacc[][4])
+{
+#pragma GCC unroll 4
+  for (size_t j = 0; j < NJ; j++) {
+    const __mmask16 mask = gemmi8_column_mask(nr, j);
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) {
+      if (i < mr) {
+        int32_t* ci = (int32_t*) ((uint8_t*) c + i * c_stride) + 16 * j;
+        _mm512_mask_storeu_epi32(ci, mask, vacc[i][j]);
+      }
+    }
+  }
+}
+
+/* TFLite fixed-point requantization of every lane, bytes stored under the mask. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_rndnu_avx512(
+    const size_t MR, const size_t NJ, size_t mr, size_t nr, void* c, size_t c_stride,
+    const struct gemmi8_qparams* p, __m512i vacc[][4])
+{
+  const __m512i vone = _mm512_set1_epi32(1);
+  const __m512i vzero = _mm512_setzero_si512();
+  const __m512i vnudge = _mm512_set1_epi64(INT64_C(1) << 30);
+  const __m512i vlo = _mm512_set1_epi32(p->min - p->zero_point);
+  const __m512i vhi = _mm512_set1_epi32(p->max - p->zero_point);
+  const __m512i vzp = _mm512_set1_epi32(p->zero_point);
+#pragma GCC unroll 4
+  for (size_t j = 0; j < NJ; j++) {
+    const __mmask16 mask = gemmi8_column_mask(nr, j);
+    const __m512i vmul = gemmi8_load_channel_epi32(p->multiplier + 16 * j * p->channel_stride,
+                                                   p->channel_stride, mask);
+    const __m512i vmul_odd = _mm512_srli_epi64(vmul, 32);
+    const __m512i vshift = gemmi8_load_channel_epi32(p->shift + 16 * j * p->channel_stride,
+                                                     p->channel_stride, mask);
+    const __m512i vleft = _mm512_max_epi32(vshift, vzero);
+    const __m512i vright = _mm512_max_epi32(_mm512_sub_epi32(vzero, vshift), vzero);
+    const __m512i vrmask = _mm512_sub_epi32(_mm512_sllv_epi32(vone, vright), vone);
+    const __m512i vhalf = _mm512_srli_epi32(vrmask, 1);
+    const int left = _mm512_test_epi32_mask(vleft, vleft) != 0;
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) {
+      __m512i x = vacc[i][j];
+      if (left) {
+        /* saturating left shift: overflow when shifting back loses bits */
+        const __m512i shifted = _mm512_sllv_epi32(x, vleft);
+        const __mmask16 overflow =
+            _mm512_cmpneq_epi32_mask(_mm512_srav_epi32(shifted, vleft), x);
+        const __m512i saturated =
+            _mm512_xor_si512(_mm512_srai_epi32(x, 31), _mm512_set1_epi32(INT32_MAX));
+        x = _mm512_mask_mov_epi32(shifted, overflow, saturated);
+      }
+      /* SaturatingRoundingDoublingHighMul = floor((x * mul + 2^30) / 2^31), even lanes
+       * in the low halves of the quadwords, odd lanes doubled into the high halves */
+      const __m512i peven = _mm512_add_epi64(_mm512_mul_epi32(x, vmul), vnudge);
+      const __m512i podd =
+          _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), vmul_odd), vnudge);
+      const __m512i y = _mm512_mask_blend_epi32((__mmask16) 0xAAAA, _mm512_srli_epi64(peven, 31),
+                                                _mm512_add_epi64(podd, podd));
+      /* RoundingDivideByPOT: half away from zero */
+      const __m512i rem = _mm512_and_si512(y, vrmask);
+      const __m512i threshold = _mm512_sub_epi32(vhalf, _mm512_srai_epi32(y, 31));
+      __m512i r = _mm512_srav_epi32(y, vright);
+      r = _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(rem, threshold), r, vone);
+      r = _mm512_min_epi32(_mm512_max_epi32(r, vlo), vhi);
+      r = _mm512_add_epi32(r, vzp);
+      if (i < mr) {
+        uint8_t* ci = (uint8_t*) c + i * c_stride + 16 * j;
+        _mm512_mask_cvtepi32_storeu_epi8(ci, mask, r);
+      }
+    }
+  }
+}
+
+/* fp32 requantization: float product, clamp, round half to even. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_avx512(
+    const size_t MR, const size_t NJ, size_t mr, size_t nr, void* c, size_t c_stride,
+    const struct gemmi8_qparams* p, __m512i vacc[][4])
+{
+  const __m512 vlo = _mm512_set1_ps((float) (p->min - p->zero_point));
+  const __m512 vhi = _mm512_set1_ps((float) (p->max - p->zero_point));
+  const __m512i vzp = _mm512_set1_epi32(p->zero_point);
+#pragma GCC unroll 4
+  for (size_t j = 0; j < NJ; j++) {
+    const __mmask16 mask = gemmi8_column_mask(nr, j);
+    const float* sp = p->scale + 16 * j * p->channel_stride;
+    const __m512 vscale =
+        p->channel_stride ? _mm512_maskz_loadu_ps(mask, sp) : _mm512_set1_ps(*sp);
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) {
+      __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(vacc[i][j]), vscale);
+      x = _mm512_min_ps(_mm512_max_ps(x, vlo), vhi);
+      const __m512i r = _mm512_add_epi32(
+          _mm512_cvt_roundps_epi32(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vzp);
+      if (i < mr) {
+        uint8_t* ci = (uint8_t*) c + i * c_stride + 16 * j;
+        _mm512_mask_cvtepi32_storeu_epi8(ci, mask, r);
+      }
+    }
+  }
+}
+
+/* One kernel: dispatch on the number of column groups so that narrow tiles only
+ * compute what they store. OUT is s32, rndnu or fp32. */
+#define GEMMI8_QGEMM_AVX512VNNI_KERNEL(fn, MR, SIGNED_A, OUT)                            \
+  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
+          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+  {                                                                                      \
+    __m512i vacc[MR][4];                                                                 \
+    switch ((nr + 15) / 16) {                                                            \
+      case 1:                                                                            \
+        gemmi8_qgemm_core_avx512vnni(MR, 1, SIGNED_A, mr, k, a, a_stride, w,             \
+                                     params->row_sum, vacc);                             \
+        GEMMI8_QGEMM_STORE_##OUT(MR, 1);                                                 \
+        break;                                                                           \
+      case 2:                                                                            \
+        gemmi8_qgemm_core_avx512vnni(MR, 2, SIGNED_A, mr, k, a, a_stride, w,             \
+                                     params->row_sum, vacc);                             \
+        GEMMI8_QGEMM_STORE_##OUT(MR, 2);                                                 \
+        break;                                                                           \
+      case 3:                                                                            \
+        gemmi8_qgemm_core_avx512vnni(MR, 3, SIGNED_A, mr, k, a, a_stride, w,             \
+                                     params->row_sum, vacc);                             \
+        GEMMI8_QGEMM_STORE_##OUT(MR, 3);                                                 \
+        break;                                                                           \
+      default:                                                                           \
+        gemmi8_qgemm_core_avx512vnni(MR, 4, SIGNED_A, mr, k, a, a_stride, w,             \
+                                     params->row_sum, vacc);                             \
+        GEMMI8_QGEMM_STORE_##OUT(MR, 4);                                                 \
+        break;                                                                           \
+    }                                                                                    \
+  }
+#define GEMMI8_QGEMM_STORE_s32(MR, NJ) \
+  gemmi8_qgemm_store_s32_avx512(MR, NJ, mr, nr, c, c_stride, vacc)
+#define GEMMI8_QGEMM_STORE_rndnu(MR, NJ) \
+  gemmi8_qgemm_store_rndnu_avx512(MR, NJ, mr, nr, c, c_stride, params, vacc)
+#define GEMMI8_QGEMM_STORE_fp32(MR, NJ) \
+  gemmi8_qgemm_store_fp32_avx512(MR, NJ, mr, nr, c, c_stride, params, vacc)
+
+#endif

@@ -100,12 +100,12 @@ GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fp32_ukernel_4x8c4__generic)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_s32_ukernel_4x8c4__generic)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_rndnu_ukernel_4x8c4__generic)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fp32_ukernel_4x8c4__generic)
-GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_s32_ukernel_6x64c4__avx512vnni)
-GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_rndnu_ukernel_6x64c4__avx512vnni)
-GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fp32_ukernel_6x64c4__avx512vnni)
-GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_s32_ukernel_6x64c4__avx512vnni)
-GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_rndnu_ukernel_6x64c4__avx512vnni)
-GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fp32_ukernel_6x64c4__avx512vnni)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_s32_ukernel_7x48c4__avx512vnni)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_rndnu_ukernel_7x48c4__avx512vnni)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fp32_ukernel_7x48c4__avx512vnni)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_s32_ukernel_7x48c4__avx512vnni)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_rndnu_ukernel_7x48c4__avx512vnni)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fp32_ukernel_7x48c4__avx512vnni)
 GEMMI8_INTERNAL void gemmi8_qu8_rsum__avx512vnni(size_t m, size_t k, const void* a,
                                                  size_t a_stride, int32_t* sums);
 GEMMI8_INTERNAL void gemmi8_qs8_rsum__avx512vnni(size_t m, size_t k, const void* a,

@@ -1,5 +1,6 @@
 /*
- * AVX-512 VNNI qu8 / qs8 GEMM microkernel template: MR x 64, k groups of 4 (vpdpbusd).
+ * AVX-512 VNNI qu8 / qs8 GEMM microkernel template: MR x NR (NR = 16 * NJMAX, up to
+ * 64), k groups of 4 (vpdpbusd).
  *
  * vpdpbusd multiplies unsigned bytes by signed bytes. The packed weights are
  * w = B ^ 0x80, i.e. B - 128 as int8 for qu8 and B + 128 as uint8 for qs8, so
@@ -38,7 +39,7 @@ static GEMMI8_ALWAYS_INLINE __mmask16 gemmi8_column_mask(size_t nr, size_t j)
 
 /* Accumulates the MR x (16 * NJ) tile, row sums included. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_avx512vnni(
-    const size_t MR, const size_t NJ, const int signed_a, size_t mr, size_t k,
+    const size_t MR, const size_t NJMAX, const size_t NJ, const int signed_a, size_t mr, size_t k,
     const uint8_t* a, size_t a_stride, const void* w, const int32_t* row_sum,
     __m512i vacc[][4])
 {
@@ -50,8 +51,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_avx512vnni(
     rs[i] = i < mr ? rs[i - 1] + 1 : rs[i - 1];
   }
   const int32_t* bias = (const int32_t*) w;
-  const int32_t* coef = bias + 64;
-  const uint8_t* wk = (const uint8_t*) (coef + 64);
+  const int32_t* coef = bias + 16 * NJMAX;
+  const uint8_t* wk = (const uint8_t*) (coef + 16 * NJMAX);
 #pragma GCC unroll 4
   for (size_t j = 0; j < NJ; j++) {
     const __m512i vbias = _mm512_load_si512(bias + 16 * j);
@@ -63,7 +64,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_avx512vnni(
     __m512i vw[4];
 #pragma GCC unroll 4
     for (size_t j = 0; j < NJ; j++) vw[j] = _mm512_load_si512(wk + 64 * j);
-    wk += 256;
+    wk += 64 * NJMAX;
 #pragma GCC unroll 16
     for (size_t i = 0; i < MR; i++) {
       const __m512i va = gemmi8_bcast4(ap[i] + kk);
@@ -212,34 +213,31 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_avx512(
 
 /* One kernel: dispatch on the number of column groups so that narrow tiles only
  * compute what they store. OUT is s32, rndnu or fp32. */
-#define GEMMI8_QGEMM_AVX512VNNI_KERNEL(fn, MR, SIGNED_A, OUT)                            \
+#define GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJMAX, NJ, SIGNED_A, OUT)                      \
+  case NJ:                                                                               \
+    gemmi8_qgemm_core_avx512vnni(MR, NJMAX, NJ, SIGNED_A, mr, k, a, a_stride, w,         \
+                                 params->row_sum, vacc);                                 \
+    GEMMI8_QGEMM_STORE_##OUT(MR, NJ);                                                    \
+    break;
+
+#define GEMMI8_QGEMM_AVX512VNNI_KERNEL(fn, MR, NJMAX, SIGNED_A, OUT)                     \
   void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
           void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
   {                                                                                      \
     __m512i vacc[MR][4];                                                                 \
     switch ((nr + 15) / 16) {                                                            \
-      case 1:                                                                            \
-        gemmi8_qgemm_core_avx512vnni(MR, 1, SIGNED_A, mr, k, a, a_stride, w,             \
-                                     params->row_sum, vacc);                             \
-        GEMMI8_QGEMM_STORE_##OUT(MR, 1);                                                 \
-        break;                                                                           \
-      case 2:                                                                            \
-        gemmi8_qgemm_core_avx512vnni(MR, 2, SIGNED_A, mr, k, a, a_stride, w,             \
-                                     params->row_sum, vacc);                             \
-        GEMMI8_QGEMM_STORE_##OUT(MR, 2);                                                 \
-        break;                                                                           \
-      case 3:                                                                            \
-        gemmi8_qgemm_core_avx512vnni(MR, 3, SIGNED_A, mr, k, a, a_stride, w,             \
-                                     params->row_sum, vacc);                             \
-        GEMMI8_QGEMM_STORE_##OUT(MR, 3);                                                 \
-        break;                                                                           \
-      default:                                                                           \
-        gemmi8_qgemm_core_avx512vnni(MR, 4, SIGNED_A, mr, k, a, a_stride, w,             \
-                                     params->row_sum, vacc);                             \
-        GEMMI8_QGEMM_STORE_##OUT(MR, 4);                                                 \
-        break;                                                                           \
+      GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJMAX, 1, SIGNED_A, OUT)                          \
+      GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJMAX, 2, SIGNED_A, OUT)                          \
+      GEMMI8_QGEMM_AVX512VNNI_CASE_##NJMAX(MR, SIGNED_A, OUT)                            \
     }                                                                                    \
   }
+/* cases 3 and 4 exist only for wider kernels */
+#define GEMMI8_QGEMM_AVX512VNNI_CASE_2(MR, SIGNED_A, OUT)
+#define GEMMI8_QGEMM_AVX512VNNI_CASE_3(MR, SIGNED_A, OUT) \
+  GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 3, SIGNED_A, OUT)
+#define GEMMI8_QGEMM_AVX512VNNI_CASE_4(MR, SIGNED_A, OUT) \
+  GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 4, 3, SIGNED_A, OUT)   \
+  GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 4, 4, SIGNED_A, OUT)
 #define GEMMI8_QGEMM_STORE_s32(MR, NJ) \
   gemmi8_qgemm_store_s32_avx512(MR, NJ, mr, nr, c, c_stride, vacc)
 #define GEMMI8_QGEMM_STORE_rndnu(MR, NJ) \

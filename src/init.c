@@ -38,28 +38,47 @@ static const struct gemmi8_config generic_config = {
 };
 
 #if defined(__x86_64__)
+/* int8 kernels shared by the AVX-512 levels */
+#define AVX512VNNI_QU8 \
+  {.layout = 0x03000000u | 0x0130, \
+  .mr = 7, .nr = 48, .kr = 4, .column_bytes = 8, .xor_weights = 1, \
+  .pack = gemmi8_qpack_goi__generic, \
+  .row_sum = gemmi8_qu8_rsum__avx512vnni, \
+  .s32 = gemmi8_qu8_gemm_s32_ukernel_7x48c4__avx512vnni, \
+  .rndnu = gemmi8_qu8_gemm_rndnu_ukernel_7x48c4__avx512vnni, \
+  .fp32 = gemmi8_qu8_gemm_fp32_ukernel_7x48c4__avx512vnni}
+#define AVX512VNNI_QS8 \
+  {.layout = 0x03000000u | 0x0230, \
+  .mr = 7, .nr = 48, .kr = 4, .column_bytes = 8, .xor_weights = 1, \
+  .pack = gemmi8_qpack_goi__generic, \
+  .row_sum = gemmi8_qs8_rsum__avx512vnni, \
+  .s32 = gemmi8_qs8_gemm_s32_ukernel_7x48c4__avx512vnni, \
+  .rndnu = gemmi8_qs8_gemm_rndnu_ukernel_7x48c4__avx512vnni, \
+  .fp32 = gemmi8_qs8_gemm_fp32_ukernel_7x48c4__avx512vnni}
+
 static const struct gemmi8_config avx512vnni_config = {
     .isa = "avx512vnni",
-    .qu8 = {.layout = 0x03000000u | 0x0130,
-            .mr = 7, .nr = 48, .kr = 4, .column_bytes = 8, .xor_weights = 1,
-            .pack = gemmi8_qpack_goi__generic,
-            .row_sum = gemmi8_qu8_rsum__avx512vnni,
-            .s32 = gemmi8_qu8_gemm_s32_ukernel_7x48c4__avx512vnni,
-            .rndnu = gemmi8_qu8_gemm_rndnu_ukernel_7x48c4__avx512vnni,
-            .fp32 = gemmi8_qu8_gemm_fp32_ukernel_7x48c4__avx512vnni},
-    .qs8 = {.layout = 0x03000000u | 0x0230,
-            .mr = 7, .nr = 48, .kr = 4, .column_bytes = 8, .xor_weights = 1,
-            .pack = gemmi8_qpack_goi__generic,
-            .row_sum = gemmi8_qs8_rsum__avx512vnni,
-            .s32 = gemmi8_qs8_gemm_s32_ukernel_7x48c4__avx512vnni,
-            .rndnu = gemmi8_qs8_gemm_rndnu_ukernel_7x48c4__avx512vnni,
-            .fp32 = gemmi8_qs8_gemm_fp32_ukernel_7x48c4__avx512vnni},
+    .qu8 = AVX512VNNI_QU8,
+    .qs8 = AVX512VNNI_QS8,
     .bin = {.layout = layout_generic | 0x0304,
             .mr = 4, .nr = 4,
             .pack = gemmi8_bpack_words__generic,
             .s32 = gemmi8_bin_gemm_s32_ukernel_4x4__generic,
             .f32 = gemmi8_bin_gemm_f32_ukernel_4x4__generic,
             .bits = gemmi8_bin_gemm_bits_ukernel_4x4__generic},
+};
+
+/* The same int8 kernels; binary GEMM by VPOPCNTDQ. */
+static const struct gemmi8_config avx512vpopcnt_config = {
+    .isa = "avx512vpopcnt",
+    .qu8 = AVX512VNNI_QU8,
+    .qs8 = AVX512VNNI_QS8,
+    .bin = {.layout = 0x04000000u | 0x0320,
+            .mr = 6, .nr = 32,
+            .pack = gemmi8_bpack_words__generic,
+            .s32 = gemmi8_bin_gemm_s32_ukernel_6x32__avx512vpopcnt,
+            .f32 = gemmi8_bin_gemm_f32_ukernel_6x32__avx512vpopcnt,
+            .bits = gemmi8_bin_gemm_bits_ukernel_6x32__avx512vpopcnt},
 };
 #endif
 
@@ -113,12 +132,18 @@ static int always(void) { return 1; }
 
 #if defined(__x86_64__)
 static int has_avx512vnni(void) { return detect_x86().avx512vnni; }
+static int has_avx512vpopcnt(void)
+{
+  const struct x86_features f = detect_x86();
+  return f.avx512vnni && f.avx512vpopcnt;
+}
 #endif
 
 static const struct candidate candidates[] = {
     {&generic_config, always},
 #if defined(__x86_64__)
     {&avx512vnni_config, has_avx512vnni},
+    {&avx512vpopcnt_config, has_avx512vpopcnt},
 #endif
 };
 #define CANDIDATES (sizeof(candidates) / sizeof(candidates[0]))

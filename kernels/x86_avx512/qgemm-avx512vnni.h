@@ -177,7 +177,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_rndnu_avx512(
       r = _mm512_add_epi32(r, vzp);
       if (i < mr) {
         uint8_t* ci = (uint8_t*) c + i * c_stride + 16 * j;
-        _mm512_mask_cvtepi32_storeu_epi8(ci, mask, r);
+        _mm_mask_storeu_epi8(ci, mask, _mm512_cvtepi32_epi8(r));
       }
     }
   }
@@ -205,7 +205,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_avx512(
           _mm512_cvt_roundps_epi32(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vzp);
       if (i < mr) {
         uint8_t* ci = (uint8_t*) c + i * c_stride + 16 * j;
-        _mm512_mask_cvtepi32_storeu_epi8(ci, mask, r);
+        _mm_mask_storeu_epi8(ci, mask, _mm512_cvtepi32_epi8(r));
       }
     }
   }

@@ -1,0 +1,156 @@
+/*
+ * AVX-512 binary GEMM microkernel template: MR x NR words-of-K, NR = 8 * NJMAX columns.
+ *
+ * Packed weights: for each 64-bit word of depth, NR words (one per column), padding
+ * bits and columns 0. Each zmm holds one depth word of 8 columns; a row's word of a
+ * is broadcast and xor-ed with it, and the popcounts add up per column in 64-bit
+ * lanes: vacc<i>x<j> counts the differing bits of row i against columns 8j..8j+7.
+ * The last depth word of a is masked to the real k bits (a's padding never counts).
+ * acc = k - 2 * count, then int32, float (acc * scale + bias, two roundings) or
+ * sign bits of that float. Narrow tiles compute only their ceil(nr / 8) groups;
+ * rows past mr alias row mr - 1.
+ *
+ * GEMMI8_BIN_POPCNT(x) must be defined by the includer: 64-bit lane popcounts.
+ */
+#ifndef GEMMI8_BGEMM_AVX512_H
+#define GEMMI8_BGEMM_AVX512_H
+
+#include <immintrin.h>
+
+#include "common.h"
+
+#define GEMMI8_ALWAYS_INLINE inline __attribute__((always_inline))
+
+static GEMMI8_ALWAYS_INLINE void gemmi8_bgemm_core_avx512(const size_t MR, const size_t NJMAX,
+                                                          const size_t NJ, size_t mr, size_t k,
+                                                          const uint64_t* a, size_t a_stride,
+                                                          const uint64_t* w, __m512i vacc[][4])
+{
+  const uint64_t* ap[16] = {a};
+#pragma GCC unroll 16
+  for (size_t i = 1; i < MR; i++) ap[i] = i < mr ? ap[i - 1] + a_stride : ap[i - 1];
+#pragma GCC unroll 16
+  for (size_t i = 0; i < MR; i++) {
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NJ; j++) vacc[i][j] = _mm512_setzero_si512();
+  }
+  const size_t words = GEMMI8_BIN_WORDS(k);
+  for (size_t kw = 0; kw + 1 < words; kw++) {
+    __m512i vw[4];
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NJ; j++) vw[j] = _mm512_load_si512(w + 8 * j);
+    w += 8 * NJMAX;
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) {
+      const __m512i va = _mm512_set1_epi64((long long) ap[i][kw]);
+#pragma GCC unroll 4
+      for (size_t j = 0; j < NJ; j++) {
+        vacc[i][j] =
+            _mm512_add_epi64(vacc[i][j], GEMMI8_BIN_POPCNT(_mm512_xor_si512(va, vw[j])));
+      }
+    }
+  }
+  const uint64_t last = (k % 64) ? (UINT64_C(1) << (k % 64)) - 1 : ~UINT64_C(0);
+  __m512i vw[4];
+#pragma GCC unroll 4
+  for (size_t j = 0; j < NJ; j++) vw[j] = _mm512_load_si512(w + 8 * j);
+#pragma GCC unroll 16
+  for (size_t i = 0; i < MR; i++) {
+    const __m512i va = _mm512_set1_epi64((long long) (ap[i][words - 1] & last));
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NJ; j++) {
+      vacc[i][j] = _mm512_add_epi64(vacc[i][j], GEMMI8_BIN_POPCNT(_mm512_xor_si512(va, vw[j])));
+    }
+  }
+}
+
+static GEMMI8_ALWAYS_INLINE __mmask8 gemmi8_bin_column_mask(size_t nr, size_t j)
+{
+  if (nr >= 8 * (j + 1)) return 0xFF;
+  if (nr <= 8 * j) return 0;
+  return (__mmask8) ((1u << (nr - 8 * j)) - 1);
+}
+
+/* k - 2 * count as 8 int32 (k <= INT32_MAX, so the difference fits). */
+static GEMMI8_ALWAYS_INLINE __m256i gemmi8_bin_acc(__m512i vcount, __m256i vk)
+{
+  const __m256i vc = _mm512_cvtepi64_epi32(vcount);
+  return _mm256_sub_epi32(vk, _mm256_add_epi32(vc, vc));
+}
+
+static GEMMI8_ALWAYS_INLINE __m256 gemmi8_bin_affine(__m256i vacc, const struct gemmi8_bparams* p,
+                                                     size_t j, __mmask8 mask)
+{
+  const __m256 vscale = p->scale ? _mm256_maskz_loadu_ps(mask, p->scale + 8 * j)
+                                 : _mm256_set1_ps(1.0f);
+  const __m256 vbias = p->bias ? _mm256_maskz_loadu_ps(mask, p->bias + 8 * j)
+                               : _mm256_setzero_ps();
+  return _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(vacc), vscale), vbias);
+}
+
+#define GEMMI8_BGEMM_STORE_s32(MR, NJ)                                                  \
+  _Pragma("GCC unroll 4") for (size_t j = 0; j < NJ; j++) {                              \
+    const __mmask8 mask = gemmi8_bin_column_mask(nr, j);                                 \
+    _Pragma("GCC unroll 16") for (size_t i = 0; i < MR; i++) {                           \
+      if (i < mr) {                                                                      \
+        int32_t* ci = (int32_t*) ((uint8_t*) c + i * c_stride) + 8 * j;                  \
+        _mm256_mask_storeu_epi32(ci, mask, gemmi8_bin_acc(vacc[i][j], vk));              \
+      }                                                                                  \
+    }                                                                                    \
+  }
+
+#define GEMMI8_BGEMM_STORE_f32(MR, NJ)                                                  \
+  _Pragma("GCC unroll 4") for (size_t j = 0; j < NJ; j++) {                              \
+    const __mmask8 mask = gemmi8_bin_column_mask(nr, j);                                 \
+    _Pragma("GCC unroll 16") for (size_t i = 0; i < MR; i++) {                           \
+      if (i < mr) {                                                                      \
+        float* ci = (float*) ((uint8_t*) c + i * c_stride) + 8 * j;                      \
+        _mm256_mask_storeu_ps(ci, mask,                                                  \
+                              gemmi8_bin_affine(gemmi8_bin_acc(vacc[i][j], vk), params,  \
+                                                j, mask));                               \
+      }                                                                                  \
+    }                                                                                    \
+  }
+
+/* Sign bits: the tile's nr <= 64 bits start at bit params->n0 of the row; a block
+ * of NR | 64 columns never straddles a word. */
+#define GEMMI8_BGEMM_STORE_bits(MR, NJ)                                                 \
+  _Pragma("GCC unroll 16") for (size_t i = 0; i < MR; i++) {                             \
+    if (i < mr) {                                                                        \
+      uint64_t bits = 0;                                                                 \
+      _Pragma("GCC unroll 4") for (size_t j = 0; j < NJ; j++) {                          \
+        const __mmask8 mask = gemmi8_bin_column_mask(nr, j);                             \
+        const __m256 v =                                                                 \
+            gemmi8_bin_affine(gemmi8_bin_acc(vacc[i][j], vk), params, j, mask);          \
+        const __mmask8 negative = _mm256_mask_cmp_ps_mask(mask, v, _mm256_setzero_ps(),  \
+                                                          _CMP_LT_OQ);                   \
+        bits |= (uint64_t) negative << (8 * j);                                          \
+      }                                                                                  \
+      uint64_t* word = (uint64_t*) ((uint8_t*) c + i * c_stride) + params->n0 / 64;      \
+      const unsigned offset = (unsigned) (params->n0 % 64);                              \
+      const uint64_t keep = nr >= 64 ? 0 : ~(((UINT64_C(1) << nr) - 1) << offset);       \
+      *word = (*word & keep) | (bits << offset);                                         \
+    }                                                                                    \
+  }
+
+#define GEMMI8_BGEMM_CASE(MR, NJMAX, NJ, OUT)                                          \
+  case NJ:                                                                             \
+    gemmi8_bgemm_core_avx512(MR, NJMAX, NJ, mr, k, a, a_stride, w, vacc);              \
+    GEMMI8_BGEMM_STORE_##OUT(MR, NJ) break;
+
+#define GEMMI8_BGEMM_AVX512_KERNEL(fn, MR, OUT)                                         \
+  void fn(size_t mr, size_t nr, size_t k, const uint64_t* a, size_t a_stride,            \
+          const void* w, void* c, size_t c_stride, const struct gemmi8_bparams* params)  \
+  {                                                                                      \
+    (void) params;                                                                       \
+    __m512i vacc[MR][4];                                                                 \
+    const __m256i vk = _mm256_set1_epi32((int32_t) k);                                   \
+    switch ((nr + 7) / 8) {                                                              \
+      GEMMI8_BGEMM_CASE(MR, 4, 1, OUT)                                                   \
+      GEMMI8_BGEMM_CASE(MR, 4, 2, OUT)                                                   \
+      GEMMI8_BGEMM_CASE(MR, 4, 3, OUT)                                                   \
+      GEMMI8_BGEMM_CASE(MR, 4, 4, OUT)                                                   \
+    }                                                                                    \
+  }
+
+#endif

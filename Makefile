@@ -80,8 +80,8 @@ $(BUILD)/readme-example: $(BUILD)/readme-example.c $(BUILD)/libgemmi8-test.a
 	$(CC) $(BASEFLAGS) $(SANFLAGS) -o $@ $< $(BUILD)/libgemmi8-test.a $(LDLIBS) -lm
 
 test: $(BUILD)/gemmi8-test $(BUILD)/readme-example
-	$(RUNNER) ./$(BUILD)/readme-example
-	$(RUNNER) ./$(BUILD)/gemmi8-test
+	$(RUNNER) $(abspath $(BUILD))/readme-example
+	$(RUNNER) $(abspath $(BUILD))/gemmi8-test
 
 # ---- benchmark -----------------------------------------------------------------
 BENCH_PKGS := libbenchmark-dev libopenblas-dev libgemmlowp-dev libdnnl-dev libxnnpack-dev gnuplot-nox

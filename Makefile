@@ -9,7 +9,7 @@
 
 PREFIX   ?= /usr/local
 ARCH     ?= $(shell uname -m)
-BUILD    ?= build
+BUILD    := build
 
 CC       ?= cc
 CXX      ?= c++
@@ -25,10 +25,40 @@ ifeq ($(SANITIZE),1)
   SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 endif
 
+# Libraries land in the top directory for native builds, in $(BUILD) for cross builds.
+LIBDIR := .
 ifeq ($(ARCH),x86_64)
   KERNEL_DIRS := kernels/generic kernels/x86_avx2 kernels/x86_avx512
+else ifeq ($(ARCH),aarch64)
+  # Cross build with Debian's gcc-aarch64-linux-gnu; tests run under qemu-user.
+  ifneq ($(shell uname -m),aarch64)
+    CROSS  ?= aarch64-linux-gnu-
+    RUNNER ?= qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu $(QEMU_CPU)
+    BUILD  := build-aarch64
+    LIBDIR := $(BUILD)
+  endif
+  KERNEL_DIRS := kernels/generic kernels/aarch64
+else ifeq ($(ARCH),aarch32)
+  # ARMv7-A with NEON, hard float (Debian armhf).
+  ifneq ($(shell uname -m),armv7l)
+    CROSS  ?= arm-linux-gnueabihf-
+    RUNNER ?= qemu-arm -L /usr/arm-linux-gnueabihf -cpu $(QEMU_CPU)
+    BUILD  := build-aarch32
+    LIBDIR := $(BUILD)
+  endif
+  ARCHFLAGS := -march=armv7-a -mfloat-abi=hard -mfpu=vfpv3-d16
+  KERNEL_DIRS := kernels/generic kernels/aarch32
 else
   KERNEL_DIRS := kernels/generic
+endif
+QEMU_CPU ?= max
+ifdef CROSS
+  CC  := $(CROSS)gcc
+  CXX := $(CROSS)g++
+  AR  := $(CROSS)ar
+endif
+ifeq ($(SANITIZE),1)
+  BUILD := $(BUILD)-sanitize
 endif
 
 LIB_SRCS := $(wildcard src/*.c) $(wildcard pack/*.c) \
@@ -44,28 +74,37 @@ BENCH_OBJS := $(BENCH_CSRCS:%.c=$(BUILD)/%.o) $(BENCH_CXXSRCS:%.cc=$(BUILD)/%.o)
 
 .PHONY: all lib test bench install clean size
 all: lib
-lib: libgemmi8.a libgemmi8.so
+lib: $(LIBDIR)/libgemmi8.a $(LIBDIR)/libgemmi8.so
 
 # Per-ISA flags, chosen by the file name's last part.
-ISAFLAGS_avx2       := -mavx2 -mfma -mbmi2
-ISAFLAGS_avx512vnni := -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni -mfma -mbmi2
-ISAFLAGS_avx512vpopcnt := -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vpopcntdq -mavx512bitalg -mbmi2
-isaflags = $(foreach i,avx2 avx512vnni avx512vpopcnt,$(if $(filter %-$(i).c,$(1)),$(ISAFLAGS_$(i))))
+ISAFLAGS_avx2          := -mavx2 -mfma -mbmi2
+ISAFLAGS_avx512vnni    := -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni -mfma -mbmi2
+ISAFLAGS_avx512vpopcnt := -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vpopcntdq \
+                          -mavx512bitalg -mbmi2
+ifeq ($(ARCH),aarch32)
+  ISAFLAGS_neon        := -mfpu=neon
+else
+  ISAFLAGS_neon        :=
+endif
+ISAFLAGS_neondot       := -march=armv8.2-a+dotprod
+ISAFLAGS_i8mm          := -march=armv8.2-a+dotprod+i8mm
+ISAS := avx2 avx512vnni avx512vpopcnt neon neondot i8mm
+isaflags = $(foreach i,$(ISAS),$(if $(filter %-$(i).c,$(1)),$(ISAFLAGS_$(i))))
 
 $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h kernels/*/*.h test/*.h bench/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(call isaflags,$<) $(SANFLAGS) $(CFLAGS) -c $< -o $@
+	$(CC) $(BASEFLAGS) $(ARCHFLAGS) $(call isaflags,$<) $(SANFLAGS) $(CFLAGS) -c $< -o $@
 
-libgemmi8.a: $(LIB_OBJS)
+$(LIBDIR)/libgemmi8.a: $(LIB_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-libgemmi8.so: $(LIB_OBJS)
+$(LIBDIR)/libgemmi8.so: $(LIB_OBJS)
 	$(CC) -shared -Wl,-soname,libgemmi8.so.0 -Wl,--no-undefined $(SANFLAGS) -o $@ $^ $(LDLIBS)
 
 # ---- tests ---------------------------------------------------------------------
 $(BUILD)/gemmi8-test: $(TEST_OBJS) $(BUILD)/libgemmi8-test.a
-	$(CC) $(SANFLAGS) -o $@ $(TEST_OBJS) $(BUILD)/libgemmi8-test.a $(LDLIBS) -lm
+	$(CC) $(ARCHFLAGS) $(SANFLAGS) -o $@ $(TEST_OBJS) $(BUILD)/libgemmi8-test.a $(LDLIBS) -lm
 
 $(BUILD)/libgemmi8-test.a: $(LIB_OBJS)
 	rm -f $@
@@ -77,7 +116,7 @@ $(BUILD)/readme-example.c: README.md
 	sed -n '/^```c$$/,/^```$$/p' README.md | sed '1d;$$d' > $@
 
 $(BUILD)/readme-example: $(BUILD)/readme-example.c $(BUILD)/libgemmi8-test.a
-	$(CC) $(BASEFLAGS) $(SANFLAGS) -o $@ $< $(BUILD)/libgemmi8-test.a $(LDLIBS) -lm
+	$(CC) $(BASEFLAGS) $(ARCHFLAGS) $(SANFLAGS) -o $@ $< $(BUILD)/libgemmi8-test.a $(LDLIBS) -lm
 
 test: $(BUILD)/gemmi8-test $(BUILD)/readme-example
 	$(RUNNER) $(abspath $(BUILD))/readme-example
@@ -113,4 +152,4 @@ size: libgemmi8.a
 	size -t libgemmi8.a | tail -1
 
 clean:
-	rm -rf build build-sanitize libgemmi8.a libgemmi8.so
+	rm -rf build build-* libgemmi8.a libgemmi8.so

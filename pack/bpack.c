@@ -38,40 +38,62 @@ static gemmi8_status check_rows(size_t rows, size_t k, const void* x, size_t x_s
 
 #define NEGATIVE_F32(v) ((v) < 0.0f)
 #define NEGATIVE_S8(v) ((v) < 0)
+#define NEGATIVE_U8(v) ((v) < zero_point)
+
+void gemmi8_binarize_f32__generic(size_t k, const void* row, uint8_t zero_point, uint64_t* out)
+{
+  (void) zero_point;
+  const float* x = row;
+  PACK_ROW(x, k, out, NEGATIVE_F32);
+}
+
+void gemmi8_binarize_s8__generic(size_t k, const void* row, uint8_t zero_point, uint64_t* out)
+{
+  (void) zero_point;
+  const int8_t* x = row;
+  PACK_ROW(x, k, out, NEGATIVE_S8);
+}
+
+void gemmi8_binarize_u8__generic(size_t k, const void* row, uint8_t zero_point, uint64_t* out)
+{
+  const uint8_t* x = row;
+  PACK_ROW(x, k, out, NEGATIVE_U8);
+}
+
+/* fn may be NULL in configs without their own: the portable one is used. */
+static gemmi8_status binarize(gemmi8_binarize_fn fn, gemmi8_binarize_fn fallback, size_t element, size_t rows, size_t k,
+                              const void* x, size_t x_stride, uint8_t zero_point,
+                              uint64_t* out, size_t out_stride)
+{
+  gemmi8_status status = check_rows(rows, k, x, x_stride, out, out_stride);
+  if (status != gemmi8_status_success) return status;
+  if ((rows - 1) > (SIZE_MAX / element - k) / x_stride) return gemmi8_status_invalid_parameter;
+  if (fn == NULL) fn = fallback;
+  for (size_t r = 0; r < rows; r++) {
+    fn(k, (const uint8_t*) x + r * x_stride * element, zero_point, out + r * out_stride);
+  }
+  return gemmi8_status_success;
+}
 
 gemmi8_status gemmi8_bin_pack_rows_f32(size_t rows, size_t k, const float* x, size_t x_stride,
                                        uint64_t* out, size_t out_stride)
 {
-  gemmi8_status status = check_rows(rows, k, x, x_stride, out, out_stride);
-  if (status != gemmi8_status_success) return status;
-  for (size_t r = 0; r < rows; r++) {
-    PACK_ROW(x + r * x_stride, k, out + r * out_stride, NEGATIVE_F32);
-  }
-  return gemmi8_status_success;
+  return binarize(gemmi8_get_config()->bin.binarize_f32, gemmi8_binarize_f32__generic, sizeof(float), rows, k, x, x_stride,
+                  0, out, out_stride);
 }
 
 gemmi8_status gemmi8_bin_pack_rows_s8(size_t rows, size_t k, const int8_t* x, size_t x_stride,
                                       uint64_t* out, size_t out_stride)
 {
-  gemmi8_status status = check_rows(rows, k, x, x_stride, out, out_stride);
-  if (status != gemmi8_status_success) return status;
-  for (size_t r = 0; r < rows; r++) {
-    PACK_ROW(x + r * x_stride, k, out + r * out_stride, NEGATIVE_S8);
-  }
-  return gemmi8_status_success;
+  return binarize(gemmi8_get_config()->bin.binarize_s8, gemmi8_binarize_s8__generic, 1, rows, k, x, x_stride, 0, out,
+                  out_stride);
 }
 
 gemmi8_status gemmi8_bin_pack_rows_u8(size_t rows, size_t k, const uint8_t* x, size_t x_stride,
                                       uint8_t zero_point, uint64_t* out, size_t out_stride)
 {
-  gemmi8_status status = check_rows(rows, k, x, x_stride, out, out_stride);
-  if (status != gemmi8_status_success) return status;
-#define NEGATIVE_U8(v) ((v) < zero_point)
-  for (size_t r = 0; r < rows; r++) {
-    PACK_ROW(x + r * x_stride, k, out + r * out_stride, NEGATIVE_U8);
-  }
-#undef NEGATIVE_U8
-  return gemmi8_status_success;
+  return binarize(gemmi8_get_config()->bin.binarize_u8, gemmi8_binarize_u8__generic, 1, rows, k, x, x_stride, zero_point,
+                  out, out_stride);
 }
 
 /* ---- binary weights ----------------------------------------------------------- */

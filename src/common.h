@@ -143,6 +143,18 @@ typedef void (*gemmi8_qpack_fn)(const struct gemmi8_qgemm_config* cfg, size_t n,
 typedef void (*gemmi8_bpack_fn)(size_t nr, size_t n, size_t k, const uint64_t* b,
                                 size_t b_stride, int kn, size_t block_bytes, uint8_t* blocks);
 
+/* Binarizes one row of k values (float, int8, or uint8 against zero_point) into
+ * GEMMI8_BIN_WORDS(k) words, padding bits 0. Reads exactly k elements. */
+typedef void (*gemmi8_binarize_fn)(size_t k, const void* row, uint8_t zero_point, uint64_t* out);
+#define GEMMI8_DECLARE_BINARIZE(fn) \
+  GEMMI8_INTERNAL void fn(size_t k, const void* row, uint8_t zero_point, uint64_t* out);
+GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_f32__generic)
+GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_s8__generic)
+GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_u8__generic)
+GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_f32__avx512vnni)
+GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_s8__avx512vnni)
+GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_u8__avx512vnni)
+
 GEMMI8_INTERNAL void gemmi8_qpack_goi__generic(const struct gemmi8_qgemm_config* cfg, size_t n,
                                                size_t k, const struct gemmi8_qpack_source* src,
                                                int32_t a_zero_point, const int32_t* b_zp,
@@ -176,6 +188,9 @@ struct gemmi8_bgemm_config {
   gemmi8_bgemm_ukernel_fn s32;
   gemmi8_bgemm_ukernel_fn f32;
   gemmi8_bgemm_ukernel_fn bits;
+  gemmi8_binarize_fn binarize_f32;
+  gemmi8_binarize_fn binarize_s8;
+  gemmi8_binarize_fn binarize_u8;
 };
 
 struct gemmi8_config {

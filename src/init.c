@@ -34,7 +34,10 @@ static const struct gemmi8_config generic_config = {
             .pack = gemmi8_bpack_words__generic,
             .s32 = gemmi8_bin_gemm_s32_ukernel_4x4__generic,
             .f32 = gemmi8_bin_gemm_f32_ukernel_4x4__generic,
-            .bits = gemmi8_bin_gemm_bits_ukernel_4x4__generic},
+            .bits = gemmi8_bin_gemm_bits_ukernel_4x4__generic,
+            .binarize_f32 = gemmi8_binarize_f32__generic,
+            .binarize_s8 = gemmi8_binarize_s8__generic,
+            .binarize_u8 = gemmi8_binarize_u8__generic},
 };
 
 #if defined(__x86_64__)
@@ -56,6 +59,11 @@ static const struct gemmi8_config generic_config = {
   .rndnu = gemmi8_qs8_gemm_rndnu_ukernel_7x48c4__avx512vnni, \
   .fp32 = gemmi8_qs8_gemm_fp32_ukernel_7x48c4__avx512vnni}
 
+#define AVX512_BINARIZE                             \
+  .binarize_f32 = gemmi8_binarize_f32__avx512vnni, \
+  .binarize_s8 = gemmi8_binarize_s8__avx512vnni,   \
+  .binarize_u8 = gemmi8_binarize_u8__avx512vnni
+
 static const struct gemmi8_config avx512vnni_config = {
     .isa = "avx512vnni",
     .qu8 = AVX512VNNI_QU8,
@@ -65,7 +73,8 @@ static const struct gemmi8_config avx512vnni_config = {
             .pack = gemmi8_bpack_words__generic,
             .s32 = gemmi8_bin_gemm_s32_ukernel_4x4__generic,
             .f32 = gemmi8_bin_gemm_f32_ukernel_4x4__generic,
-            .bits = gemmi8_bin_gemm_bits_ukernel_4x4__generic},
+            .bits = gemmi8_bin_gemm_bits_ukernel_4x4__generic,
+            AVX512_BINARIZE},
 };
 
 /* The same int8 kernels; binary GEMM by VPOPCNTDQ. */
@@ -78,7 +87,8 @@ static const struct gemmi8_config avx512vpopcnt_config = {
             .pack = gemmi8_bpack_words__generic,
             .s32 = gemmi8_bin_gemm_s32_ukernel_6x32__avx512vpopcnt,
             .f32 = gemmi8_bin_gemm_f32_ukernel_6x32__avx512vpopcnt,
-            .bits = gemmi8_bin_gemm_bits_ukernel_6x32__avx512vpopcnt},
+            .bits = gemmi8_bin_gemm_bits_ukernel_6x32__avx512vpopcnt,
+            AVX512_BINARIZE},
 };
 #endif
 

@@ -1,0 +1,155 @@
+/*
+ * The gemmi8 test runner.
+ *
+ * Checks the reference once, then for every kernel set compiled in (src/isa.h):
+ * if this CPU supports it, forces it and runs every test group; otherwise prints
+ * and counts it as skipped. Ends with "N passed, N failed" and exits non-zero if
+ * anything failed.
+ *
+ * Environment:
+ *   GEMMI8_TEST_QUICK=1   smaller sweeps (for sanitizers and emulators)
+ *   GEMMI8_TEST_SEED=N    another random seed (the default is fixed)
+ *   GEMMI8_TEST_ONLY=isa  run only the named kernel set
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "isa.h"
+#include "test.h"
+
+int t_quick = 0;
+
+static const char* current_isa = "reference";
+static unsigned long passed = 0, failed = 0;
+static unsigned long printed = 0; /* failures printed for the current ISA */
+enum { max_printed_per_isa = 25 };
+
+const char* t_isa(void) { return current_isa; }
+
+void t_pass(void) { passed++; }
+
+static void vfail(const char* func, const char* fmt, va_list ap) {
+  failed++;
+  if (printed < max_printed_per_isa) {
+    printf("FAIL [%s] %s: ", current_isa, func);
+    vprintf(fmt, ap);
+    printf("\n");
+  } else if (printed == max_printed_per_isa) {
+    printf("FAIL [%s] ... further failures on this ISA are counted, not printed\n",
+           current_isa);
+  }
+  printed++;
+  fflush(stdout);
+}
+
+void t_fail(const char* func, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vfail(func, fmt, ap);
+  va_end(ap);
+}
+
+int t_expect(int ok, const char* func, const char* fmt, ...) {
+  if (ok) {
+    t_pass();
+    return 1;
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  vfail(func, fmt, ap);
+  va_end(ap);
+  return 0;
+}
+
+static double now_seconds(void) {
+  struct timespec ts;
+  timespec_get(&ts, TIME_UTC);
+  return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+static uint64_t seed = UINT64_C(20240611);
+
+typedef struct group {
+  const char* name;
+  void (*run)(void);
+} group;
+
+static const group groups[] = {
+    {"misc", test_misc},
+    {"errors", test_errors},
+    {"quantize_multiplier", test_quantize_multiplier},
+    {"requant", test_requant},
+    {"qgemm", test_qgemm},
+    {"bin", test_bin},
+};
+
+static void run_isa(const char* name) {
+  current_isa = name;
+  printed = 0;
+  unsigned long p0 = passed, f0 = failed;
+  double t0 = now_seconds();
+  printf("== %s ==\n", name);
+  fflush(stdout);
+  for (size_t g = 0; g < T_COUNT(groups); g++) {
+    unsigned long gp = passed, gf = failed;
+    double g0 = now_seconds();
+    t_seed(seed + g);
+    groups[g].run();
+    printf("   %-20s %6lu passed, %lu failed (%.2f s)\n", groups[g].name, passed - gp,
+           failed - gf, now_seconds() - g0);
+    fflush(stdout);
+  }
+  printf("== %s: %lu passed, %lu failed in %.2f s\n", name, passed - p0, failed - f0,
+         now_seconds() - t0);
+  fflush(stdout);
+}
+
+int main(void) {
+  const char* quick = getenv("GEMMI8_TEST_QUICK");
+  t_quick = quick != NULL && strcmp(quick, "") != 0 && strcmp(quick, "0") != 0;
+  const char* seed_env = getenv("GEMMI8_TEST_SEED");
+  if (seed_env != NULL && *seed_env != '\0') seed = strtoull(seed_env, NULL, 0);
+  const char* only = getenv("GEMMI8_TEST_ONLY");
+  if (only != NULL && *only == '\0') only = NULL;
+
+  printf("gemmi8 %s test suite, seed %llu%s\n", gemmi8_version(), (unsigned long long) seed,
+         t_quick ? ", quick" : "");
+  printf("== reference self-check ==\n");
+  t_seed(seed);
+  test_reference_self();
+
+  unsigned long skipped = 0;
+  const char* const* isas = gemmi8_isa_compiled();
+  if (isas == NULL || isas[0] == NULL) {
+    t_fail("gemmi8_isa_compiled", "returned an empty list");
+  } else {
+    t_expect(strcmp(isas[0], "generic") == 0, "gemmi8_isa_compiled",
+             "first entry is \"%s\", expected \"generic\"", isas[0]);
+    for (size_t i = 0; isas[i] != NULL; i++) {
+      const char* name = isas[i];
+      if (only != NULL && strcmp(only, name) != 0) {
+        printf("skipped: %s (GEMMI8_TEST_ONLY=%s)\n", name, only);
+        skipped++;
+        continue;
+      }
+      if (!gemmi8_isa_supported(name)) {
+        printf("skipped: %s (not supported on this CPU)\n", name);
+        skipped++;
+        continue;
+      }
+      if (gemmi8_isa_force(name) != 0) {
+        current_isa = name;
+        t_fail("gemmi8_isa_force", "returned -1 for \"%s\", which is supported", name);
+        continue;
+      }
+      run_isa(name);
+    }
+  }
+  current_isa = "summary";
+  if (skipped != 0) printf("%lu skipped\n", skipped);
+  printf("%lu passed, %lu failed\n", passed, failed);
+  return failed != 0 ? 1 : 0;
+}

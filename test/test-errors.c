@@ -1,0 +1,698 @@
+/*
+ * Bad inputs of every entry point in gemmi8.h: each returns the documented status
+ * and leaves every output (C, packed buffer, *packed, *size, multiplier/shift) byte
+ * for byte as it was. Also status strings, the version and the ISA name.
+ *
+ * Where the header does not decide between two statuses (noted at the call), either
+ * is accepted, but never success and never a write.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isa.h"
+#include "test.h"
+
+/* ---- watched outputs ---------------------------------------------------------------- */
+
+enum { max_watched = 4 };
+static struct {
+  void* ptr;
+  size_t size;
+  unsigned char* copy;
+} watched[max_watched];
+static size_t n_watched = 0;
+
+static void watch(void* p, size_t size) {
+  watched[n_watched].ptr = p;
+  watched[n_watched].size = size;
+  watched[n_watched].copy = t_dup(p, size);
+  n_watched++;
+}
+
+static void unwatch_all(void) {
+  for (size_t i = 0; i < n_watched; i++) free(watched[i].copy);
+  n_watched = 0;
+}
+
+/* 1 if every watched buffer is as it was; then restores them all. */
+static int untouched_then_restore(void) {
+  int same = 1;
+  for (size_t i = 0; i < n_watched; i++) {
+    if (memcmp(watched[i].ptr, watched[i].copy, watched[i].size) != 0) same = 0;
+    memcpy(watched[i].ptr, watched[i].copy, watched[i].size);
+  }
+  return same;
+}
+
+static const char* name(gemmi8_status s) {
+  const char* n = gemmi8_status_string(s);
+  return n != NULL ? n : "(NULL)";
+}
+
+/* The call must return want (or want2, when the header allows both) and, unless it
+ * succeeded, write nothing. */
+static void expect2(const char* func, const char* what, gemmi8_status got, gemmi8_status want,
+                    gemmi8_status want2) {
+  int same = untouched_then_restore();
+  int status_ok = got == want || got == want2;
+  int ok = status_ok && (same || got == gemmi8_status_success);
+  if (want == want2)
+    t_expect(ok, func, "%s: status \"%s\", expected \"%s\"%s", what, name(got), name(want),
+             same || got == gemmi8_status_success ? "" : "; an output was written");
+  else
+    t_expect(ok, func, "%s: status \"%s\", expected \"%s\" or \"%s\"%s", what, name(got),
+             name(want), name(want2),
+             same || got == gemmi8_status_success ? "" : "; an output was written");
+}
+
+static void expect(const char* func, const char* what, gemmi8_status got, gemmi8_status want) {
+  expect2(func, what, got, want, want);
+}
+
+#define INVALID gemmi8_status_invalid_parameter
+#define UNSUPPORTED gemmi8_status_unsupported_parameter
+#define SUCCESS gemmi8_status_success
+#define HUGE_SIZE (SIZE_MAX / 2)
+
+/* ---- shapes used throughout ------------------------------------------------------------ */
+
+enum { M = 3, N = 5, K = 130 }; /* K: 3 words of bits; N < K to tell NK and KN apart */
+
+typedef struct fixture {
+  uint8_t a[M * K];
+  uint8_t b[N * K];
+  uint8_t b_zp[N];
+  int32_t bias[N];
+  uint64_t a_bits[M * 3];
+  uint64_t b_bits[N * 3];
+  size_t qu8_size, qs8_size, bin_size;
+  void* qu8; /* packed, N x K */
+  void* qs8;
+  void* bin;
+} fixture;
+
+static int fixture_make(fixture* f) {
+  memset(f, 0, sizeof(*f));
+  t_fill_random(f->a, sizeof(f->a));
+  t_fill_random(f->b, sizeof(f->b));
+  t_fill_random(f->b_zp, sizeof(f->b_zp));
+  t_fill_random(f->a_bits, sizeof(f->a_bits));
+  t_fill_random(f->b_bits, sizeof(f->b_bits));
+  for (size_t j = 0; j < N; j++) f->bias[j] = (int32_t) t_range(-1000, 1000);
+  gemmi8_status s1 = gemmi8_qu8_pack_size(N, K, &f->qu8_size);
+  gemmi8_status s2 = gemmi8_qs8_pack_size(N, K, &f->qs8_size);
+  gemmi8_status s3 = gemmi8_bin_pack_size(N, K, &f->bin_size);
+  if (!t_expect(s1 == SUCCESS && s2 == SUCCESS && s3 == SUCCESS, "gemmi8_*_pack_size",
+                "N %d, K %d: statuses \"%s\" \"%s\" \"%s\"", N, K, name(s1), name(s2), name(s3)))
+    return 0;
+  f->qu8 = t_alloc_aligned(f->qu8_size);
+  f->qs8 = t_alloc_aligned(f->qs8_size);
+  f->bin = t_alloc_aligned(f->bin_size);
+  s1 = gemmi8_qu8_pack(N, K, f->b, K, GEMMI8_B_NK, 128, f->b_zp, 1, f->bias, f->qu8, f->qu8_size);
+  s2 = gemmi8_qs8_pack(N, K, (const int8_t*) f->b, K, GEMMI8_B_NK, 0, f->bias, f->qs8,
+                       f->qs8_size);
+  s3 = gemmi8_bin_pack(N, K, f->b_bits, 3, GEMMI8_B_NK, f->bin, f->bin_size);
+  return t_expect(s1 == SUCCESS && s2 == SUCCESS && s3 == SUCCESS, "gemmi8_*_pack",
+                  "N %d, K %d: statuses \"%s\" \"%s\" \"%s\"", N, K, name(s1), name(s2),
+                  name(s3));
+}
+
+static void fixture_free(fixture* f) {
+  free(f->qu8);
+  free(f->qs8);
+  free(f->bin);
+}
+
+/* ---- quantized GEMM ------------------------------------------------------------------------ */
+
+typedef enum qfunc { QU8, QS8, QU8_S32, QS8_S32 } qfunc;
+static const char* const qfunc_names[] = {"gemmi8_qu8_gemm", "gemmi8_qs8_gemm",
+                                          "gemmi8_qu8_gemm_s32", "gemmi8_qs8_gemm_s32"};
+
+static gemmi8_status call_q(qfunc f, size_t m, size_t n, size_t k, const void* a,
+                            size_t a_stride, const void* packed, const gemmi8_requant* rq,
+                            void* c, size_t c_stride) {
+  switch (f) {
+    case QU8:
+      return gemmi8_qu8_gemm(m, n, k, a, a_stride, packed, rq, c, c_stride);
+    case QS8:
+      return gemmi8_qs8_gemm(m, n, k, a, a_stride, packed, rq, c, c_stride);
+    case QU8_S32:
+      return gemmi8_qu8_gemm_s32(m, n, k, a, a_stride, packed, c, c_stride);
+    case QS8_S32:
+      return gemmi8_qs8_gemm_s32(m, n, k, a, a_stride, packed, c, c_stride);
+  }
+  return SUCCESS;
+}
+
+static void qgemm_errors(const fixture* fx) {
+  int32_t c[M * N + 16]; /* big enough for either output type */
+  int32_t mult1 = INT32_C(1) << 30, shift1 = -3;
+  for (int fi = QU8; fi <= QS8_S32; fi++) {
+    qfunc f = (qfunc) fi;
+    const char* fn = qfunc_names[f];
+    int is_signed = f == QS8 || f == QS8_S32;
+    const void* packed = is_signed ? fx->qs8 : fx->qu8;
+    const void* other_type = is_signed ? fx->qu8 : fx->qs8;
+    gemmi8_requant rq = {gemmi8_requant_fixedpoint, 0, &mult1, &shift1, NULL,
+                         is_signed ? 0 : 128, is_signed ? -128 : 0, is_signed ? 127 : 255};
+    const gemmi8_requant* r = &rq;
+    t_fill_random(c, sizeof(c));
+    watch(c, sizeof(c));
+    expect(fn, "valid call", call_q(f, M, N, K, fx->a, K, packed, r, c, N), SUCCESS);
+    expect(fn, "a NULL", call_q(f, M, N, K, NULL, K, packed, r, c, N), INVALID);
+    expect(fn, "packed_b NULL", call_q(f, M, N, K, fx->a, K, NULL, r, c, N), INVALID);
+    expect(fn, "c NULL", call_q(f, M, N, K, fx->a, K, packed, r, NULL, N), INVALID);
+    if (f == QU8 || f == QS8)
+      expect(fn, "rq NULL", call_q(f, M, N, K, fx->a, K, packed, NULL, c, N), INVALID);
+    expect(fn, "m 0", call_q(f, 0, N, K, fx->a, K, packed, r, c, N), INVALID);
+    expect(fn, "n 0", call_q(f, M, 0, K, fx->a, K, packed, r, c, N), INVALID);
+    expect(fn, "k 0", call_q(f, M, N, 0, fx->a, K, packed, r, c, N), INVALID);
+    expect(fn, "a_stride k - 1", call_q(f, M, N, K, fx->a, K - 1, packed, r, c, N), INVALID);
+    expect(fn, "c_stride n - 1", call_q(f, M, N, K, fx->a, K, packed, r, c, N - 1), INVALID);
+    expect(fn, "m SIZE_MAX / 2 (m * a_stride overflows)",
+           call_q(f, HUGE_SIZE, N, K, fx->a, K, packed, r, c, N), INVALID);
+    expect(fn, "a_stride SIZE_MAX / 2 (overflows over 3 rows)",
+           call_q(f, M, N, K, fx->a, HUGE_SIZE, packed, r, c, N), INVALID);
+    expect(fn, "c_stride SIZE_MAX / 2 (overflows over 3 rows)",
+           call_q(f, M, N, K, fx->a, K, packed, r, c, HUGE_SIZE), INVALID);
+    expect(fn, "n + 1 (not the packed n)", call_q(f, M, N + 1, K, fx->a, K, packed, r, c, N + 1),
+           INVALID);
+    expect(fn, "n - 1 (not the packed n)", call_q(f, M, N - 1, K, fx->a, K, packed, r, c, N),
+           INVALID);
+    expect(fn, "k + 1 (not the packed k)",
+           call_q(f, M, N, K + 1, fx->a, K + 1, packed, r, c, N), INVALID);
+    expect(fn, "k - 1 (not the packed k)", call_q(f, M, N, K - 1, fx->a, K, packed, r, c, N),
+           INVALID);
+    expect(fn, is_signed ? "qu8 weights" : "qs8 weights",
+           call_q(f, M, N, K, fx->a, K, other_type, r, c, N), INVALID);
+    expect(fn, "binary weights", call_q(f, M, N, K, fx->a, K, fx->bin, r, c, N), INVALID);
+    unwatch_all();
+  }
+}
+
+/* Requantization parameters of the two requantizing GEMMs. */
+static void requant_errors(const fixture* fx) {
+  int8_t c[M * N + 16];
+  for (int fi = QU8; fi <= QS8; fi++) {
+    qfunc f = (qfunc) fi;
+    const char* fn = qfunc_names[f];
+    int is_signed = f == QS8;
+    const void* packed = is_signed ? fx->qs8 : fx->qu8;
+    int32_t lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
+    int32_t mult[N], shift[N];
+    float scale[N];
+    for (size_t j = 0; j < N; j++) {
+      mult[j] = INT32_C(1) << 30;
+      shift[j] = -2;
+      scale[j] = 0.25f;
+    }
+    const gemmi8_requant base = {gemmi8_requant_fixedpoint, 0, mult, shift, NULL, (lo + hi) / 2,
+                                 lo, hi};
+    gemmi8_requant fp = base;
+    fp.mode = gemmi8_requant_fp32;
+    fp.multiplier = NULL;
+    fp.shift = NULL;
+    fp.scale = scale;
+    gemmi8_requant r;
+    char what[96];
+    t_fill_random(c, sizeof(c));
+    watch(c, sizeof(c));
+#define RUN(rq) call_q(f, M, N, K, fx->a, K, packed, (rq), c, N)
+    expect(fn, "fixed-point, scale NULL (ignored)", RUN(&base), SUCCESS);
+    expect(fn, "fp32, multiplier and shift NULL (ignored)", RUN(&fp), SUCCESS);
+    r = base;
+    r.zero_point = lo;
+    r.min = hi - 10;
+    expect(fn, "zero point outside the clamp window (valid)", RUN(&r), SUCCESS);
+    r = base;
+    r.min = r.max = lo + 3;
+    expect(fn, "min == max (valid)", RUN(&r), SUCCESS);
+    /* zero point and clamp out of the type's range, min > max */
+    const int32_t outside[] = {lo - 1, hi + 1, INT32_MIN, INT32_MAX};
+    for (size_t i = 0; i < T_COUNT(outside); i++) {
+      r = base;
+      r.zero_point = outside[i];
+      snprintf(what, sizeof(what), "zero_point %d", (int) outside[i]);
+      expect(fn, what, RUN(&r), INVALID);
+      r = base;
+      r.min = outside[i];
+      if (r.min > r.max) r.max = r.min;
+      snprintf(what, sizeof(what), "min %d, max %d", (int) r.min, (int) r.max);
+      expect(fn, what, RUN(&r), INVALID);
+      r = base;
+      r.max = outside[i];
+      if (r.max < r.min) r.min = r.max;
+      snprintf(what, sizeof(what), "min %d, max %d", (int) r.min, (int) r.max);
+      expect(fn, what, RUN(&r), INVALID);
+    }
+    r = base;
+    r.min = lo + 11;
+    r.max = lo + 10;
+    expect(fn, "min > max", RUN(&r), INVALID);
+    /* fixed-point parameters, per tensor and in the last of N channels */
+    const int32_t bad_mult[] = {-1, INT32_MIN};
+    const int32_t bad_shift[] = {31, -32, INT32_MAX, INT32_MIN};
+    for (int per_channel = 0; per_channel <= 1; per_channel++) {
+      size_t at = per_channel ? N - 1 : 0;
+      for (size_t i = 0; i < T_COUNT(bad_mult); i++) {
+        r = base;
+        r.per_channel = per_channel;
+        mult[at] = bad_mult[i];
+        snprintf(what, sizeof(what), "%s multiplier[%zu] = %d",
+                 per_channel ? "per-channel" : "per-tensor", at, (int) bad_mult[i]);
+        expect(fn, what, RUN(&r), INVALID);
+        mult[at] = INT32_C(1) << 30;
+      }
+      for (size_t i = 0; i < T_COUNT(bad_shift); i++) {
+        r = base;
+        r.per_channel = per_channel;
+        shift[at] = bad_shift[i];
+        snprintf(what, sizeof(what), "%s shift[%zu] = %d",
+                 per_channel ? "per-channel" : "per-tensor", at, (int) bad_shift[i]);
+        expect(fn, what, RUN(&r), INVALID);
+        shift[at] = -2;
+      }
+      const float bad_scale[] = {0.0f, -0.0f, -1.0f, NAN, INFINITY, -INFINITY, -FLT_TRUE_MIN};
+      for (size_t i = 0; i < T_COUNT(bad_scale); i++) {
+        r = fp;
+        r.per_channel = per_channel;
+        scale[at] = bad_scale[i];
+        snprintf(what, sizeof(what), "fp32 %s scale[%zu] = %g",
+                 per_channel ? "per-channel" : "per-tensor", at, (double) bad_scale[i]);
+        expect(fn, what, RUN(&r), INVALID);
+        scale[at] = 0.25f;
+      }
+      r = fp;
+      r.per_channel = per_channel;
+      scale[at] = FLT_TRUE_MIN;
+      expect(fn, "fp32 smallest subnormal scale (positive: valid)", RUN(&r), SUCCESS);
+      scale[at] = FLT_MAX;
+      expect(fn, "fp32 scale FLT_MAX (valid)", RUN(&r), SUCCESS);
+      scale[at] = 0.25f;
+    }
+    r = base;
+    r.multiplier = NULL;
+    expect(fn, "fixed-point, multiplier NULL", RUN(&r), INVALID);
+    r = base;
+    r.shift = NULL;
+    expect(fn, "fixed-point, shift NULL", RUN(&r), INVALID);
+    r = fp;
+    r.scale = NULL;
+    expect(fn, "fp32, scale NULL", RUN(&r), INVALID);
+    r = base;
+    r.mode = (gemmi8_requant_mode) 7;
+    /* an unknown mode: invalid, or "valid but not implemented" */
+    expect2(fn, "mode 7", RUN(&r), INVALID, UNSUPPORTED);
+#undef RUN
+    unwatch_all();
+  }
+}
+
+/* ---- weight packing ---------------------------------------------------------------------- */
+
+static gemmi8_status pack_q(int is_signed, size_t n, size_t k, const uint8_t* b, size_t b_stride,
+                            uint32_t flags, const uint8_t* b_zp, void* packed,
+                            size_t packed_size) {
+  if (is_signed)
+    return gemmi8_qs8_pack(n, k, (const int8_t*) b, b_stride, flags, -3, NULL, packed,
+                           packed_size);
+  return gemmi8_qu8_pack(n, k, b, b_stride, flags, 7, b_zp, 1, NULL, packed, packed_size);
+}
+
+static gemmi8_status pack_q_alloc(int is_signed, size_t n, size_t k, const uint8_t* b,
+                                  size_t b_stride, uint32_t flags, const uint8_t* b_zp,
+                                  void** packed) {
+  if (is_signed)
+    return gemmi8_qs8_pack_alloc(n, k, (const int8_t*) b, b_stride, flags, -3, NULL, packed);
+  return gemmi8_qu8_pack_alloc(n, k, b, b_stride, flags, 7, b_zp, 1, NULL, packed);
+}
+
+static void qpack_errors(const fixture* fx) {
+  for (int is_signed = 0; is_signed <= 1; is_signed++) {
+    const char* fn = is_signed ? "gemmi8_qs8_pack" : "gemmi8_qu8_pack";
+    const char* fn_alloc = is_signed ? "gemmi8_qs8_pack_alloc" : "gemmi8_qu8_pack_alloc";
+    const char* fn_size = is_signed ? "gemmi8_qs8_pack_size" : "gemmi8_qu8_pack_size";
+    size_t max_k = is_signed ? GEMMI8_QS8_MAX_K : GEMMI8_QU8_MAX_K;
+    size_t size = is_signed ? fx->qs8_size : fx->qu8_size;
+    const uint8_t* b = fx->b;
+    const uint8_t* zp = fx->b_zp;
+
+    /* pack_size */
+    size_t out = 0x5A5A5A;
+    watch(&out, sizeof(out));
+    gemmi8_status (*size_fn)(size_t, size_t, size_t*) =
+        is_signed ? gemmi8_qs8_pack_size : gemmi8_qu8_pack_size;
+    expect(fn_size, "size NULL", size_fn(N, K, NULL), INVALID);
+    expect(fn_size, "n 0", size_fn(0, K, &out), INVALID);
+    expect(fn_size, "k 0", size_fn(N, 0, &out), INVALID);
+    expect(fn_size, "k above the exact limit", size_fn(N, max_k + 1, &out), UNSUPPORTED);
+    expect(fn_size, "n SIZE_MAX / 2 (size overflows)", size_fn(HUGE_SIZE, K, &out), UNSUPPORTED);
+    expect(fn_size, "n SIZE_MAX (size overflows)", size_fn(SIZE_MAX, 1, &out), UNSUPPORTED);
+    unwatch_all();
+    out = 0;
+    gemmi8_status st = size_fn(N, max_k, &out);
+    t_expect(st == SUCCESS && out >= (size_t) N * max_k, fn_size,
+             "k at the exact limit: status \"%s\", size %zu", name(st), out);
+    st = size_fn(N, K, &out);
+    t_expect(st == SUCCESS && out == size && out >= (size_t) N * K, fn_size,
+             "repeated query: status \"%s\", size %zu (first %zu)", name(st), out, size);
+
+    /* pack into caller memory */
+    size_t cap = size + 2 * GEMMI8_PACK_ALIGNMENT;
+    unsigned char* buf = t_alloc_aligned(cap);
+    t_fill_random(buf, cap);
+    watch(buf, cap);
+    expect(fn, "valid call", pack_q(is_signed, N, K, b, K, GEMMI8_B_NK, zp, buf, size), SUCCESS);
+    expect(fn, "packed_size larger than needed (valid)",
+           pack_q(is_signed, N, K, b, K, GEMMI8_B_NK, zp, buf, cap), SUCCESS);
+    expect(fn, "B K x N with b_stride n (valid)",
+           pack_q(is_signed, N, K, b, N, GEMMI8_B_KN, zp, buf, size), SUCCESS);
+    expect(fn, "n 0", pack_q(is_signed, 0, K, b, K, GEMMI8_B_NK, zp, buf, size), INVALID);
+    expect(fn, "k 0", pack_q(is_signed, N, 0, b, K, GEMMI8_B_NK, zp, buf, size), INVALID);
+    expect(fn, "b NULL", pack_q(is_signed, N, K, NULL, K, GEMMI8_B_NK, zp, buf, size), INVALID);
+    if (!is_signed)
+      expect(fn, "b_zero_point NULL", pack_q(0, N, K, b, K, GEMMI8_B_NK, NULL, buf, size),
+             INVALID);
+    expect(fn, "packed NULL", pack_q(is_signed, N, K, b, K, GEMMI8_B_NK, zp, NULL, size),
+           INVALID);
+    expect(fn, "N x K, b_stride k - 1",
+           pack_q(is_signed, N, K, b, K - 1, GEMMI8_B_NK, zp, buf, size), INVALID);
+    expect(fn, "N x K, b_stride n (< k)",
+           pack_q(is_signed, N, K, b, N, GEMMI8_B_NK, zp, buf, size), INVALID);
+    expect(fn, "K x N, b_stride n - 1",
+           pack_q(is_signed, N, K, b, N - 1, GEMMI8_B_KN, zp, buf, size), INVALID);
+    const uint32_t bad_flags[] = {2u, 3u, 0x80000000u};
+    for (size_t i = 0; i < T_COUNT(bad_flags); i++) {
+      char what[48];
+      snprintf(what, sizeof(what), "flags 0x%x", (unsigned) bad_flags[i]);
+      expect(fn, what, pack_q(is_signed, N, K, b, K, bad_flags[i], zp, buf, size), INVALID);
+    }
+    const size_t offsets[] = {1, 4, 8, 32};
+    for (size_t i = 0; i < T_COUNT(offsets); i++) {
+      char what[48];
+      snprintf(what, sizeof(what), "packed misaligned by %zu bytes", offsets[i]);
+      expect(fn, what, pack_q(is_signed, N, K, b, K, GEMMI8_B_NK, zp, buf + offsets[i], size),
+             INVALID);
+    }
+    expect(fn, "packed_size one byte short",
+           pack_q(is_signed, N, K, b, K, GEMMI8_B_NK, zp, buf, size - 1), INVALID);
+    expect(fn, "packed_size 0", pack_q(is_signed, N, K, b, K, GEMMI8_B_NK, zp, buf, 0), INVALID);
+    /* Overflowing sizes: the header lists neither status for pack; the buffer is too
+     * small (invalid) and the size overflows (pack_size says unsupported). */
+    expect2(fn, "n SIZE_MAX / 2", pack_q(is_signed, HUGE_SIZE, K, b, K, GEMMI8_B_NK, zp, buf, cap),
+            INVALID, UNSUPPORTED);
+    expect2(fn, "b_stride SIZE_MAX / 2 (overflows over n rows)",
+            pack_q(is_signed, N, K, b, HUGE_SIZE, GEMMI8_B_NK, zp, buf, cap), INVALID,
+            UNSUPPORTED);
+    unwatch_all();
+    free(buf);
+
+    /* K above the exact limit, with a buffer that would be large enough. */
+    size_t big_k = max_k + 1;
+    uint8_t* big_b = t_alloc(big_k);
+    memset(big_b, 1, big_k);
+    size_t big_cap = (size_t) 8 << 20;
+    unsigned char* big = t_alloc_aligned(big_cap);
+    memset(big, 0xA5, big_cap);
+    watch(big, big_cap);
+    expect(fn, "k above the exact limit",
+           pack_q(is_signed, 1, big_k, big_b, big_k, GEMMI8_B_NK, zp, big, big_cap), UNSUPPORTED);
+    unwatch_all();
+    free(big);
+
+    /* allocating variant */
+    void* sentinel = (void*) &out;
+    void* packed = sentinel;
+    watch(&packed, sizeof(packed));
+    expect(fn_alloc, "packed NULL", pack_q_alloc(is_signed, N, K, b, K, GEMMI8_B_NK, zp, NULL),
+           INVALID);
+    expect(fn_alloc, "n 0", pack_q_alloc(is_signed, 0, K, b, K, GEMMI8_B_NK, zp, &packed),
+           INVALID);
+    expect(fn_alloc, "k 0", pack_q_alloc(is_signed, N, 0, b, K, GEMMI8_B_NK, zp, &packed),
+           INVALID);
+    expect(fn_alloc, "b NULL", pack_q_alloc(is_signed, N, K, NULL, K, GEMMI8_B_NK, zp, &packed),
+           INVALID);
+    if (!is_signed)
+      expect(fn_alloc, "b_zero_point NULL",
+             pack_q_alloc(0, N, K, b, K, GEMMI8_B_NK, NULL, &packed), INVALID);
+    expect(fn_alloc, "b_stride k - 1",
+           pack_q_alloc(is_signed, N, K, b, K - 1, GEMMI8_B_NK, zp, &packed), INVALID);
+    expect(fn_alloc, "K x N, b_stride n - 1",
+           pack_q_alloc(is_signed, N, K, b, N - 1, GEMMI8_B_KN, zp, &packed), INVALID);
+    expect(fn_alloc, "flags 2", pack_q_alloc(is_signed, N, K, b, K, 2u, zp, &packed), INVALID);
+    expect(fn_alloc, "k above the exact limit",
+           pack_q_alloc(is_signed, 1, big_k, big_b, big_k, GEMMI8_B_NK, zp, &packed),
+           UNSUPPORTED);
+    expect2(fn_alloc, "n SIZE_MAX / 2 (size overflows)",
+            pack_q_alloc(is_signed, HUGE_SIZE, K, b, K, GEMMI8_B_NK, zp, &packed), INVALID,
+            UNSUPPORTED);
+    unwatch_all();
+    free(big_b);
+    st = pack_q_alloc(is_signed, N, K, b, K, GEMMI8_B_NK, zp, &packed);
+    t_expect(st == SUCCESS && packed != sentinel && packed != NULL &&
+                 (uintptr_t) packed % GEMMI8_PACK_ALIGNMENT == 0,
+             fn_alloc, "valid call: status \"%s\", packed %p", name(st), packed);
+    if (st == SUCCESS) gemmi8_packed_free(packed);
+  }
+  gemmi8_packed_free(NULL);
+  t_pass(); /* gemmi8_packed_free(NULL) returned */
+}
+
+/* ---- binary ------------------------------------------------------------------------------- */
+
+typedef enum bpfunc { BP_F32, BP_S8, BP_U8 } bpfunc;
+static const char* const bpfunc_names[] = {"gemmi8_bin_pack_rows_f32", "gemmi8_bin_pack_rows_s8",
+                                           "gemmi8_bin_pack_rows_u8"};
+
+static gemmi8_status call_bp(bpfunc f, size_t rows, size_t k, const void* x, size_t x_stride,
+                             uint64_t* out, size_t out_stride) {
+  switch (f) {
+    case BP_F32:
+      return gemmi8_bin_pack_rows_f32(rows, k, x, x_stride, out, out_stride);
+    case BP_S8:
+      return gemmi8_bin_pack_rows_s8(rows, k, x, x_stride, out, out_stride);
+    case BP_U8:
+      return gemmi8_bin_pack_rows_u8(rows, k, x, x_stride, 128, out, out_stride);
+  }
+  return SUCCESS;
+}
+
+static void bin_pack_rows_errors(void) {
+  enum { rows = 3, k = 70, words = 2 };
+  float x[rows * k];
+  for (size_t i = 0; i < rows * k; i++) x[i] = (float) t_range(-5, 5);
+  uint64_t out[rows * words + 8];
+  t_fill_random(out, sizeof(out));
+  for (int fi = BP_F32; fi <= BP_U8; fi++) {
+    bpfunc f = (bpfunc) fi;
+    const char* fn = bpfunc_names[f];
+    watch(out, sizeof(out));
+    expect(fn, "valid call", call_bp(f, rows, k, x, k, out, words), SUCCESS);
+    expect(fn, "rows 0", call_bp(f, 0, k, x, k, out, words), INVALID);
+    expect(fn, "k 0", call_bp(f, rows, 0, x, k, out, words), INVALID);
+    expect(fn, "x NULL", call_bp(f, rows, k, NULL, k, out, words), INVALID);
+    expect(fn, "out NULL", call_bp(f, rows, k, x, k, NULL, words), INVALID);
+    expect(fn, "x_stride k - 1", call_bp(f, rows, k, x, k - 1, out, words), INVALID);
+    expect(fn, "out_stride words - 1", call_bp(f, rows, k, x, k, out, words - 1), INVALID);
+    expect(fn, "rows SIZE_MAX / 2", call_bp(f, HUGE_SIZE, k, x, k, out, words), INVALID);
+    expect(fn, "x_stride SIZE_MAX / 2", call_bp(f, rows, k, x, HUGE_SIZE, out, words), INVALID);
+    expect(fn, "out_stride SIZE_MAX / 2", call_bp(f, rows, k, x, k, out, HUGE_SIZE), INVALID);
+    unwatch_all();
+  }
+}
+
+static void bin_pack_errors(const fixture* fx) {
+  const char* fn = "gemmi8_bin_pack";
+  size_t out = 0x5A5A5A;
+  watch(&out, sizeof(out));
+  expect("gemmi8_bin_pack_size", "size NULL", gemmi8_bin_pack_size(N, K, NULL), INVALID);
+  expect("gemmi8_bin_pack_size", "n 0", gemmi8_bin_pack_size(0, K, &out), INVALID);
+  expect("gemmi8_bin_pack_size", "k 0", gemmi8_bin_pack_size(N, 0, &out), INVALID);
+  expect("gemmi8_bin_pack_size", "k GEMMI8_BIN_MAX_K + 1",
+         gemmi8_bin_pack_size(N, GEMMI8_BIN_MAX_K + 1, &out), UNSUPPORTED);
+  expect("gemmi8_bin_pack_size", "n SIZE_MAX / 2 (size overflows)",
+         gemmi8_bin_pack_size(HUGE_SIZE, 640, &out), UNSUPPORTED);
+  unwatch_all();
+
+  size_t size = fx->bin_size;
+  size_t cap = size + 2 * GEMMI8_PACK_ALIGNMENT;
+  unsigned char* buf = t_alloc_aligned(cap);
+  t_fill_random(buf, cap);
+  const uint64_t* b = fx->b_bits; /* N rows of 3 words; as K x N: 1 word a row */
+  uint64_t b_kn[K];
+  t_fill_random(b_kn, sizeof(b_kn));
+  watch(buf, cap);
+  expect(fn, "valid call", gemmi8_bin_pack(N, K, b, 3, GEMMI8_B_NK, buf, size), SUCCESS);
+  expect(fn, "K x N, b_stride 1 word (valid)",
+         gemmi8_bin_pack(N, K, b_kn, 1, GEMMI8_B_KN, buf, size), SUCCESS);
+  expect(fn, "packed_size larger than needed (valid)",
+         gemmi8_bin_pack(N, K, b, 3, GEMMI8_B_NK, buf, cap), SUCCESS);
+  expect(fn, "n 0", gemmi8_bin_pack(0, K, b, 3, GEMMI8_B_NK, buf, size), INVALID);
+  expect(fn, "k 0", gemmi8_bin_pack(N, 0, b, 3, GEMMI8_B_NK, buf, size), INVALID);
+  expect(fn, "b NULL", gemmi8_bin_pack(N, K, NULL, 3, GEMMI8_B_NK, buf, size), INVALID);
+  expect(fn, "packed NULL", gemmi8_bin_pack(N, K, b, 3, GEMMI8_B_NK, NULL, size), INVALID);
+  expect(fn, "N x K, b_stride words(k) - 1",
+         gemmi8_bin_pack(N, K, b, 2, GEMMI8_B_NK, buf, size), INVALID);
+  expect(fn, "K x N, b_stride 0 (< words(n))",
+         gemmi8_bin_pack(N, K, b_kn, 0, GEMMI8_B_KN, buf, size), INVALID);
+  expect(fn, "flags 2", gemmi8_bin_pack(N, K, b, 3, 2u, buf, size), INVALID);
+  expect(fn, "packed misaligned by 8 bytes",
+         gemmi8_bin_pack(N, K, b, 3, GEMMI8_B_NK, buf + 8, size), INVALID);
+  expect(fn, "packed_size one byte short",
+         gemmi8_bin_pack(N, K, b, 3, GEMMI8_B_NK, buf, size - 1), INVALID);
+  /* K too large: no real B exists; the library must not read it. Which check comes
+   * first (K or the buffer size) is not specified. */
+  size_t huge_k = GEMMI8_BIN_MAX_K + 1;
+  expect2(fn, "k GEMMI8_BIN_MAX_K + 1",
+          gemmi8_bin_pack(1, huge_k, b, GEMMI8_BIN_WORDS(huge_k), GEMMI8_B_NK, buf, cap),
+          UNSUPPORTED, INVALID);
+  expect2(fn, "n SIZE_MAX / 2", gemmi8_bin_pack(HUGE_SIZE, K, b, 3, GEMMI8_B_NK, buf, cap),
+          INVALID, UNSUPPORTED);
+  unwatch_all();
+  free(buf);
+
+  void* sentinel = &out;
+  void* packed = sentinel;
+  fn = "gemmi8_bin_pack_alloc";
+  watch(&packed, sizeof(packed));
+  expect(fn, "packed NULL", gemmi8_bin_pack_alloc(N, K, b, 3, GEMMI8_B_NK, NULL), INVALID);
+  expect(fn, "n 0", gemmi8_bin_pack_alloc(0, K, b, 3, GEMMI8_B_NK, &packed), INVALID);
+  expect(fn, "k 0", gemmi8_bin_pack_alloc(N, 0, b, 3, GEMMI8_B_NK, &packed), INVALID);
+  expect(fn, "b NULL", gemmi8_bin_pack_alloc(N, K, NULL, 3, GEMMI8_B_NK, &packed), INVALID);
+  expect(fn, "b_stride words(k) - 1", gemmi8_bin_pack_alloc(N, K, b, 2, GEMMI8_B_NK, &packed),
+         INVALID);
+  expect(fn, "flags 3", gemmi8_bin_pack_alloc(N, K, b, 3, 3u, &packed), INVALID);
+  expect(fn, "k GEMMI8_BIN_MAX_K + 1",
+         gemmi8_bin_pack_alloc(1, huge_k, b, GEMMI8_BIN_WORDS(huge_k), GEMMI8_B_NK, &packed),
+         UNSUPPORTED);
+  expect2(fn, "n SIZE_MAX / 2", gemmi8_bin_pack_alloc(HUGE_SIZE, K, b, 3, GEMMI8_B_NK, &packed),
+          INVALID, UNSUPPORTED);
+  unwatch_all();
+}
+
+typedef enum bfunc { B_S32, B_F32, B_BITS } bfunc;
+static const char* const bfunc_names[] = {"gemmi8_bin_gemm_s32", "gemmi8_bin_gemm_f32",
+                                          "gemmi8_bin_gemm_bits"};
+
+static gemmi8_status call_b(bfunc f, size_t m, size_t n, size_t k, const uint64_t* a,
+                            size_t a_stride, const void* packed, void* c, size_t c_stride) {
+  static const float scale[N + 1] = {1, -1, 0.5f, 0, 2, 3};
+  static const float bias[N + 1] = {0, 1, -1, 0.5f, -0.5f, 9};
+  switch (f) {
+    case B_S32:
+      return gemmi8_bin_gemm_s32(m, n, k, a, a_stride, packed, c, c_stride);
+    case B_F32:
+      return gemmi8_bin_gemm_f32(m, n, k, a, a_stride, packed, scale, bias, c, c_stride);
+    case B_BITS:
+      return gemmi8_bin_gemm_bits(m, n, k, a, a_stride, packed, scale, bias, c, c_stride);
+  }
+  return SUCCESS;
+}
+
+static void bin_gemm_errors(const fixture* fx) {
+  uint64_t c[M * N + 8]; /* big enough for every output kind */
+  const uint64_t* a = fx->a_bits;
+  for (int fi = B_S32; fi <= B_BITS; fi++) {
+    bfunc f = (bfunc) fi;
+    const char* fn = bfunc_names[f];
+    size_t cs = f == B_BITS ? 1 : N; /* smallest c_stride */
+    t_fill_random(c, sizeof(c));
+    watch(c, sizeof(c));
+    expect(fn, "valid call", call_b(f, M, N, K, a, 3, fx->bin, c, cs), SUCCESS);
+    if (f == B_F32)
+      expect(fn, "scale and bias NULL (valid)",
+             gemmi8_bin_gemm_f32(M, N, K, a, 3, fx->bin, NULL, NULL, (float*) c, N), SUCCESS);
+    if (f == B_BITS)
+      expect(fn, "scale and bias NULL (valid)",
+             gemmi8_bin_gemm_bits(M, N, K, a, 3, fx->bin, NULL, NULL, c, 1), SUCCESS);
+    expect(fn, "a NULL", call_b(f, M, N, K, NULL, 3, fx->bin, c, cs), INVALID);
+    expect(fn, "packed_b NULL", call_b(f, M, N, K, a, 3, NULL, c, cs), INVALID);
+    expect(fn, "c NULL", call_b(f, M, N, K, a, 3, fx->bin, NULL, cs), INVALID);
+    expect(fn, "m 0", call_b(f, 0, N, K, a, 3, fx->bin, c, cs), INVALID);
+    expect(fn, "n 0", call_b(f, M, 0, K, a, 3, fx->bin, c, cs), INVALID);
+    expect(fn, "k 0", call_b(f, M, N, 0, a, 3, fx->bin, c, cs), INVALID);
+    expect(fn, "a_stride words(k) - 1", call_b(f, M, N, K, a, 2, fx->bin, c, cs), INVALID);
+    expect(fn, f == B_BITS ? "c_stride 0 words" : "c_stride n - 1",
+           call_b(f, M, N, K, a, 3, fx->bin, c, cs - 1), INVALID);
+    expect(fn, "m SIZE_MAX / 2", call_b(f, HUGE_SIZE, N, K, a, 3, fx->bin, c, cs), INVALID);
+    expect(fn, "a_stride SIZE_MAX / 2", call_b(f, M, N, K, a, HUGE_SIZE, fx->bin, c, cs),
+           INVALID);
+    expect(fn, "c_stride SIZE_MAX / 2", call_b(f, M, N, K, a, 3, fx->bin, c, HUGE_SIZE),
+           INVALID);
+    expect(fn, "n + 1 (not the packed n)",
+           call_b(f, M, N + 1, K, a, 3, fx->bin, c, f == B_BITS ? 1 : N + 1), INVALID);
+    expect(fn, "k + 1 (same words, not the packed k)",
+           call_b(f, M, N, K + 1, a, 3, fx->bin, c, cs), INVALID);
+    expect(fn, "k - 1 (not the packed k)", call_b(f, M, N, K - 1, a, 3, fx->bin, c, cs),
+           INVALID);
+    expect(fn, "qu8 weights", call_b(f, M, N, K, a, 3, fx->qu8, c, cs), INVALID);
+    expect(fn, "qs8 weights", call_b(f, M, N, K, a, 3, fx->qs8, c, cs), INVALID);
+    unwatch_all();
+  }
+}
+
+void test_errors(void) {
+  fixture fx;
+  if (fixture_make(&fx)) {
+    qgemm_errors(&fx);
+    requant_errors(&fx);
+    qpack_errors(&fx);
+    bin_pack_rows_errors();
+    bin_pack_errors(&fx);
+    bin_gemm_errors(&fx);
+  }
+  fixture_free(&fx);
+}
+
+/* ---- status strings, version, ISA -------------------------------------------------------- */
+
+void test_misc(void) {
+  const gemmi8_status all[] = {gemmi8_status_success, gemmi8_status_invalid_parameter,
+                               gemmi8_status_unsupported_parameter,
+                               gemmi8_status_out_of_memory,
+                               gemmi8_status_unsupported_hardware};
+  for (size_t i = 0; i < T_COUNT(all); i++) {
+    const char* s = gemmi8_status_string(all[i]);
+    int distinct = 1;
+    for (size_t j = 0; s != NULL && j < i; j++) {
+      const char* o = gemmi8_status_string(all[j]);
+      if (o != NULL && strcmp(o, s) == 0) distinct = 0;
+    }
+    t_expect(s != NULL && *s != '\0' && strcmp(s, "unknown status") != 0 && distinct,
+             "gemmi8_status_string", "status %d: \"%s\"%s", (int) all[i], s ? s : "(NULL)",
+             distinct ? "" : " (same as another status)");
+  }
+  const char* inv = gemmi8_status_string(gemmi8_status_invalid_parameter);
+  t_expect(inv != NULL && strcmp(inv, "invalid parameter") == 0, "gemmi8_status_string",
+           "invalid_parameter: \"%s\", expected \"invalid parameter\"", inv ? inv : "(NULL)");
+  const gemmi8_status unknown[] = {(gemmi8_status) 5, (gemmi8_status) 99,
+                                   (gemmi8_status) 0x7FFFFFFF};
+  for (size_t i = 0; i < T_COUNT(unknown); i++) {
+    const char* s = gemmi8_status_string(unknown[i]);
+    t_expect(s != NULL && strcmp(s, "unknown status") == 0, "gemmi8_status_string",
+             "status %d: \"%s\", expected \"unknown status\"", (int) unknown[i], s ? s : "(NULL)");
+  }
+
+  char want[32];
+  snprintf(want, sizeof(want), "%d.%d.%d", GEMMI8_VERSION_MAJOR, GEMMI8_VERSION_MINOR,
+           GEMMI8_VERSION_PATCH);
+  const char* v = gemmi8_version();
+  t_expect(v != NULL && strcmp(v, want) == 0, "gemmi8_version", "\"%s\", expected \"%s\"",
+           v ? v : "(NULL)", want);
+  t_expect(GEMMI8_VERSION == GEMMI8_VERSION_MAJOR * 10000 + GEMMI8_VERSION_MINOR * 100 +
+                                 GEMMI8_VERSION_PATCH,
+           "GEMMI8_VERSION", "%d", GEMMI8_VERSION);
+
+  const char* isa = gemmi8_isa_name();
+  t_expect(isa != NULL && strcmp(isa, t_isa()) == 0, "gemmi8_isa_name",
+           "\"%s\" after forcing \"%s\"", isa ? isa : "(NULL)", t_isa());
+  t_expect(!gemmi8_isa_supported("no-such-isa") && gemmi8_isa_force("no-such-isa") == -1,
+           "gemmi8_isa_force", "accepted an unknown name");
+  isa = gemmi8_isa_name();
+  t_expect(isa != NULL && strcmp(isa, t_isa()) == 0, "gemmi8_isa_name",
+           "\"%s\" after a refused force, expected \"%s\" to stay", isa ? isa : "(NULL)", t_isa());
+}

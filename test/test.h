@@ -1,0 +1,110 @@
+/*
+ * Shared helpers of the gemmi8 test suite: pass/fail counting, a seeded random
+ * generator, output buffers with guard bytes, and the list of test groups.
+ *
+ * Every test group is run once per instruction set (see main.c) with the same
+ * seed, so all kernel sets see the same cases.
+ */
+#ifndef GEMMI8_TEST_H
+#define GEMMI8_TEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gemmi8.h"
+
+#if defined(__GNUC__)
+#define T_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define T_PRINTF(fmt, args)
+#endif
+
+#define T_COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+/* ---- run state (main.c) ------------------------------------------------------ */
+
+/* 1 when GEMMI8_TEST_QUICK=1: smaller sweeps (sanitizers, emulators). */
+extern int t_quick;
+
+/* Name of the instruction set under test ("reference" before the first one). */
+const char* t_isa(void);
+
+/* Records one passed check. */
+void t_pass(void);
+
+/* Records one failed check and prints "FAIL [isa] func: message" (printing is
+ * capped per instruction set; every failure is counted). */
+void t_fail(const char* func, const char* fmt, ...) T_PRINTF(2, 3);
+
+/* t_pass() if ok, else t_fail(); returns ok. */
+int t_expect(int ok, const char* func, const char* fmt, ...) T_PRINTF(3, 4);
+
+/* ---- random numbers (util.c) -------------------------------------------------- */
+
+void t_seed(uint64_t seed);
+uint64_t t_rand64(void);
+/* Uniform in [0, n), n > 0. */
+uint32_t t_below(uint32_t n);
+/* Uniform in [lo, hi], inclusive. */
+int64_t t_range(int64_t lo, int64_t hi);
+/* Uniform in [0, 1). */
+double t_unit(void);
+/* One element of a constant array. */
+#define T_PICK(array) ((array)[t_below((uint32_t) T_COUNT(array))])
+/* Fills bytes with random values. */
+void t_fill_random(void* p, size_t bytes);
+
+/* ---- memory (util.c) ---------------------------------------------------------- */
+
+/* malloc that never returns NULL (the suite stops on exhaustion). size 0 is 1. */
+void* t_alloc(size_t size);
+/* The same, at a GEMMI8_PACK_ALIGNMENT boundary; release with free(). */
+void* t_alloc_aligned(size_t size);
+/* t_alloc + memcpy. */
+void* t_dup(const void* p, size_t size);
+
+/* ---- output buffers with guards (util.c) -------------------------------------- */
+
+typedef enum t_elem { T_U8, T_S8, T_S32, T_F32, T_U64 } t_elem;
+size_t t_elem_size(t_elem elem);
+
+/* Bytes of guard before and after every output matrix. */
+#define T_GUARD 64
+
+/*
+ * An output matrix of rows x cols elements with row stride `stride` (elements),
+ * surrounded by guard bytes. The whole buffer is filled with random sentinel bytes;
+ * `expect` starts as a copy and the test writes the expected elements into it, so
+ * the stride padding and guards must stay as they were.
+ */
+typedef struct t_out {
+  unsigned char* mem;
+  unsigned char* expect;
+  void* body;  /* first element: what the library gets */
+  size_t rows, cols, stride, total;
+  t_elem elem;
+} t_out;
+
+void t_out_init(t_out* out, t_elem elem, size_t rows, size_t cols, size_t stride);
+void t_out_free(t_out* out);
+/* New random sentinel everywhere, in mem and expect. */
+void t_out_refill(t_out* out);
+/* Address of element (row, col) in the expected image. */
+void* t_out_want(const t_out* out, size_t row, size_t col);
+/* 1 if mem equals expect. Otherwise 0, with a description of the first difference
+ * in msg, and *row, *col set to its element (SIZE_MAX when in a guard or padding). */
+int t_out_same(const t_out* out, char* msg, size_t msg_size, size_t* row, size_t* col);
+/* 1 if mem is unchanged since the last init/refill (mem equals the sentinel). */
+int t_out_untouched(const t_out* out);
+
+/* ---- test groups (one file each) ----------------------------------------------- */
+
+void test_reference_self(void);   /* test-requant.c, run once before the ISAs */
+void test_misc(void);             /* test-errors.c: status strings, version, ISA name */
+void test_errors(void);           /* test-errors.c: bad inputs of every entry point */
+void test_quantize_multiplier(void); /* test-requant.c */
+void test_requant(void);          /* test-requant.c: trap cases, shift sweep, float ref */
+void test_qgemm(void);            /* test-qgemm.c: qu8/qs8 sweeps against the reference */
+void test_bin(void);              /* test-bin.c: binary GEMM and bit-packing helpers */
+
+#endif

@@ -125,17 +125,29 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_s32_avx512(
   }
 }
 
-/* TFLite fixed-point requantization of every lane, bytes stored under the mask. */
+/* TFLite fixed-point requantization of every lane, bytes stored under the mask.
+ * SaturatingRoundingDoublingHighMul and RoundingDivideByPOT(e) fold into one exact
+ * rounding of the 64-bit product p = x * multiplier:
+ *   r = floor((p + 2^30 + (e > 0 ? 2^(30+e) - [p < 0] * 2^31 : 0)) / 2^(31+e))
+ * (q = floor((p + 2^30) / 2^31) then floor((q + 2^(e-1) - [q < 0]) / 2^e); for e > 0,
+ * [q < 0] may be replaced by [p < 0]: where they differ, -2^30 <= p < 0, both give 0).
+ * Even lanes and odd lanes are computed in the quadwords and interleaved back. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_rndnu_avx512(
     const size_t MR, const size_t NJ, size_t mr, size_t nr, void* c, size_t c_stride,
     const struct gemmi8_qparams* p, __m512i vacc[][4])
 {
-  const __m512i vone = _mm512_set1_epi32(1);
   const __m512i vzero = _mm512_setzero_si512();
-  const __m512i vnudge = _mm512_set1_epi64(INT64_C(1) << 30);
   const __m512i vlo = _mm512_set1_epi32(p->min - p->zero_point);
   const __m512i vhi = _mm512_set1_epi32(p->max - p->zero_point);
   const __m512i vzp = _mm512_set1_epi32(p->zero_point);
+  const __m512i vlow32 = _mm512_set1_epi64(INT64_C(0xFFFFFFFF));
+  const __m512i v2_30 = _mm512_set1_epi64(INT64_C(1) << 30);
+  const __m512i v2_31 = _mm512_set1_epi64(INT64_C(1) << 31);
+  const __m512i vone64 = _mm512_set1_epi64(1);
+  const __m512i v30 = _mm512_set1_epi64(30);
+  const __m512i v31 = _mm512_set1_epi64(31);
+  const __m512i vinterleave =
+      _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
 #pragma GCC unroll 4
   for (size_t j = 0; j < NJ; j++) {
     const __mmask16 mask = gemmi8_column_mask(nr, j);
@@ -146,8 +158,16 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_rndnu_avx512(
                                                      p->channel_stride, mask);
     const __m512i vleft = _mm512_max_epi32(vshift, vzero);
     const __m512i vright = _mm512_max_epi32(_mm512_sub_epi32(vzero, vshift), vzero);
-    const __m512i vrmask = _mm512_sub_epi32(_mm512_sllv_epi32(vone, vright), vone);
-    const __m512i vhalf = _mm512_srli_epi32(vrmask, 1);
+    const __m512i ve_even = _mm512_and_si512(vright, vlow32);
+    const __m512i ve_odd = _mm512_srli_epi64(vright, 32);
+    const __mmask8 round_even = _mm512_test_epi64_mask(ve_even, ve_even);
+    const __mmask8 round_odd = _mm512_test_epi64_mask(ve_odd, ve_odd);
+    const __m512i vc_even = _mm512_add_epi64(
+        v2_30, _mm512_maskz_sllv_epi64(round_even, vone64, _mm512_add_epi64(ve_even, v30)));
+    const __m512i vc_odd = _mm512_add_epi64(
+        v2_30, _mm512_maskz_sllv_epi64(round_odd, vone64, _mm512_add_epi64(ve_odd, v30)));
+    const __m512i vsh_even = _mm512_add_epi64(ve_even, v31);
+    const __m512i vsh_odd = _mm512_add_epi64(ve_odd, v31);
     const int left = _mm512_test_epi32_mask(vleft, vleft) != 0;
 #pragma GCC unroll 16
     for (size_t i = 0; i < MR; i++) {
@@ -161,18 +181,17 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_rndnu_avx512(
             _mm512_xor_si512(_mm512_srai_epi32(x, 31), _mm512_set1_epi32(INT32_MAX));
         x = _mm512_mask_mov_epi32(shifted, overflow, saturated);
       }
-      /* SaturatingRoundingDoublingHighMul = floor((x * mul + 2^30) / 2^31), even lanes
-       * in the low halves of the quadwords, odd lanes doubled into the high halves */
-      const __m512i peven = _mm512_add_epi64(_mm512_mul_epi32(x, vmul), vnudge);
-      const __m512i podd =
-          _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), vmul_odd), vnudge);
-      const __m512i y = _mm512_mask_blend_epi32((__mmask16) 0xAAAA, _mm512_srli_epi64(peven, 31),
-                                                _mm512_add_epi64(podd, podd));
-      /* RoundingDivideByPOT: half away from zero */
-      const __m512i rem = _mm512_and_si512(y, vrmask);
-      const __m512i threshold = _mm512_sub_epi32(vhalf, _mm512_srai_epi32(y, 31));
-      __m512i r = _mm512_srav_epi32(y, vright);
-      r = _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(rem, threshold), r, vone);
+      __m512i peven = _mm512_mul_epi32(x, vmul);
+      __m512i podd = _mm512_mul_epi32(_mm512_srli_epi64(x, 32), vmul_odd);
+      const __mmask8 neg_even = _mm512_movepi64_mask(peven) & round_even;
+      const __mmask8 neg_odd = _mm512_movepi64_mask(podd) & round_odd;
+      peven = _mm512_add_epi64(peven, vc_even);
+      podd = _mm512_add_epi64(podd, vc_odd);
+      peven = _mm512_mask_sub_epi64(peven, neg_even, peven, v2_31);
+      podd = _mm512_mask_sub_epi64(podd, neg_odd, podd, v2_31);
+      peven = _mm512_srav_epi64(peven, vsh_even);
+      podd = _mm512_srav_epi64(podd, vsh_odd);
+      __m512i r = _mm512_permutex2var_epi32(peven, vinterleave, podd);
       r = _mm512_min_epi32(_mm512_max_epi32(r, vlo), vhi);
       r = _mm512_add_epi32(r, vzp);
       if (i < mr) {

@@ -1,0 +1,429 @@
+/*
+ * gemmi8-bench: gemmi8's own cases.
+ *
+ *   qu8      uint8 A (zero point 119) x uint8 B (zero point 131) + int32 bias,
+ *            fixed-point requantization with per-channel multipliers and shifts
+ *            from gemmi8_quantize_multipliers, output zero point 128, clamp 0..255.
+ *   qu8s32   the same operands, int32 accumulator output.
+ *   qs8      int8 A (zero point -7) x symmetric int8 B + bias, per-channel
+ *            fixed-point requantization, output zero point 5, clamp -128..127.
+ *   qs8s32   the same operands, int32 output.
+ *   bin      +1/-1 bits, K = Depth bits; A bit-packed by gemmi8_bin_pack_rows_s8
+ *            in setup, int32 output.
+ * Each runs on one kernel set, forced with gemmi8_isa_force() before packing and
+ * again before each timed loop. Weights are packed in setup, never timed.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cases.h"
+#include "gemmi8.h"
+#include "isa.h"
+
+typedef enum g8_kind {
+  G8_QU8,
+  G8_QU8_S32,
+  G8_QS8,
+  G8_QS8_S32,
+  G8_BIN,
+} g8_kind;
+
+typedef struct g8_state {
+  char isa[32];
+  size_t m, n, k;
+  void* a; /* M x K uint8 / int8, or M rows of bits */
+  size_t a_stride;
+  void* packed;
+  void* c; /* M x N uint8 / int8 / int32 */
+  size_t c_stride;
+  int32_t* multiplier;
+  int32_t* shift;
+  gemmi8_requant rq;
+} g8_state;
+
+/* Zero points and output windows: nonzero and off-centre, as trained models have. */
+#define QU8_A_ZP 119
+#define QU8_B_ZP 131
+#define QU8_C_ZP 128
+#define QS8_A_ZP (-7)
+#define QS8_C_ZP 5
+
+size_t bench_gemmi8_isas(const char** names, size_t cap) {
+  size_t count = 0;
+  for (const char* const* isa = gemmi8_isa_compiled(); *isa != NULL; isa++) {
+    if (gemmi8_isa_supported(*isa)) {
+      if (count < cap) {
+        names[count] = *isa;
+      }
+      count++;
+    }
+  }
+  return count;
+}
+
+static const char* select_isa(const char* isa) {
+  if (gemmi8_isa_force(isa) != 0) {
+    return bench_error("gemmi8_isa_force(\"%s\") failed", isa);
+  }
+  if (strcmp(gemmi8_isa_name(), isa) != 0) {
+    return bench_error("asked for kernel set %s, gemmi8 uses %s", isa, gemmi8_isa_name());
+  }
+  return NULL;
+}
+
+static void g8_teardown(void* opaque) {
+  g8_state* s = opaque;
+  if (s == NULL) {
+    return;
+  }
+  bench_free(s->a);
+  bench_free(s->packed);
+  bench_free(s->c);
+  bench_free(s->multiplier);
+  bench_free(s->shift);
+  free(s);
+}
+
+static const char* g8_prepare(void* opaque) {
+  g8_state* s = opaque;
+  return select_isa(s->isa);
+}
+
+static const char* status_error(const char* what, gemmi8_status status) {
+  return bench_error("%s: %s", what, gemmi8_status_string(status));
+}
+
+/* Per-channel requantization that maps the accumulator's spread (about
+ * sqrt(K) * sd_a * sd_b around the bias) onto most of the 8-bit range. */
+static const char* make_requant(g8_state* s, bench_rng* rng, double sd_a, double sd_b,
+                                int32_t zero_point, int32_t min, int32_t max) {
+  s->multiplier = bench_alloc(s->n * sizeof(int32_t));
+  s->shift = bench_alloc(s->n * sizeof(int32_t));
+  double* scale = malloc(s->n * sizeof(double));
+  if (s->multiplier == NULL || s->shift == NULL || scale == NULL) {
+    free(scale);
+    return "out of memory";
+  }
+  double spread = sqrt((double) s->k) * sd_a * sd_b;
+  for (size_t i = 0; i < s->n; i++) {
+    scale[i] = 48.0 / spread * bench_rng_real(rng, 0.5, 1.5);
+  }
+  gemmi8_status st = gemmi8_quantize_multipliers(s->n, scale, s->multiplier, s->shift);
+  free(scale);
+  if (st != gemmi8_status_success) {
+    return status_error("gemmi8_quantize_multipliers", st);
+  }
+  s->rq.mode = gemmi8_requant_fixedpoint;
+  s->rq.per_channel = 1;
+  s->rq.multiplier = s->multiplier;
+  s->rq.shift = s->shift;
+  s->rq.scale = NULL;
+  s->rq.zero_point = zero_point;
+  s->rq.min = min;
+  s->rq.max = max;
+  return NULL;
+}
+
+static int32_t* make_bias(bench_rng* rng, size_t n) {
+  int32_t* bias = bench_alloc(n * sizeof(int32_t));
+  if (bias != NULL) {
+    for (size_t i = 0; i < n; i++) {
+      bias[i] = bench_rng_int(rng, -20000, 20000);
+    }
+  }
+  return bias;
+}
+
+/* Standard deviation of a uniform integer in [lo, hi]. */
+static double uniform_sd(int lo, int hi) {
+  double width = (double) (hi - lo + 1);
+  return sqrt((width * width - 1.0) / 12.0);
+}
+
+static const char* setup_qu8(g8_state* s, bench_rng* rng, int requant) {
+  const uint8_t a_zp = QU8_A_ZP, b_zp = QU8_B_ZP;
+  size_t size = 0;
+  s->a_stride = s->k;
+  s->a = bench_alloc(bench_mul(s->m, s->k));
+  uint8_t* b = bench_alloc(bench_mul(s->n, s->k));
+  int32_t* bias = make_bias(rng, s->n);
+  const char* err = NULL;
+  if (s->a == NULL || b == NULL || bias == NULL) {
+    err = "out of memory";
+    goto done;
+  }
+  bench_fill_u8(rng, s->a, s->m * s->k);
+  bench_fill_u8(rng, b, s->n * s->k);
+  gemmi8_status st = gemmi8_qu8_pack_size(s->n, s->k, &size);
+  if (st != gemmi8_status_success) {
+    err = status_error("gemmi8_qu8_pack_size", st);
+    goto done;
+  }
+  s->packed = bench_alloc(size);
+  if (s->packed == NULL) {
+    err = "out of memory";
+    goto done;
+  }
+  st = gemmi8_qu8_pack(s->n, s->k, b, s->k, GEMMI8_B_NK, a_zp, &b_zp, 0, bias, s->packed,
+                       size);
+  if (st != gemmi8_status_success) {
+    err = status_error("gemmi8_qu8_pack", st);
+    goto done;
+  }
+  s->c_stride = s->n;
+  s->c = bench_alloc(bench_mul(bench_mul(s->m, s->n), requant ? 1 : sizeof(int32_t)));
+  if (s->c == NULL) {
+    err = "out of memory";
+    goto done;
+  }
+  if (requant) {
+    err = make_requant(s, rng, uniform_sd(0, 255), uniform_sd(0, 255), QU8_C_ZP, 0, 255);
+  }
+done:
+  bench_free(b);
+  bench_free(bias);
+  return err;
+}
+
+static const char* setup_qs8(g8_state* s, bench_rng* rng, int requant) {
+  size_t size = 0;
+  s->a_stride = s->k;
+  s->a = bench_alloc(bench_mul(s->m, s->k));
+  int8_t* b = bench_alloc(bench_mul(s->n, s->k));
+  int32_t* bias = make_bias(rng, s->n);
+  const char* err = NULL;
+  if (s->a == NULL || b == NULL || bias == NULL) {
+    err = "out of memory";
+    goto done;
+  }
+  bench_fill_s8(rng, s->a, s->m * s->k, -128, 127);
+  bench_fill_s8(rng, b, s->n * s->k, -127, 127);
+  gemmi8_status st = gemmi8_qs8_pack_size(s->n, s->k, &size);
+  if (st != gemmi8_status_success) {
+    err = status_error("gemmi8_qs8_pack_size", st);
+    goto done;
+  }
+  s->packed = bench_alloc(size);
+  if (s->packed == NULL) {
+    err = "out of memory";
+    goto done;
+  }
+  st = gemmi8_qs8_pack(s->n, s->k, b, s->k, GEMMI8_B_NK, QS8_A_ZP, bias, s->packed, size);
+  if (st != gemmi8_status_success) {
+    err = status_error("gemmi8_qs8_pack", st);
+    goto done;
+  }
+  s->c_stride = s->n;
+  s->c = bench_alloc(bench_mul(bench_mul(s->m, s->n), requant ? 1 : sizeof(int32_t)));
+  if (s->c == NULL) {
+    err = "out of memory";
+    goto done;
+  }
+  if (requant) {
+    err = make_requant(s, rng, uniform_sd(-128, 127), uniform_sd(-127, 127), QS8_C_ZP, -128,
+                       127);
+  }
+done:
+  bench_free(b);
+  bench_free(bias);
+  return err;
+}
+
+static const char* setup_bin(g8_state* s, bench_rng* rng) {
+  const size_t words = GEMMI8_BIN_WORDS(s->k);
+  size_t size = 0;
+  size_t rows = s->m > s->n ? s->m : s->n;
+  int8_t* values = bench_alloc(bench_mul(rows, s->k)); /* A, then B, before bit packing */
+  uint64_t* b = bench_alloc(bench_mul(bench_mul(s->n, words), sizeof(uint64_t)));
+  s->a_stride = words;
+  s->a = bench_alloc(bench_mul(bench_mul(s->m, words), sizeof(uint64_t)));
+  const char* err = NULL;
+  if (values == NULL || b == NULL || s->a == NULL) {
+    err = "out of memory";
+    goto done;
+  }
+  bench_fill_s8(rng, values, s->m * s->k, -128, 127);
+  gemmi8_status st = gemmi8_bin_pack_rows_s8(s->m, s->k, values, s->k, s->a, words);
+  if (st != gemmi8_status_success) {
+    err = status_error("gemmi8_bin_pack_rows_s8 (A)", st);
+    goto done;
+  }
+  bench_fill_s8(rng, values, s->n * s->k, -128, 127);
+  st = gemmi8_bin_pack_rows_s8(s->n, s->k, values, s->k, b, words);
+  if (st != gemmi8_status_success) {
+    err = status_error("gemmi8_bin_pack_rows_s8 (B)", st);
+    goto done;
+  }
+  st = gemmi8_bin_pack_size(s->n, s->k, &size);
+  if (st != gemmi8_status_success) {
+    err = status_error("gemmi8_bin_pack_size", st);
+    goto done;
+  }
+  s->packed = bench_alloc(size);
+  if (s->packed == NULL) {
+    err = "out of memory";
+    goto done;
+  }
+  st = gemmi8_bin_pack(s->n, s->k, b, words, GEMMI8_B_NK, s->packed, size);
+  if (st != gemmi8_status_success) {
+    err = status_error("gemmi8_bin_pack", st);
+    goto done;
+  }
+  s->c_stride = s->n;
+  s->c = bench_alloc(bench_mul(bench_mul(s->m, s->n), sizeof(int32_t)));
+  if (s->c == NULL) {
+    err = "out of memory";
+  }
+done:
+  bench_free(values);
+  bench_free(b);
+  return err;
+}
+
+static const char* run_qu8(void* opaque) {
+  const g8_state* s = opaque;
+  gemmi8_status st = gemmi8_qu8_gemm(s->m, s->n, s->k, s->a, s->a_stride, s->packed, &s->rq,
+                                     s->c, s->c_stride);
+  return st == gemmi8_status_success ? NULL : status_error("gemmi8_qu8_gemm", st);
+}
+
+static const char* run_qu8s32(void* opaque) {
+  const g8_state* s = opaque;
+  gemmi8_status st =
+      gemmi8_qu8_gemm_s32(s->m, s->n, s->k, s->a, s->a_stride, s->packed, s->c, s->c_stride);
+  return st == gemmi8_status_success ? NULL : status_error("gemmi8_qu8_gemm_s32", st);
+}
+
+static const char* run_qs8(void* opaque) {
+  const g8_state* s = opaque;
+  gemmi8_status st = gemmi8_qs8_gemm(s->m, s->n, s->k, s->a, s->a_stride, s->packed, &s->rq,
+                                     s->c, s->c_stride);
+  return st == gemmi8_status_success ? NULL : status_error("gemmi8_qs8_gemm", st);
+}
+
+static const char* run_qs8s32(void* opaque) {
+  const g8_state* s = opaque;
+  gemmi8_status st =
+      gemmi8_qs8_gemm_s32(s->m, s->n, s->k, s->a, s->a_stride, s->packed, s->c, s->c_stride);
+  return st == gemmi8_status_success ? NULL : status_error("gemmi8_qs8_gemm_s32", st);
+}
+
+static const char* run_bin(void* opaque) {
+  const g8_state* s = opaque;
+  gemmi8_status st =
+      gemmi8_bin_gemm_s32(s->m, s->n, s->k, s->a, s->a_stride, s->packed, s->c, s->c_stride);
+  return st == gemmi8_status_success ? NULL : status_error("gemmi8_bin_gemm_s32", st);
+}
+
+static const char* g8_setup(const bench_shape* shape, const char* isa, g8_kind kind,
+                            void** state) {
+  static const char* const salts[] = {"gemmi8-qu8", "gemmi8-qu8", "gemmi8-qs8", "gemmi8-qs8",
+                                      "gemmi8-bin"};
+  static const char* (*const runs[])(void*) = {run_qu8, run_qu8s32, run_qs8, run_qs8s32,
+                                               run_bin};
+  if (isa == NULL || strlen(isa) >= sizeof(((g8_state*) NULL)->isa)) {
+    return "gemmi8 case without a kernel set";
+  }
+  g8_state* s = calloc(1, sizeof(*s));
+  if (s == NULL) {
+    return "out of memory";
+  }
+  strcpy(s->isa, isa);
+  s->m = shape->col;
+  s->n = shape->row;
+  s->k = shape->depth;
+  bench_rng rng;
+  /* The same data for a shape on every kernel set. */
+  bench_rng_seed(&rng, shape, salts[kind]);
+  const char* err = select_isa(isa);
+  if (err == NULL) {
+    switch (kind) {
+      case G8_QU8:
+      case G8_QU8_S32:
+        err = setup_qu8(s, &rng, kind == G8_QU8);
+        break;
+      case G8_QS8:
+      case G8_QS8_S32:
+        err = setup_qs8(s, &rng, kind == G8_QS8);
+        break;
+      case G8_BIN:
+        err = setup_bin(s, &rng);
+        break;
+    }
+  }
+  if (err == NULL) {
+    err = runs[kind](s); /* checks the call and warms caches */
+  }
+  if (err != NULL) {
+    g8_teardown(s);
+    return err;
+  }
+  *state = s;
+  return NULL;
+}
+
+static const char* setup_qu8_requant(const bench_shape* shape, const char* isa, void** state) {
+  return g8_setup(shape, isa, G8_QU8, state);
+}
+static const char* setup_qu8_s32(const bench_shape* shape, const char* isa, void** state) {
+  return g8_setup(shape, isa, G8_QU8_S32, state);
+}
+static const char* setup_qs8_requant(const bench_shape* shape, const char* isa, void** state) {
+  return g8_setup(shape, isa, G8_QS8, state);
+}
+static const char* setup_qs8_s32(const bench_shape* shape, const char* isa, void** state) {
+  return g8_setup(shape, isa, G8_QS8_S32, state);
+}
+static const char* setup_bin_s32(const bench_shape* shape, const char* isa, void** state) {
+  return g8_setup(shape, isa, G8_BIN, state);
+}
+
+/* The avx512vpopcnt level adds binary kernels and reuses avx512vnni's int8 ones
+ * (src/init.c): benchmarking int8 there again would only cost time. */
+static const char* const int8_skip_isas[] = {"avx512vpopcnt", NULL};
+
+#define GEMMI8_CASE(variant_name, skip, setup_fn, run_fn) \
+  {                                                       \
+      .library = "gemmi8",                                \
+      .variant = variant_name,                            \
+      .flags = BENCH_CASE_GEMMI8_ISA,                     \
+      .skip_isas = skip,                                  \
+      .unavailable = NULL,                                \
+      .setup = setup_fn,                                  \
+      .prepare = g8_prepare,                              \
+      .run = run_fn,                                      \
+      .teardown = g8_teardown,                            \
+  }
+
+const bench_case bench_gemmi8_qu8 =
+    GEMMI8_CASE("qu8", int8_skip_isas, setup_qu8_requant, run_qu8);
+const bench_case bench_gemmi8_qu8s32 =
+    GEMMI8_CASE("qu8s32", int8_skip_isas, setup_qu8_s32, run_qu8s32);
+const bench_case bench_gemmi8_qs8 =
+    GEMMI8_CASE("qs8", int8_skip_isas, setup_qs8_requant, run_qs8);
+const bench_case bench_gemmi8_qs8s32 =
+    GEMMI8_CASE("qs8s32", int8_skip_isas, setup_qs8_s32, run_qs8s32);
+const bench_case bench_gemmi8_bin = GEMMI8_CASE("bin", NULL, setup_bin_s32, run_bin);
+
+/* ---- library ----------------------------------------------------------------- */
+
+static void g8_context(bench_context_fn add, void* ctx) {
+  char list[256];
+  add(ctx, "gemmi8_version", gemmi8_version());
+  add(ctx, "gemmi8_isa_default", gemmi8_isa_name());
+  list[0] = '\0';
+  for (const char* const* isa = gemmi8_isa_compiled(); *isa != NULL; isa++) {
+    size_t used = strlen(list);
+    /* "name" or "name(unsupported)", comma separated */
+    const char* note = gemmi8_isa_supported(*isa) ? "" : "(unsupported)";
+    if (used + strlen(*isa) + strlen(note) + 2 < sizeof(list)) {
+      strcat(list, used == 0 ? "" : ",");
+      strcat(list, *isa);
+      strcat(list, note);
+    }
+  }
+  add(ctx, "gemmi8_isas", list);
+}
+
+const bench_library bench_library_gemmi8 = {"gemmi8", NULL, g8_context};

@@ -1,0 +1,258 @@
+// gemmi8-bench: registers the C benchmark cases (cases.h) with Google Benchmark.
+//
+// One benchmark per (case, shape), and per gemmi8 kernel set supported here for
+// gemmi8 cases, named <library>/<variant>/<Row>x<Col>x<Depth> (Row = N output
+// channels, Col = M pixels, Depth = K), with a GOPS counter: 2*M*N*K / s / 1e9.
+//
+// A case is set up once (inputs, packed weights: never timed) the first time it
+// runs and kept for its next repetitions, so that repetitions can be interleaved
+// (--benchmark_enable_random_interleaving) without setting up again; the least
+// recently used cases are torn down when set-up memory passes a budget.
+//
+// Options besides Google Benchmark's own (see --help):
+//   --shapes=FILE   shape file (else $GEMMI8_BENCH_SHAPES, else bench/shapes.txt)
+//   --real_time     time by wall clock (names get Google Benchmark's /real_time)
+// Environment: GEMMI8_BENCH_MEMORY_MB (set-up memory budget, default 4096),
+// GEMMI8_BENCH_ISAS (comma-separated gemmi8 kernel sets to benchmark; default all).
+// Exit status 2 if any benchmark failed (after all have run).
+
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cases.h"
+
+namespace {
+
+struct Instance {
+  const bench_case* kase = nullptr;
+  bench_shape shape = {0, 0, 0};
+  std::string isa;  // gemmi8 kernel set, or empty
+  std::string name;
+  void* state = nullptr;
+  std::string setup_error;  // remembered: a failed setup is not retried
+  unsigned long long last_use = 0;
+};
+
+std::vector<std::unique_ptr<Instance>> instances;
+std::vector<std::string> failed;
+unsigned long long use_clock = 0;
+size_t memory_budget = size_t{4096} << 20;
+
+void Release(Instance* in) {
+  if (in->state != nullptr) {
+    in->kase->teardown(in->state);
+    in->state = nullptr;
+  }
+}
+
+// Sets the instance up if it is not already, then evicts others over the budget.
+const char* Acquire(Instance* in) {
+  in->last_use = ++use_clock;
+  if (in->state != nullptr) return nullptr;
+  if (!in->setup_error.empty()) return in->setup_error.c_str();
+  const char* isa = in->isa.empty() ? nullptr : in->isa.c_str();
+  void* state = nullptr;
+  const char* err = in->kase->setup(&in->shape, isa, &state);
+  if (err != nullptr) {
+    in->setup_error = std::string("setup: ") + err;
+    return in->setup_error.c_str();
+  }
+  in->state = state;
+  while (bench_live_bytes() > memory_budget) {
+    Instance* lru = nullptr;
+    for (auto& other : instances) {
+      if (other.get() != in && other->state != nullptr &&
+          (lru == nullptr || other->last_use < lru->last_use)) {
+        lru = other.get();
+      }
+    }
+    if (lru == nullptr) break;
+    Release(lru);
+  }
+  return nullptr;
+}
+
+void Fail(benchmark::State& st, Instance* in, const char* err) {
+  st.SkipWithError(err);
+  std::string entry = in->name + ": " + err;
+  for (const auto& f : failed) {
+    if (f == entry) return;
+  }
+  failed.push_back(entry);
+}
+
+void Run(benchmark::State& st, Instance* in) {
+  const char* err = Acquire(in);
+  if (err == nullptr && in->kase->prepare != nullptr) err = in->kase->prepare(in->state);
+  if (err != nullptr) {
+    Fail(st, in, err);
+    return;
+  }
+  for (auto _ : st) {
+    err = in->kase->run(in->state);
+    if (err != nullptr) {
+      Fail(st, in, err);
+      break;
+    }
+  }
+  const double ops = 2.0 * static_cast<double>(in->shape.row) *
+                     static_cast<double>(in->shape.col) * static_cast<double>(in->shape.depth);
+  st.counters["GOPS"] =
+      benchmark::Counter(ops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+bool Listed(const char* const* names, const char* name) {
+  for (; names != nullptr && *names != nullptr; names++) {
+    if (std::strcmp(*names, name) == 0) return true;
+  }
+  return false;
+}
+
+// GEMMI8_BENCH_ISAS=generic,avx2 restricts the gemmi8 kernel sets benchmarked.
+bool Wanted(const char* isa) {
+  const char* list = std::getenv("GEMMI8_BENCH_ISAS");
+  if (list == nullptr || list[0] == '\0') return true;
+  std::string padded = std::string(",") + list + ",";
+  return padded.find(std::string(",") + isa + ",") != std::string::npos;
+}
+
+std::string ShapeName(const bench_shape& s) {
+  return std::to_string(s.row) + "x" + std::to_string(s.col) + "x" + std::to_string(s.depth);
+}
+
+extern "C" {
+static void AddContext(void* ctx, const char* key, const char* value) {
+  static_cast<void>(ctx);
+  benchmark::AddCustomContext(key, value != nullptr ? value : "(null)");
+}
+}
+
+void PrintOwnHelp() {
+  std::printf(
+      "gemmi8-bench options:\n"
+      "  --shapes=FILE   shapes 'Row Col Depth' a line (default $GEMMI8_BENCH_SHAPES or\n"
+      "                  bench/shapes.txt); Row = N, Col = M, Depth = K\n"
+      "  --real_time     measure wall-clock time (names end in /real_time)\n"
+      "  GEMMI8_BENCH_MEMORY_MB  memory kept for set-up cases (default 4096)\n"
+      "  GEMMI8_BENCH_ISAS       gemmi8 kernel sets to run, comma-separated (default all)\n"
+      "Benchmarks are named <library>/<variant>/<Row>x<Col>x<Depth>; select them with\n"
+      "--benchmark_filter=REGEX. Google Benchmark's options follow.\n\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Our options first; Google Benchmark rejects what it does not know.
+  std::string shapes_path;
+  bool real_time = false;
+  int kept = 1;
+  for (int i = 1; i < argc; i++) {
+    if (std::strncmp(argv[i], "--shapes=", 9) == 0) {
+      shapes_path = argv[i] + 9;
+    } else if (std::strcmp(argv[i], "--real_time") == 0) {
+      real_time = true;
+    } else {
+      if (std::strcmp(argv[i], "--help") == 0) PrintOwnHelp();
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  argv[argc] = nullptr;
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+
+  if (shapes_path.empty()) {
+    const char* env = std::getenv("GEMMI8_BENCH_SHAPES");
+    shapes_path = env != nullptr && env[0] != '\0' ? env : "bench/shapes.txt";
+  }
+  if (const char* env = std::getenv("GEMMI8_BENCH_MEMORY_MB")) {
+    memory_budget = static_cast<size_t>(std::strtoull(env, nullptr, 10)) << 20;
+  }
+
+  std::vector<bench_shape> shapes(256);
+  char err[512];
+  long count = bench_read_shapes(shapes_path.c_str(), shapes.data(), shapes.size(), err,
+                                 sizeof(err));
+  if (count < 0) {
+    std::fprintf(stderr, "gemmi8-bench: %s\n", err);
+    return 1;
+  }
+  if (count == 0 || static_cast<size_t>(count) > shapes.size()) {
+    std::fprintf(stderr, "gemmi8-bench: %s: expected 1 to %zu shapes, found %ld\n",
+                 shapes_path.c_str(), shapes.size(), count);
+    return 1;
+  }
+  shapes.resize(static_cast<size_t>(count));
+
+  size_t library_count = 0;
+  const bench_library* const* libraries = bench_libraries(&library_count);
+  for (size_t i = 0; i < library_count; i++) {
+    if (libraries[i]->init != nullptr) libraries[i]->init();
+  }
+
+  const char* isas[16];
+  size_t isa_count = bench_gemmi8_isas(isas, 16);
+  if (isa_count > 16) isa_count = 16;
+
+  size_t case_count = 0;
+  const bench_case* const* cases = bench_cases(&case_count);
+  std::string skipped;
+  for (size_t i = 0; i < case_count; i++) {
+    const bench_case* c = cases[i];
+    const char* why = c->unavailable != nullptr ? c->unavailable() : nullptr;
+    if (why != nullptr) {
+      std::fprintf(stderr, "gemmi8-bench: skipping %s/%s: %s\n", c->library, c->variant, why);
+      skipped += std::string(skipped.empty() ? "" : "; ") + c->library + "/" + c->variant +
+                 " (" + why + ")";
+      continue;
+    }
+    std::vector<std::string> targets;
+    if (c->flags & BENCH_CASE_GEMMI8_ISA) {
+      for (size_t j = 0; j < isa_count; j++) {
+        if (!Listed(c->skip_isas, isas[j]) && Wanted(isas[j])) targets.push_back(isas[j]);
+      }
+    } else {
+      targets.push_back("");
+    }
+    for (const std::string& isa : targets) {
+      std::string variant = c->variant;
+      if (!isa.empty()) variant += "-" + isa;
+      for (const bench_shape& shape : shapes) {
+        auto in = std::make_unique<Instance>();
+        in->kase = c;
+        in->shape = shape;
+        in->isa = isa;
+        in->name = std::string(c->library) + "/" + variant + "/" + ShapeName(shape);
+        Instance* raw = in.get();
+        instances.push_back(std::move(in));
+        auto* b = benchmark::RegisterBenchmark(
+            raw->name.c_str(), [raw](benchmark::State& st) { Run(st, raw); });
+        b->Unit(benchmark::kMicrosecond);
+        if (real_time) b->UseRealTime();
+      }
+    }
+  }
+
+  benchmark::AddCustomContext("shapes_file", shapes_path);
+  benchmark::AddCustomContext("skipped_cases", skipped.empty() ? "none" : skipped);
+  for (size_t i = 0; i < library_count; i++) {
+    if (libraries[i]->context != nullptr) libraries[i]->context(AddContext, nullptr);
+  }
+
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  for (auto& in : instances) Release(in.get());
+
+  if (!failed.empty()) {
+    std::fprintf(stderr, "gemmi8-bench: %zu benchmark(s) failed:\n", failed.size());
+    for (const auto& f : failed) std::fprintf(stderr, "  %s\n", f.c_str());
+    return 2;
+  }
+  return 0;
+}

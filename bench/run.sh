@@ -1,0 +1,108 @@
+#!/bin/sh
+# Runs the benchmark the way its numbers are meant to be read, then reports:
+#   sh bench/run.sh ./build/gemmi8-bench [more Google Benchmark options]
+#
+# Every benchmark runs GEMMI8_BENCH_REPS times (default 3), the repetitions of all
+# libraries randomly interleaved (the VM has slow phases), single-threaded; the
+# console shows mean/median/stddev/cv; build/bench.json keeps every repetition and
+# bench/report.py turns it into build/bench.md (median GOPS per shape and case),
+# build/bench.dat and, with gnuplot, build/bench.png.
+#
+# Environment:
+#   GEMMI8_BENCH_REPS       repetitions (default 3)
+#   GEMMI8_BENCH_MIN_TIME   seconds per repetition, at least (default 0.2)
+#   GEMMI8_BENCH_FILTER     regex of benchmark names to run (default all)
+#   GEMMI8_BENCH_SHAPES     shape file (default bench/shapes.txt)
+#   GEMMI8_BENCH_ISAS       gemmi8 kernel sets, comma-separated (default all here)
+#   GEMMI8_BENCH_OUT        output directory (default build)
+#   GEMMI8_BENCH_OPENBLAS_CORE  OpenBLAS core; default SkylakeX on AVX-512 x86,
+#                           Haswell on AVX2 x86 (this overrides OPENBLAS_CORETYPE),
+#                           else OpenBLAS's own choice
+set -eu
+
+if [ "$#" -lt 1 ]; then
+  echo "usage: sh bench/run.sh BENCH_BINARY [benchmark options]" >&2
+  exit 2
+fi
+bin=$1
+shift
+here=$(dirname "$0")
+
+if [ ! -x "$bin" ]; then
+  echo "bench/run.sh: $bin is not an executable (make build/gemmi8-bench)" >&2
+  exit 1
+fi
+
+# Debian's OpenBLAS 0.3.21 does not know recent CPUs (it falls back to its slow
+# Prescott core on this machine's AMD EPYC): name the core before it loads.
+cpu_core=""
+if [ -r /proc/cpuinfo ]; then
+  flags=$(grep -m 1 '^flags' /proc/cpuinfo || true)
+  has() { case " $flags " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+  if has avx512f && has avx512bw && has avx512dq && has avx512vl; then
+    cpu_core=SkylakeX
+  elif has avx2 && has fma; then
+    cpu_core=Haswell
+  fi
+fi
+# The best core for this CPU wins over an inherited OPENBLAS_CORETYPE (a stale
+# setting would make the fp32 reference look slow); GEMMI8_BENCH_OPENBLAS_CORE
+# chooses another one on purpose.
+if [ -n "${GEMMI8_BENCH_OPENBLAS_CORE:-}" ]; then
+  OPENBLAS_CORETYPE=$GEMMI8_BENCH_OPENBLAS_CORE
+elif [ -n "$cpu_core" ]; then
+  if [ -n "${OPENBLAS_CORETYPE:-}" ] && [ "$OPENBLAS_CORETYPE" != "$cpu_core" ]; then
+    echo "bench/run.sh: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE from the environment" \
+      "replaced by $cpu_core, the best core for this CPU" >&2
+  fi
+  OPENBLAS_CORETYPE=$cpu_core
+fi
+if [ -n "${OPENBLAS_CORETYPE:-}" ]; then
+  export OPENBLAS_CORETYPE
+fi
+# Single thread everywhere (the binary also calls openblas_set_num_threads(1)).
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+
+reps=${GEMMI8_BENCH_REPS:-3}
+min_time=${GEMMI8_BENCH_MIN_TIME:-0.2}
+filter=${GEMMI8_BENCH_FILTER:-.}
+out=${GEMMI8_BENCH_OUT:-build}
+export GEMMI8_BENCH_SHAPES="${GEMMI8_BENCH_SHAPES:-$here/shapes.txt}"
+mkdir -p "$out"
+
+set -- "$bin" \
+  --benchmark_filter="$filter" \
+  --benchmark_repetitions="$reps" \
+  --benchmark_enable_random_interleaving=true \
+  --benchmark_display_aggregates_only=true \
+  --benchmark_min_time="$min_time" \
+  --benchmark_counters_tabular=true \
+  --benchmark_out="$out/bench.json" \
+  --benchmark_out_format=json \
+  "$@"
+echo "+ OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-} OPENBLAS_NUM_THREADS=1" \
+  "GEMMI8_BENCH_SHAPES=$GEMMI8_BENCH_SHAPES $*"
+start=$(date +%s)
+status=0
+"$@" || status=$?
+echo "benchmark: $(($(date +%s) - start)) s, exit status $status"
+
+if [ ! -s "$out/bench.json" ]; then
+  echo "bench/run.sh: no $out/bench.json written" >&2
+  exit 1
+fi
+python3 "$here/report.py" "$out/bench.json" --markdown "$out/bench.md" --data "$out/bench.dat"
+echo "wrote $out/bench.json, $out/bench.md, $out/bench.dat"
+
+if command -v gnuplot >/dev/null 2>&1; then
+  series=$(head -n 1 "$out/bench.dat" | awk -F '\t' '{ print NF - 1 }')
+  if gnuplot -e "datafile='$out/bench.dat'; outfile='$out/bench.png'; series=$series" \
+       "$here/chart.gp"; then
+    echo "wrote $out/bench.png"
+  else
+    echo "bench/run.sh: gnuplot failed; no chart" >&2
+  fi
+else
+  echo "bench/run.sh: gnuplot not installed; no chart" >&2
+fi
+exit "$status"

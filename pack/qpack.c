@@ -121,6 +121,13 @@ static void pack_into(const struct gemmi8_qgemm_config* cfg, enum gemmi8_type ty
   h->k = k;
   h->block_bytes = gemmi8_qblock_bytes(cfg, k);
   h->a_zero_point = a_zero_point;
+  /* coef = (B - w) - b_zp, as the packer writes it */
+  const int32_t delta = cfg->xor_weights ? (src->is_signed ? -128 : 128) : 0;
+  int coef_zero = 1;
+  for (size_t j = 0; j < n && cfg->column_bytes == 8; j++) {
+    coef_zero &= delta - (b_zp ? b_zp[j] : 0) == 0;
+  }
+  if (coef_zero) h->flags |= GEMMI8_PACKED_NO_ROW_SUM;
   cfg->pack(cfg, n, k, src, a_zero_point, b_zp, bias, (size_t) h->block_bytes,
             (uint8_t*) packed + GEMMI8_PACKED_HEADER_BYTES);
 }

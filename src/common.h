@@ -35,8 +35,11 @@ struct gemmi8_packed_header {
   uint64_t k;
   uint64_t block_bytes;
   int32_t a_zero_point;
-  uint32_t reserved[5];
+  uint32_t flags; /* GEMMI8_PACKED_* */
+  uint32_t reserved[4];
 };
+/* Every coef is 0: the row-sum term vanishes and the driver need not compute it. */
+#define GEMMI8_PACKED_NO_ROW_SUM 1u
 _Static_assert(sizeof(struct gemmi8_packed_header) == GEMMI8_PACKED_HEADER_BYTES,
                "packed header is one cache line");
 
@@ -116,6 +119,17 @@ GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_bits_ukernel_6x32__avx512vpopcnt)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_s32_ukernel_4x4__generic)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_4x4__generic)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_bits_ukernel_4x4__generic)
+/* aarch32 NEON (kernels/aarch32) */
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_s32_ukernel_4x8c1__neon)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_rndnu_ukernel_4x8c1__neon)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fp32_ukernel_4x8c1__neon)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_s32_ukernel_4x8c1__neon)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_rndnu_ukernel_4x8c1__neon)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fp32_ukernel_4x8c1__neon)
+GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_s32_ukernel_4x4__neon)
+GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_4x4__neon)
+GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_bits_ukernel_4x4__neon)
+/* end aarch32 NEON */
 
 /* ---- packing ---------------------------------------------------------------------
  * Source view of B for the packers: element (n, k) of the logical N x K matrix. */

@@ -130,7 +130,7 @@ static void run(const struct gemmi8_qgemm_config* cfg, gemmi8_qgemm_ukernel_fn u
     ctx.params.max = rq->max;
   }
   const size_t blocks = gemmi8_divide_round_up(n, cfg->nr);
-  if (cfg->row_sum == NULL) {
+  if (cfg->row_sum == NULL || (h->flags & GEMMI8_PACKED_NO_ROW_SUM)) {
     qgemm_tiles(&ctx, 0, m, 0, blocks, NULL);
     return;
   }

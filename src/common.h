@@ -113,6 +113,12 @@ GEMMI8_INTERNAL void gemmi8_qu8_rsum__avx512vnni(size_t m, size_t k, const void*
                                                  size_t a_stride, int32_t* sums);
 GEMMI8_INTERNAL void gemmi8_qs8_rsum__avx512vnni(size_t m, size_t k, const void* a,
                                                  size_t a_stride, int32_t* sums);
+GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_s32_ukernel_4x8__avx2)
+GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_4x8__avx2)
+GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_bits_ukernel_4x8__avx2)
+GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_s32_ukernel_6x32__avx512vnni)
+GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_6x32__avx512vnni)
+GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_bits_ukernel_6x32__avx512vnni)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_s32_ukernel_6x32__avx512vpopcnt)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_6x32__avx512vpopcnt)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_bits_ukernel_6x32__avx512vpopcnt)

@@ -12,6 +12,12 @@
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
+#if defined(__arm__)
+#include <sys/auxv.h>
+#ifndef HWCAP_NEON
+#define HWCAP_NEON (1 << 12)
+#endif
+#endif
 
 enum { layout_generic = 0x01000000u };
 
@@ -41,6 +47,29 @@ static const struct gemmi8_config generic_config = {
 };
 
 #if defined(__x86_64__)
+/* AVX2 (x86-64-v3 without AVX-512). */
+static const struct gemmi8_config avx2_config = {
+    .isa = "avx2",
+    .qu8 = {.layout = layout_generic | 0x0108,
+            .mr = 4, .nr = 8, .kr = 4, .column_bytes = 8,
+            .pack = gemmi8_qpack_goi__generic,
+            .s32 = gemmi8_qu8_gemm_s32_ukernel_4x8c4__generic,
+            .rndnu = gemmi8_qu8_gemm_rndnu_ukernel_4x8c4__generic,
+            .fp32 = gemmi8_qu8_gemm_fp32_ukernel_4x8c4__generic},
+    .qs8 = {.layout = layout_generic | 0x0208,
+            .mr = 4, .nr = 8, .kr = 4, .column_bytes = 4,
+            .pack = gemmi8_qpack_goi__generic,
+            .s32 = gemmi8_qs8_gemm_s32_ukernel_4x8c4__generic,
+            .rndnu = gemmi8_qs8_gemm_rndnu_ukernel_4x8c4__generic,
+            .fp32 = gemmi8_qs8_gemm_fp32_ukernel_4x8c4__generic},
+    .bin = {.layout = 0x02000000u | 0x0308,
+            .mr = 4, .nr = 8,
+            .pack = gemmi8_bpack_words__generic,
+            .s32 = gemmi8_bin_gemm_s32_ukernel_4x8__avx2,
+            .f32 = gemmi8_bin_gemm_f32_ukernel_4x8__avx2,
+            .bits = gemmi8_bin_gemm_bits_ukernel_4x8__avx2},
+};
+
 /* int8 kernels shared by the AVX-512 levels */
 #define AVX512VNNI_QU8 \
   {.layout = 0x03000000u | 0x0130, \
@@ -68,12 +97,12 @@ static const struct gemmi8_config avx512vnni_config = {
     .isa = "avx512vnni",
     .qu8 = AVX512VNNI_QU8,
     .qs8 = AVX512VNNI_QS8,
-    .bin = {.layout = layout_generic | 0x0304,
-            .mr = 4, .nr = 4,
+    .bin = {.layout = 0x03000000u | 0x0320,
+            .mr = 6, .nr = 32,
             .pack = gemmi8_bpack_words__generic,
-            .s32 = gemmi8_bin_gemm_s32_ukernel_4x4__generic,
-            .f32 = gemmi8_bin_gemm_f32_ukernel_4x4__generic,
-            .bits = gemmi8_bin_gemm_bits_ukernel_4x4__generic,
+            .s32 = gemmi8_bin_gemm_s32_ukernel_6x32__avx512vnni,
+            .f32 = gemmi8_bin_gemm_f32_ukernel_6x32__avx512vnni,
+            .bits = gemmi8_bin_gemm_bits_ukernel_6x32__avx512vnni,
             AVX512_BINARIZE},
 };
 
@@ -82,13 +111,43 @@ static const struct gemmi8_config avx512vpopcnt_config = {
     .isa = "avx512vpopcnt",
     .qu8 = AVX512VNNI_QU8,
     .qs8 = AVX512VNNI_QS8,
-    .bin = {.layout = 0x04000000u | 0x0320,
+    .bin = {.layout = 0x03000000u | 0x0320,
             .mr = 6, .nr = 32,
             .pack = gemmi8_bpack_words__generic,
             .s32 = gemmi8_bin_gemm_s32_ukernel_6x32__avx512vpopcnt,
             .f32 = gemmi8_bin_gemm_f32_ukernel_6x32__avx512vpopcnt,
             .bits = gemmi8_bin_gemm_bits_ukernel_6x32__avx512vpopcnt,
             AVX512_BINARIZE},
+};
+#endif
+
+#if defined(__arm__)
+/* ARMv7 NEON (kernels/aarch32): VMLAL int8 kernels on the generic packer with KR = 1;
+ * the binary kernels use the generic binary layout (same packer, NR = 4), so they
+ * share its id. */
+static const struct gemmi8_config neon_config = {
+    .isa = "neon",
+    .qu8 = {.layout = 0x32000000u | 0x0108,
+            .mr = 4, .nr = 8, .kr = 1, .column_bytes = 8,
+            .pack = gemmi8_qpack_goi__generic,
+            .s32 = gemmi8_qu8_gemm_s32_ukernel_4x8c1__neon,
+            .rndnu = gemmi8_qu8_gemm_rndnu_ukernel_4x8c1__neon,
+            .fp32 = gemmi8_qu8_gemm_fp32_ukernel_4x8c1__neon},
+    .qs8 = {.layout = 0x32000000u | 0x0208,
+            .mr = 4, .nr = 8, .kr = 1, .column_bytes = 4,
+            .pack = gemmi8_qpack_goi__generic,
+            .s32 = gemmi8_qs8_gemm_s32_ukernel_4x8c1__neon,
+            .rndnu = gemmi8_qs8_gemm_rndnu_ukernel_4x8c1__neon,
+            .fp32 = gemmi8_qs8_gemm_fp32_ukernel_4x8c1__neon},
+    .bin = {.layout = layout_generic | 0x0304,
+            .mr = 4, .nr = 4,
+            .pack = gemmi8_bpack_words__generic,
+            .s32 = gemmi8_bin_gemm_s32_ukernel_4x4__neon,
+            .f32 = gemmi8_bin_gemm_f32_ukernel_4x4__neon,
+            .bits = gemmi8_bin_gemm_bits_ukernel_4x4__neon,
+            .binarize_f32 = gemmi8_binarize_f32__generic,
+            .binarize_s8 = gemmi8_binarize_s8__generic,
+            .binarize_u8 = gemmi8_binarize_u8__generic},
 };
 #endif
 
@@ -141,6 +200,7 @@ struct candidate {
 static int always(void) { return 1; }
 
 #if defined(__x86_64__)
+static int has_avx2(void) { return detect_x86().avx2; }
 static int has_avx512vnni(void) { return detect_x86().avx512vnni; }
 static int has_avx512vpopcnt(void)
 {
@@ -149,9 +209,17 @@ static int has_avx512vpopcnt(void)
 }
 #endif
 
+#if defined(__arm__)
+static int has_neon(void) { return (getauxval(AT_HWCAP) & HWCAP_NEON) != 0; }
+#endif
+
 static const struct candidate candidates[] = {
     {&generic_config, always},
+#if defined(__arm__)
+    {&neon_config, has_neon},
+#endif
 #if defined(__x86_64__)
+    {&avx2_config, has_avx2},
     {&avx512vnni_config, has_avx512vnni},
     {&avx512vpopcnt_config, has_avx512vpopcnt},
 #endif

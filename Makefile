@@ -21,7 +21,6 @@ BASEFLAGS = -std=c11 $(OPT) -g -fPIC -ffp-contract=off -fvisibility=hidden \
 LDLIBS   := -lpthread
 
 ifeq ($(SANITIZE),1)
-  BUILD    := build-sanitize
   SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 endif
 
@@ -118,8 +117,10 @@ $(BUILD)/readme-example.c: README.md
 $(BUILD)/readme-example: $(BUILD)/readme-example.c $(BUILD)/libgemmi8-test.a
 	$(CC) $(BASEFLAGS) $(ARCHFLAGS) $(SANFLAGS) -o $@ $< $(BUILD)/libgemmi8-test.a $(LDLIBS) -lm
 
+# GEMMI8_ISA is read once per process: the example checks that it forces the set.
 test: $(BUILD)/gemmi8-test $(BUILD)/readme-example
 	$(RUNNER) $(abspath $(BUILD))/readme-example
+	GEMMI8_ISA=generic $(RUNNER) $(abspath $(BUILD))/readme-example | grep -q 'on generic: ok'
 	$(RUNNER) $(abspath $(BUILD))/gemmi8-test
 
 # ---- benchmark -----------------------------------------------------------------

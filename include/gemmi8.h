@@ -137,13 +137,13 @@ typedef struct gemmi8_requant {
  * QuantizeMultiplier: scale = q * 2^e with q in [0.5, 1) (frexp); multiplier =
  * round_half_away(q * 2^31), and if that is 2^31 it becomes 2^30 with e + 1;
  * e < -31 gives multiplier 0, shift 0 (every result is 0); e > 30 saturates to
- * multiplier 2^31 - 1, shift 30. scale 0 gives multiplier 0, shift 0.
+ * multiplier 2^31 - 1, shift 30. A scale of 0 (or -0.0) gives multiplier 0, shift 0.
  * Returns invalid_parameter (and writes nothing) for a null pointer or a scale
  * that is negative, infinite or NaN. */
 GEMMI8_API gemmi8_status gemmi8_quantize_multiplier(double scale, int32_t* multiplier, int32_t* shift);
 
 /* The same for count scales (per channel): multiplier[i], shift[i] from scale[i].
- * Validates every scale before writing anything. */
+ * Validates every scale before writing anything; count 0 is invalid_parameter. */
 GEMMI8_API gemmi8_status gemmi8_quantize_multipliers(size_t count, const double* scale,
                                           int32_t* multiplier, int32_t* shift);
 
@@ -182,9 +182,12 @@ GEMMI8_API gemmi8_status gemmi8_qs8_pack_size(size_t n, size_t k, size_t* size);
  *   packed         packed_size bytes at a GEMMI8_PACK_ALIGNMENT boundary;
  *                  packed_size >= gemmi8_qu8_pack_size(n, k).
  * The packed buffer is self-contained: b, b_zero_point and bias may be freed after.
- * Returns invalid_parameter for null pointers, zero sizes, a small stride, a
- * misaligned or too small buffer, unknown flags; unsupported_parameter for K
- * above GEMMI8_QU8_MAX_K.
+ * It holds no pointers: it may be copied (memcpy) to another buffer at a
+ * GEMMI8_PACK_ALIGNMENT boundary and used from there.
+ * Returns invalid_parameter for null pointers, zero sizes, a small stride or one
+ * whose extent ((rows - 1) * b_stride + row length) overflows size_t, a misaligned
+ * or too small buffer, unknown flags; unsupported_parameter for K above
+ * GEMMI8_QU8_MAX_K or a packed size that overflows size_t.
  */
 GEMMI8_API gemmi8_status gemmi8_qu8_pack(size_t n, size_t k, const uint8_t* b, size_t b_stride,
                               uint32_t flags, uint8_t a_zero_point,
@@ -224,9 +227,11 @@ GEMMI8_API void gemmi8_packed_free(void* packed);
  *   rq: requantization of every channel (see gemmi8_requant); with per_channel
  *       its arrays hold n values.
  * Returns invalid_parameter for null pointers, zero or overflowing sizes, small
- * strides, weights packed for another type, shape or kernel layout, parameters out
- * of range (zero point or clamp outside 0..255, min > max, multiplier < 0, shift
- * outside [-31, 30], scale not positive and finite).
+ * strides, a packed_b that is misaligned or was packed for another type, shape or
+ * kernel layout (e.g. before GEMMI8_ISA changed the kernels), parameters out of
+ * range (unknown mode, per_channel not 0 or 1, zero point or clamp outside 0..255,
+ * min > max, multiplier < 0, shift outside [-31, 30], scale not positive and
+ * finite); unsupported_parameter for k above GEMMI8_QU8_MAX_K.
  */
 GEMMI8_API gemmi8_status gemmi8_qu8_gemm(size_t m, size_t n, size_t k, const uint8_t* a,
                               size_t a_stride, const void* packed_b,
@@ -303,7 +308,8 @@ GEMMI8_API gemmi8_status gemmi8_bin_gemm_s32(size_t m, size_t n, size_t k, const
 
 /*
  * C (M x N, float) = (float) acc * scale[n] + bias[n], computed as two float
- * operations, each rounded (no fused multiply-add), identical on every ISA.
+ * operations, each rounded (no fused multiply-add), identical on every ISA (except
+ * the payload bits of a NaN, which infinite or NaN scales and biases can produce).
  * scale and bias hold N values; NULL scale means 1.0f, NULL bias 0.0f.
  */
 GEMMI8_API gemmi8_status gemmi8_bin_gemm_f32(size_t m, size_t n, size_t k, const uint64_t* a,

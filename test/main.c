@@ -27,9 +27,13 @@ static unsigned long passed = 0, failed = 0;
 static unsigned long printed = 0; /* failures printed for the current ISA */
 enum { max_printed_per_isa = 25 };
 
-const char* t_isa(void) { return current_isa; }
+const char* t_isa(void) {
+  return current_isa;
+}
 
-void t_pass(void) { passed++; }
+void t_pass(void) {
+  passed++;
+}
 
 static void vfail(const char* func, const char* fmt, va_list ap) {
   failed++;
@@ -38,8 +42,7 @@ static void vfail(const char* func, const char* fmt, va_list ap) {
     vprintf(fmt, ap);
     printf("\n");
   } else if (printed == max_printed_per_isa) {
-    printf("FAIL [%s] ... further failures on this ISA are counted, not printed\n",
-           current_isa);
+    printf("FAIL [%s] ... further failures on this ISA are counted, not printed\n", current_isa);
   }
   printed++;
   fflush(stdout);
@@ -98,8 +101,8 @@ static void run_isa(const char* name) {
     double g0 = now_seconds();
     t_seed(seed + g);
     groups[g].run();
-    printf("   %-20s %6lu passed, %lu failed (%.2f s)\n", groups[g].name, passed - gp,
-           failed - gf, now_seconds() - g0);
+    printf("   %-20s %6lu passed, %lu failed (%.2f s)\n", groups[g].name, passed - gp, failed - gf,
+           now_seconds() - g0);
     fflush(stdout);
   }
   printf("== %s: %lu passed, %lu failed in %.2f s\n", name, passed - p0, failed - f0,
@@ -117,15 +120,18 @@ int main(void) {
 
   printf("gemmi8 %s test suite, seed %llu%s\n", gemmi8_version(), (unsigned long long) seed,
          t_quick ? ", quick" : "");
-  printf("== reference self-check ==\n");
   t_seed(seed);
   test_reference_self();
+  printf("== reference self-check: %lu passed, %lu failed\n", passed, failed);
 
   unsigned long skipped = 0;
   const char* const* isas = gemmi8_isa_compiled();
   if (isas == NULL || isas[0] == NULL) {
     t_fail("gemmi8_isa_compiled", "returned an empty list");
   } else {
+    printf("compiled:");
+    for (size_t i = 0; isas[i] != NULL; i++) printf(" %s", isas[i]);
+    printf("\n");
     t_expect(strcmp(isas[0], "generic") == 0, "gemmi8_isa_compiled",
              "first entry is \"%s\", expected \"generic\"", isas[0]);
     for (size_t i = 0; isas[i] != NULL; i++) {

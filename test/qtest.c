@@ -1,6 +1,8 @@
 /*
  * Quantized GEMM problems and their checks (see qtest.h).
  */
+#include "qtest.h"
+
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
@@ -8,14 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "qtest.h"
 #include "ref.h"
 #include "test.h"
 
-int32_t q_min(const qproblem* p) { return p->is_signed ? -128 : 0; }
-int32_t q_max(const qproblem* p) { return p->is_signed ? 127 : 255; }
+int32_t q_min(const qproblem* p) {
+  return p->is_signed ? -128 : 0;
+}
+int32_t q_max(const qproblem* p) {
+  return p->is_signed ? 127 : 255;
+}
 
-size_t q_bytes(size_t rows, size_t cols, size_t stride) { return (rows - 1) * stride + cols; }
+size_t q_bytes(size_t rows, size_t cols, size_t stride) {
+  return (rows - 1) * stride + cols;
+}
 
 static size_t b_bytes(const qproblem* p) {
   return p->b_kn ? q_bytes(p->k, p->n, p->b_stride) : q_bytes(p->n, p->k, p->b_stride);
@@ -73,7 +80,9 @@ static int32_t pick_zero_point(int is_signed) {
 }
 
 /* A byte holding value v of the type. */
-static uint8_t q_byte(int32_t v) { return (uint8_t) (v & 0xFF); }
+static uint8_t q_byte(int32_t v) {
+  return (uint8_t) (v & 0xFF);
+}
 
 static int32_t clamp_type(int is_signed, int32_t v) {
   int32_t lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
@@ -138,11 +147,13 @@ void q_fill_random(qproblem* p) {
 
 /* ---- packing -------------------------------------------------------------------- */
 
-static const char* type_name(const qproblem* p) { return p->is_signed ? "qs8" : "qu8"; }
+static const char* type_name(const qproblem* p) {
+  return p->is_signed ? "qs8" : "qu8";
+}
 
 int q_prepare(qproblem* p, const char* what) {
-  ref_q8_acc(p->is_signed, p->m, p->n, p->k, p->a, p->a_stride, p->a_zp, p->b, p->b_stride,
-             p->b_kn, p->b_zp, p->bias, p->acc);
+  ref_q8_acc(p->is_signed, p->m, p->n, p->k, p->a, p->a_stride, p->a_zp, p->b, p->b_stride, p->b_kn,
+             p->b_zp, p->bias, p->acc);
   char bzp[48];
   if (p->is_signed)
     snprintf(bzp, sizeof(bzp), "symmetric");
@@ -170,9 +181,8 @@ int q_prepare(qproblem* p, const char* what) {
   snprintf(p->desc, sizeof(p->desc),
            "%s %s M x N x K = %zu x %zu x %zu, a_stride %zu, c_stride %zu, B %s stride %zu, "
            "a_zp %" PRId32 ", b_zp %s, %s, packed by %s",
-           what, type_name(p), p->m, p->n, p->k, p->a_stride, p->c_stride,
-           p->b_kn ? "KxN" : "NxK", p->b_stride, p->a_zp, bzp, bias,
-           p->packed_by_alloc ? "pack_alloc" : "pack");
+           what, type_name(p), p->m, p->n, p->k, p->a_stride, p->c_stride, p->b_kn ? "KxN" : "NxK",
+           p->b_stride, p->a_zp, bzp, bias, p->packed_by_alloc ? "pack_alloc" : "pack");
   int ok = 1;
   const char* func = p->is_signed ? "gemmi8_qs8_pack_size" : "gemmi8_qu8_pack_size";
   if (st != gemmi8_status_success || size == 0) {
@@ -181,11 +191,10 @@ int q_prepare(qproblem* p, const char* what) {
   } else if (p->packed_by_alloc) {
     void* packed = NULL;
     func = p->is_signed ? "gemmi8_qs8_pack_alloc" : "gemmi8_qu8_pack_alloc";
-    st = p->is_signed
-             ? gemmi8_qs8_pack_alloc(p->n, p->k, (const int8_t*) b, p->b_stride, flags,
-                                     (int8_t) p->a_zp, bias_copy, &packed)
-             : gemmi8_qu8_pack_alloc(p->n, p->k, b, p->b_stride, flags, (uint8_t) p->a_zp,
-                                     b_zp, p->b_zp_per_channel, bias_copy, &packed);
+    st = p->is_signed ? gemmi8_qs8_pack_alloc(p->n, p->k, (const int8_t*) b, p->b_stride, flags,
+                                              (int8_t) p->a_zp, bias_copy, &packed)
+                      : gemmi8_qu8_pack_alloc(p->n, p->k, b, p->b_stride, flags, (uint8_t) p->a_zp,
+                                              b_zp, p->b_zp_per_channel, bias_copy, &packed);
     if (st != gemmi8_status_success || packed == NULL ||
         (uintptr_t) packed % GEMMI8_PACK_ALIGNMENT != 0) {
       t_fail(func, "%s: status \"%s\", packed %p", p->desc, gemmi8_status_string(st), packed);
@@ -200,11 +209,10 @@ int q_prepare(qproblem* p, const char* what) {
     p->packed = t_alloc_aligned(size);
     p->packed_size = size;
     t_fill_random(p->packed, size); /* packing must not depend on old contents */
-    st = p->is_signed
-             ? gemmi8_qs8_pack(p->n, p->k, (const int8_t*) b, p->b_stride, flags,
-                               (int8_t) p->a_zp, bias_copy, p->packed, size)
-             : gemmi8_qu8_pack(p->n, p->k, b, p->b_stride, flags, (uint8_t) p->a_zp, b_zp,
-                               p->b_zp_per_channel, bias_copy, p->packed, size);
+    st = p->is_signed ? gemmi8_qs8_pack(p->n, p->k, (const int8_t*) b, p->b_stride, flags,
+                                        (int8_t) p->a_zp, bias_copy, p->packed, size)
+                      : gemmi8_qu8_pack(p->n, p->k, b, p->b_stride, flags, (uint8_t) p->a_zp, b_zp,
+                                        p->b_zp_per_channel, bias_copy, p->packed, size);
     if (st != gemmi8_status_success) {
       t_fail(func, "%s: status \"%s\"", p->desc, gemmi8_status_string(st));
       ok = 0;
@@ -255,11 +263,10 @@ static void verify(qproblem* p, const char* func, const qrq* r, gemmi8_status st
     } else {
       size_t ch = r->rq.per_channel ? col : 0;
       if (r->rq.mode == gemmi8_requant_fixedpoint)
-        snprintf(extra, sizeof(extra), "; acc %" PRId32 ", multiplier %" PRId32
-                 ", shift %" PRId32, acc, r->multiplier[ch], r->shift[ch]);
+        snprintf(extra, sizeof(extra), "; acc %" PRId32 ", multiplier %" PRId32 ", shift %" PRId32,
+                 acc, r->multiplier[ch], r->shift[ch]);
       else
-        snprintf(extra, sizeof(extra), "; acc %" PRId32 ", scale %.9g", acc,
-                 (double) r->scale[ch]);
+        snprintf(extra, sizeof(extra), "; acc %" PRId32 ", scale %.9g", acc, (double) r->scale[ch]);
     }
   }
   t_fail(func, "%s, %s: %s%s", p->desc, rqdesc, msg, extra);
@@ -279,8 +286,7 @@ void q_check_s32(qproblem* p) {
                              out.body, p->c_stride);
   } else {
     func = "gemmi8_qu8_gemm_s32";
-    st = gemmi8_qu8_gemm_s32(p->m, p->n, p->k, p->a, p->a_stride, p->packed, out.body,
-                             p->c_stride);
+    st = gemmi8_qu8_gemm_s32(p->m, p->n, p->k, p->a, p->a_stride, p->packed, out.body, p->c_stride);
   }
   verify(p, func, NULL, st, &out);
   t_out_free(&out);
@@ -295,8 +301,8 @@ void q_check_requant(qproblem* p, const qrq* r) {
       size_t ch = rq->per_channel ? j : 0;
       int32_t acc = p->acc[i * p->n + j];
       int32_t v = rq->mode == gemmi8_requant_fixedpoint
-                      ? ref_output_fixedpoint(acc, r->multiplier[ch], r->shift[ch],
-                                              rq->zero_point, rq->min, rq->max)
+                      ? ref_output_fixedpoint(acc, r->multiplier[ch], r->shift[ch], rq->zero_point,
+                                              rq->min, rq->max)
                       : ref_output_fp32(acc, r->scale[ch], rq->zero_point, rq->min, rq->max);
       *(uint8_t*) t_out_want(&out, i, j) = q_byte(v);
     }
@@ -309,8 +315,7 @@ void q_check_requant(qproblem* p, const qrq* r) {
                          out.body, p->c_stride);
   } else {
     func = "gemmi8_qu8_gemm";
-    st = gemmi8_qu8_gemm(p->m, p->n, p->k, p->a, p->a_stride, p->packed, rq, out.body,
-                         p->c_stride);
+    st = gemmi8_qu8_gemm(p->m, p->n, p->k, p->a, p->a_stride, p->packed, rq, out.body, p->c_stride);
   }
   verify(p, func, r, st, &out);
   t_out_free(&out);
@@ -355,16 +360,15 @@ void qrq_describe(qrq* r) {
   char params[72] = "";
   if (!rq->per_channel) {
     if (rq->mode == gemmi8_requant_fixedpoint)
-      snprintf(params, sizeof(params), " multiplier %" PRId32 " shift %" PRId32,
-               r->multiplier[0], r->shift[0]);
+      snprintf(params, sizeof(params), " multiplier %" PRId32 " shift %" PRId32, r->multiplier[0],
+               r->shift[0]);
     else
       snprintf(params, sizeof(params), " scale %.9g", (double) r->scale[0]);
   }
-  snprintf(r->desc, sizeof(r->desc), "%s %s%s, zero_point %" PRId32 ", clamp [%" PRId32
-           ", %" PRId32 "]",
-           rq->mode == gemmi8_requant_fixedpoint ? "fixedpoint" : "fp32",
-           rq->per_channel ? "per-channel" : "per-tensor", params, rq->zero_point, rq->min,
-           rq->max);
+  snprintf(
+      r->desc, sizeof(r->desc), "%s %s%s, zero_point %" PRId32 ", clamp [%" PRId32 ", %" PRId32 "]",
+      rq->mode == gemmi8_requant_fixedpoint ? "fixedpoint" : "fp32",
+      rq->per_channel ? "per-channel" : "per-tensor", params, rq->zero_point, rq->min, rq->max);
 }
 
 void q_auto_requant(const qproblem* p, qrq* r, gemmi8_requant_mode mode, int per_channel) {

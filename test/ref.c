@@ -3,15 +3,14 @@
  * the definition in include/gemmi8.h, with int64 or double arithmetic wide enough
  * that nothing in between overflows or rounds unless the definition says so.
  */
+#include "ref.h"
+
 #include <math.h>
 #include <stdlib.h>
 
-#include "ref.h"
-
 int32_t ref_wrap_s32(int64_t v) {
   uint64_t low = (uint64_t) v & UINT64_C(0xFFFFFFFF);
-  int64_t s = low >= UINT64_C(0x80000000) ? (int64_t) low - INT64_C(0x100000000)
-                                           : (int64_t) low;
+  int64_t s = low >= UINT64_C(0x80000000) ? (int64_t) low - INT64_C(0x100000000) : (int64_t) low;
   return (int32_t) s;
 }
 
@@ -21,9 +20,9 @@ static int32_t q8_value(int is_signed, uint8_t byte) {
   return (int32_t) byte;
 }
 
-void ref_q8_acc(int is_signed, size_t m, size_t n, size_t k, const uint8_t* a,
-                size_t a_stride, int32_t a_zp, const uint8_t* b, size_t b_stride, int b_kn,
-                const int32_t* b_zp, const int32_t* bias, int32_t* acc) {
+void ref_q8_acc(int is_signed, size_t m, size_t n, size_t k, const uint8_t* a, size_t a_stride,
+                int32_t a_zp, const uint8_t* b, size_t b_stride, int b_kn, const int32_t* b_zp,
+                const int32_t* bias, int32_t* acc) {
   for (size_t i = 0; i < m; i++) {
     for (size_t j = 0; j < n; j++) {
       int64_t sum = bias != NULL ? (int64_t) bias[j] : 0;
@@ -77,8 +76,8 @@ int32_t ref_requantize_fixedpoint(int32_t acc, int32_t multiplier, int32_t shift
   return ref_rounding_divide_by_pot(y, right);
 }
 
-int32_t ref_output_fixedpoint(int32_t acc, int32_t multiplier, int32_t shift,
-                              int32_t zero_point, int32_t min, int32_t max) {
+int32_t ref_output_fixedpoint(int32_t acc, int32_t multiplier, int32_t shift, int32_t zero_point,
+                              int32_t min, int32_t max) {
   int64_t v = (int64_t) zero_point + ref_requantize_fixedpoint(acc, multiplier, shift);
   if (v < min) v = min;
   if (v > max) v = max;
@@ -98,14 +97,13 @@ static double round_half_even(double v) {
 }
 
 double ref_requantize_fp32(int32_t acc, float scale) {
-  float facc = (float) acc;                        /* int32 to float: rounded */
-  double exact = (double) facc * (double) scale;   /* 24 x 24 bits: exact */
-  float product = (float) exact;                   /* the one float rounding */
+  float facc = (float) acc;                      /* int32 to float: rounded */
+  double exact = (double) facc * (double) scale; /* 24 x 24 bits: exact */
+  float product = (float) exact;                 /* the one float rounding */
   return round_half_even((double) product);
 }
 
-int32_t ref_output_fp32(int32_t acc, float scale, int32_t zero_point, int32_t min,
-                        int32_t max) {
+int32_t ref_output_fp32(int32_t acc, float scale, int32_t zero_point, int32_t min, int32_t max) {
   double v = (double) zero_point + ref_requantize_fp32(acc, scale);
   if (v < (double) min) v = (double) min;
   if (v > (double) max) v = (double) max;
@@ -122,11 +120,11 @@ int ref_quantize_multiplier(double scale, int32_t* multiplier, int32_t* shift) {
     return 0;
   }
   int e = 0;
-  double q = frexp(scale, &e);      /* scale = q * 2^e, q in [0.5, 1) */
-  double x = q * 2147483648.0;      /* exact: a power-of-two scaling */
+  double q = frexp(scale, &e); /* scale = q * 2^e, q in [0.5, 1) */
+  double x = q * 2147483648.0; /* exact: a power-of-two scaling */
   double below = floor(x);
   int64_t fixed = (int64_t) below;
-  if (x - below >= 0.5) fixed++;    /* half away from zero (x > 0) */
+  if (x - below >= 0.5) fixed++; /* half away from zero (x > 0) */
   if (fixed == (INT64_C(1) << 31)) {
     fixed = INT64_C(1) << 30;
     e++;
@@ -228,8 +226,8 @@ void ref_bin_pack_s8(size_t rows, size_t k, const int8_t* x, size_t x_stride, ui
   pack_rows(rows, k, out_stride, out, s8_negative, x, &x_stride);
 }
 
-void ref_bin_pack_u8(size_t rows, size_t k, const uint8_t* x, size_t x_stride,
-                     uint8_t zero_point, uint64_t* out, size_t out_stride) {
+void ref_bin_pack_u8(size_t rows, size_t k, const uint8_t* x, size_t x_stride, uint8_t zero_point,
+                     uint64_t* out, size_t out_stride) {
   u8_ctx c = {x_stride, zero_point};
   pack_rows(rows, k, out_stride, out, u8_negative, x, &c);
 }

@@ -18,13 +18,13 @@ int32_t ref_wrap_s32(int64_t v);
  * (b_kn == 0, B[j][k] = b[j * b_stride + k]) or K x N (B[j][k] = b[k * b_stride + j]).
  * b_zp holds n values; bias holds n values or is NULL.
  */
-void ref_q8_acc(int is_signed, size_t m, size_t n, size_t k, const uint8_t* a,
-                size_t a_stride, int32_t a_zp, const uint8_t* b, size_t b_stride, int b_kn,
-                const int32_t* b_zp, const int32_t* bias, int32_t* acc);
+void ref_q8_acc(int is_signed, size_t m, size_t n, size_t k, const uint8_t* a, size_t a_stride,
+                int32_t a_zp, const uint8_t* b, size_t b_stride, int b_kn, const int32_t* b_zp,
+                const int32_t* bias, int32_t* acc);
 
 /* The three steps of the fixed-point requantization. */
-int32_t ref_saturating_left_shift(int32_t x, int32_t shift);    /* shift in 0..31 */
-int32_t ref_srdhm(int32_t x, int32_t multiplier);               /* header's formula */
+int32_t ref_saturating_left_shift(int32_t x, int32_t shift);     /* shift in 0..31 */
+int32_t ref_srdhm(int32_t x, int32_t multiplier);                /* header's formula */
 int32_t ref_rounding_divide_by_pot(int32_t x, int32_t exponent); /* half away from 0 */
 
 /* requantize(acc) in fixed-point mode (before zero point and clamp). */
@@ -33,10 +33,9 @@ int32_t ref_requantize_fixedpoint(int32_t acc, int32_t multiplier, int32_t shift
 double ref_requantize_fp32(int32_t acc, float scale);
 
 /* clamp(zero_point + requantize(acc), min, max) without intermediate overflow. */
-int32_t ref_output_fixedpoint(int32_t acc, int32_t multiplier, int32_t shift,
-                              int32_t zero_point, int32_t min, int32_t max);
-int32_t ref_output_fp32(int32_t acc, float scale, int32_t zero_point, int32_t min,
-                        int32_t max);
+int32_t ref_output_fixedpoint(int32_t acc, int32_t multiplier, int32_t shift, int32_t zero_point,
+                              int32_t min, int32_t max);
+int32_t ref_output_fp32(int32_t acc, float scale, int32_t zero_point, int32_t min, int32_t max);
 
 /* TFLite's QuantizeMultiplier as documented. Returns 0, or -1 for a negative,
  * infinite or NaN scale (nothing written). */
@@ -59,7 +58,7 @@ void ref_bin_pack_f32(size_t rows, size_t k, const float* x, size_t x_stride, ui
                       size_t out_stride);
 void ref_bin_pack_s8(size_t rows, size_t k, const int8_t* x, size_t x_stride, uint64_t* out,
                      size_t out_stride);
-void ref_bin_pack_u8(size_t rows, size_t k, const uint8_t* x, size_t x_stride,
-                     uint8_t zero_point, uint64_t* out, size_t out_stride);
+void ref_bin_pack_u8(size_t rows, size_t k, const uint8_t* x, size_t x_stride, uint8_t zero_point,
+                     uint64_t* out, size_t out_stride);
 
 #endif

@@ -23,9 +23,9 @@
 
 #define WORDS(k) GEMMI8_BIN_WORDS(k)
 
-static const size_t bin_k_list[] = {1,   2,   3,   5,   7,    8,    15,   16,   17,  31,  32,  33,
-                                    63,  64,  65,  100, 127,  128,  129,  191,  192, 193, 255, 256,
-                                    257, 300, 311, 511, 512,  513,  640,  1000, 1023, 1024, 1025, 1500};
+static const size_t bin_k_list[] = {
+    1,   2,   3,   5,   7,   8,   15,  16,  17,  31,  32,  33,  63,  64,   65,   100,  127,  128,
+    129, 191, 192, 193, 255, 256, 257, 300, 311, 511, 512, 513, 640, 1000, 1023, 1024, 1025, 1500};
 
 static size_t word_pad(void) {
   static const size_t pads[] = {0, 0, 1, 2, 3, 5};
@@ -97,8 +97,8 @@ static int bp_make(bproblem* p, size_t m, size_t n, size_t k, const char* what) 
   ref_bin_acc(m, n, k, p->a, p->a_stride, p->b, p->b_stride, p->b_kn, p->acc);
   p->packed_by_alloc = t_below(4) == 0;
   snprintf(p->desc, sizeof(p->desc),
-           "%s bin M x N x K = %zu x %zu x %zu, a_stride %zu, B %s stride %zu, packed by %s",
-           what, m, n, k, p->a_stride, p->b_kn ? "KxN" : "NxK", p->b_stride,
+           "%s bin M x N x K = %zu x %zu x %zu, a_stride %zu, B %s stride %zu, packed by %s", what,
+           m, n, k, p->a_stride, p->b_kn ? "KxN" : "NxK", p->b_stride,
            p->packed_by_alloc ? "pack_alloc" : "pack");
   uint64_t* b = t_dup(p->b, b_words_total(p));
   uint32_t flags = p->b_kn ? GEMMI8_B_KN : GEMMI8_B_NK;
@@ -106,8 +106,8 @@ static int bp_make(bproblem* p, size_t m, size_t n, size_t k, const char* what) 
   gemmi8_status st = gemmi8_bin_pack_size(n, k, &size);
   int ok = 1;
   if (st != gemmi8_status_success || size == 0) {
-    t_fail("gemmi8_bin_pack_size", "%s: status \"%s\", size %zu", p->desc,
-           gemmi8_status_string(st), size);
+    t_fail("gemmi8_bin_pack_size", "%s: status \"%s\", size %zu", p->desc, gemmi8_status_string(st),
+           size);
     ok = 0;
   } else if (p->packed_by_alloc) {
     void* packed = NULL;
@@ -192,8 +192,8 @@ static void fold_free(fold* f) {
 
 /* ---- checks ---------------------------------------------------------------------------- */
 
-static void verify(const bproblem* p, const char* func, const char* extra_desc,
-                   gemmi8_status st, const t_out* out, const fold* f) {
+static void verify(const bproblem* p, const char* func, const char* extra_desc, gemmi8_status st,
+                   const t_out* out, const fold* f) {
   if (st != gemmi8_status_success) {
     t_fail(func, "%s, %s: status \"%s\"", p->desc, extra_desc, gemmi8_status_string(st));
     return;
@@ -230,8 +230,8 @@ static void verify(const bproblem* p, const char* func, const char* extra_desc,
       int32_t acc = p->acc[row * p->n + j];
       char sb[96] = "";
       if (f != NULL)
-        snprintf(sb, sizeof(sb), ", scale %.9g, bias %.9g",
-                 f->scale ? (double) f->scale[j] : 1.0, f->bias ? (double) f->bias[j] : 0.0);
+        snprintf(sb, sizeof(sb), ", scale %.9g, bias %.9g", f->scale ? (double) f->scale[j] : 1.0,
+                 f->bias ? (double) f->bias[j] : 0.0);
       snprintf(extra, sizeof(extra), "; column %zu: acc %" PRId32 "%s", j, acc, sb);
     }
   }
@@ -263,8 +263,8 @@ static void check_f32(const bproblem* p) {
       float v = ref_bin_f32(p->acc[i * p->n + j], f.scale, f.bias, j);
       memcpy(t_out_want(&out, i, j), &v, 4);
     }
-  gemmi8_status st = gemmi8_bin_gemm_f32(p->m, p->n, p->k, p->a, p->a_stride, p->packed,
-                                         f.scale, f.bias, out.body, c_stride);
+  gemmi8_status st = gemmi8_bin_gemm_f32(p->m, p->n, p->k, p->a, p->a_stride, p->packed, f.scale,
+                                         f.bias, out.body, c_stride);
   char d[96];
   snprintf(d, sizeof(d), "c_stride %zu, %s", c_stride, f.desc);
   verify(p, "gemmi8_bin_gemm_f32", d, st, &out, &f);
@@ -293,8 +293,8 @@ static void check_bits(const bproblem* p) {
       memcpy(t_out_want(&out, i, w), &v, 8);
     }
   }
-  gemmi8_status st = gemmi8_bin_gemm_bits(p->m, p->n, p->k, p->a, p->a_stride, p->packed,
-                                          f.scale, f.bias, out.body, c_stride);
+  gemmi8_status st = gemmi8_bin_gemm_bits(p->m, p->n, p->k, p->a, p->a_stride, p->packed, f.scale,
+                                          f.bias, out.body, c_stride);
   char d[96];
   snprintf(d, sizeof(d), "c_stride %zu words, %s", c_stride, f.desc);
   verify(p, "gemmi8_bin_gemm_bits", d, st, &out, &f);
@@ -314,11 +314,13 @@ static void bin_case(size_t m, size_t n, size_t k, const char* what) {
 
 static void sweeps(void) {
   size_t step = t_quick ? 4 : 1;
-  for (size_t m = 1; m <= 50; m += step) bin_case(m, 1 + t_below(70), T_PICK(bin_k_list), "M sweep");
-  for (size_t n = 1; n <= 70; n += step) bin_case(1 + t_below(50), n, T_PICK(bin_k_list), "N sweep");
+  for (size_t m = 1; m <= 50; m += step)
+    bin_case(m, 1 + t_below(70), T_PICK(bin_k_list), "M sweep");
+  for (size_t n = 1; n <= 70; n += step)
+    bin_case(1 + t_below(50), n, T_PICK(bin_k_list), "N sweep");
   for (size_t i = 0; i < T_COUNT(bin_k_list); i++)
     bin_case(1 + t_below(50), 1 + t_below(70), bin_k_list[i], "K sweep");
-  size_t random_cases = t_quick ? 15 : 100;
+  size_t random_cases = t_quick ? 30 : 300;
   for (size_t i = 0; i < random_cases; i++)
     bin_case(1 + t_below(50), 1 + t_below(70), T_PICK(bin_k_list), "random shape");
   if (t_quick) {
@@ -334,9 +336,9 @@ static void sweeps(void) {
 /* ---- bit-packing helpers ---------------------------------------------------------------- */
 
 static float random_f32(void) {
-  static const float specials[] = {0.0f,     -0.0f,     INFINITY, -INFINITY, FLT_TRUE_MIN,
-                                   -FLT_TRUE_MIN, FLT_MIN, -FLT_MIN, FLT_MAX,  -FLT_MAX,
-                                   1.0f,     -1.0f};
+  static const float specials[] = {0.0f,         -0.0f,         INFINITY, -INFINITY,
+                                   FLT_TRUE_MIN, -FLT_TRUE_MIN, FLT_MIN,  -FLT_MIN,
+                                   FLT_MAX,      -FLT_MAX,      1.0f,     -1.0f};
   switch (t_below(5)) {
     case 0:
       return T_PICK(specials);
@@ -373,8 +375,8 @@ static void pack_helper_case(src_type type, size_t rows, size_t k) {
     func = "gemmi8_bin_pack_rows_f32";
     st = gemmi8_bin_pack_rows_f32(rows, k, x, x_stride, out.body, out_stride);
     free(x);
-    snprintf(desc, sizeof(desc), "rows %zu, k %zu, x_stride %zu, out_stride %zu", rows, k,
-             x_stride, out_stride);
+    snprintf(desc, sizeof(desc), "rows %zu, k %zu, x_stride %zu, out_stride %zu", rows, k, x_stride,
+             out_stride);
   } else if (type == SRC_S8) {
     static const int8_t edges[] = {-128, -1, 0, 1, 127};
     int8_t* x = t_alloc(count);
@@ -384,14 +386,15 @@ static void pack_helper_case(src_type type, size_t rows, size_t k) {
     func = "gemmi8_bin_pack_rows_s8";
     st = gemmi8_bin_pack_rows_s8(rows, k, x, x_stride, out.body, out_stride);
     free(x);
-    snprintf(desc, sizeof(desc), "rows %zu, k %zu, x_stride %zu, out_stride %zu", rows, k,
-             x_stride, out_stride);
+    snprintf(desc, sizeof(desc), "rows %zu, k %zu, x_stride %zu, out_stride %zu", rows, k, x_stride,
+             out_stride);
   } else {
     static const uint8_t zps[] = {0, 1, 127, 128, 255};
     uint8_t zp = t_below(4) ? T_PICK(zps) : (uint8_t) t_below(256);
     uint8_t* x = t_alloc(count);
     for (size_t i = 0; i < count; i++) {
-      int32_t v = t_below(3) == 0 ? (int32_t) zp + (int32_t) t_range(-1, 1) : (int32_t) t_below(256);
+      int32_t v =
+          t_below(3) == 0 ? (int32_t) zp + (int32_t) t_range(-1, 1) : (int32_t) t_below(256);
       x[i] = (uint8_t) (v < 0 ? 0 : v > 255 ? 255 : v);
     }
     ref_bin_pack_u8(rows, k, x, x_stride, zp, want, out_stride);
@@ -443,8 +446,8 @@ static void round_trip(size_t m, size_t n, size_t k) {
   gemmi8_status st1 = gemmi8_bin_pack_rows_f32(m, k, f, k, pf, words);
   gemmi8_status st2 = gemmi8_bin_pack_rows_s8(m, k, s, k, ps, words);
   gemmi8_status st3 = gemmi8_bin_pack_rows_u8(m, k, u, k, zp, pu, words);
-  int ok = st1 == gemmi8_status_success && st2 == gemmi8_status_success &&
-           st3 == gemmi8_status_success;
+  int ok =
+      st1 == gemmi8_status_success && st2 == gemmi8_status_success && st3 == gemmi8_status_success;
   int same = ok && memcmp(pf, ps, m * words * 8) == 0 && memcmp(pf, pu, m * words * 8) == 0;
   size_t bad = SIZE_MAX;
   for (size_t i = 0; same && i < m && bad == SIZE_MAX; i++)
@@ -465,10 +468,10 @@ static void round_trip(size_t m, size_t n, size_t k) {
   for (size_t i = 0; i < n * k; i++) sb[i] = vb[i];
   gemmi8_status st = gemmi8_bin_pack_rows_s8(n, k, sb, k, pb, words);
   void* packed = NULL;
-  if (st == gemmi8_status_success) st = gemmi8_bin_pack_alloc(n, k, pb, words, GEMMI8_B_NK, &packed);
-  int32_t* c = t_alloc(m * n * sizeof(int32_t));
   if (st == gemmi8_status_success)
-    st = gemmi8_bin_gemm_s32(m, n, k, pf, words, packed, c, n);
+    st = gemmi8_bin_pack_alloc(n, k, pb, words, GEMMI8_B_NK, &packed);
+  int32_t* c = t_alloc(m * n * sizeof(int32_t));
+  if (st == gemmi8_status_success) st = gemmi8_bin_gemm_s32(m, n, k, pf, words, packed, c, n);
   size_t bad_i = SIZE_MAX, bad_j = 0;
   int32_t want = 0;
   for (size_t i = 0; st == gemmi8_status_success && i < m && bad_i == SIZE_MAX; i++)
@@ -482,11 +485,12 @@ static void round_trip(size_t m, size_t n, size_t k) {
         break;
       }
     }
-  t_expect(st == gemmi8_status_success && bad_i == SIZE_MAX, "gemmi8_bin_gemm_s32",
-           "helpers + pack + GEMM, M x N x K = %zu x %zu x %zu: status \"%s\", C[%zu][%zu] = %" PRId32
-           ", expected %" PRId32,
-           m, n, k, gemmi8_status_string(st), bad_i, bad_j,
-           bad_i == SIZE_MAX ? 0 : c[bad_i * n + bad_j], want);
+  t_expect(
+      st == gemmi8_status_success && bad_i == SIZE_MAX, "gemmi8_bin_gemm_s32",
+      "helpers + pack + GEMM, M x N x K = %zu x %zu x %zu: status \"%s\", C[%zu][%zu] = %" PRId32
+      ", expected %" PRId32,
+      m, n, k, gemmi8_status_string(st), bad_i, bad_j, bad_i == SIZE_MAX ? 0 : c[bad_i * n + bad_j],
+      want);
   gemmi8_packed_free(packed);
   free(c);
   free(pb);
@@ -525,11 +529,13 @@ static void chain(size_t m, size_t n1, size_t k, size_t n2) {
   uint64_t* b2 = t_alloc(n2 * w1 * 8);
   fill_bits(b2, n2, n1, w1);
   void* packed2 = NULL;
-  if (st == gemmi8_status_success) st = gemmi8_bin_pack_alloc(n2, n1, b2, w1, GEMMI8_B_NK, &packed2);
+  if (st == gemmi8_status_success)
+    st = gemmi8_bin_pack_alloc(n2, n1, b2, w1, GEMMI8_B_NK, &packed2);
   int32_t* c = t_alloc(m * n2 * sizeof(int32_t));
   int32_t* want = t_alloc(m * n2 * sizeof(int32_t));
   ref_bin_acc(m, n2, n1, want_bits, w1, b2, w1, 0, want);
-  if (st == gemmi8_status_success) st = gemmi8_bin_gemm_s32(m, n2, n1, bits, stride, packed2, c, n2);
+  if (st == gemmi8_status_success)
+    st = gemmi8_bin_gemm_s32(m, n2, n1, bits, stride, packed2, c, n2);
   t_expect(st == gemmi8_status_success && memcmp(c, want, m * n2 * sizeof(int32_t)) == 0,
            "gemmi8_bin_gemm_bits", "%s, %s, then a second layer of %zu channels: status \"%s\", %s",
            p.desc, f.desc, n2, gemmi8_status_string(st),

@@ -112,12 +112,10 @@ static int fixture_make(fixture* f) {
   f->qs8 = t_alloc_aligned(f->qs8_size);
   f->bin = t_alloc_aligned(f->bin_size);
   s1 = gemmi8_qu8_pack(N, K, f->b, K, GEMMI8_B_NK, 128, f->b_zp, 1, f->bias, f->qu8, f->qu8_size);
-  s2 = gemmi8_qs8_pack(N, K, (const int8_t*) f->b, K, GEMMI8_B_NK, 0, f->bias, f->qs8,
-                       f->qs8_size);
+  s2 = gemmi8_qs8_pack(N, K, (const int8_t*) f->b, K, GEMMI8_B_NK, 0, f->bias, f->qs8, f->qs8_size);
   s3 = gemmi8_bin_pack(N, K, f->b_bits, 3, GEMMI8_B_NK, f->bin, f->bin_size);
   return t_expect(s1 == SUCCESS && s2 == SUCCESS && s3 == SUCCESS, "gemmi8_*_pack",
-                  "N %d, K %d: statuses \"%s\" \"%s\" \"%s\"", N, K, name(s1), name(s2),
-                  name(s3));
+                  "N %d, K %d: statuses \"%s\" \"%s\" \"%s\"", N, K, name(s1), name(s2), name(s3));
 }
 
 static void fixture_free(fixture* f) {
@@ -132,9 +130,9 @@ typedef enum qfunc { QU8, QS8, QU8_S32, QS8_S32 } qfunc;
 static const char* const qfunc_names[] = {"gemmi8_qu8_gemm", "gemmi8_qs8_gemm",
                                           "gemmi8_qu8_gemm_s32", "gemmi8_qs8_gemm_s32"};
 
-static gemmi8_status call_q(qfunc f, size_t m, size_t n, size_t k, const void* a,
-                            size_t a_stride, const void* packed, const gemmi8_requant* rq,
-                            void* c, size_t c_stride) {
+static gemmi8_status call_q(qfunc f, size_t m, size_t n, size_t k, const void* a, size_t a_stride,
+                            const void* packed, const gemmi8_requant* rq, void* c,
+                            size_t c_stride) {
   switch (f) {
     case QU8:
       return gemmi8_qu8_gemm(m, n, k, a, a_stride, packed, rq, c, c_stride);
@@ -157,8 +155,14 @@ static void qgemm_errors(const fixture* fx) {
     int is_signed = f == QS8 || f == QS8_S32;
     const void* packed = is_signed ? fx->qs8 : fx->qu8;
     const void* other_type = is_signed ? fx->qu8 : fx->qs8;
-    gemmi8_requant rq = {gemmi8_requant_fixedpoint, 0, &mult1, &shift1, NULL,
-                         is_signed ? 0 : 128, is_signed ? -128 : 0, is_signed ? 127 : 255};
+    gemmi8_requant rq = {gemmi8_requant_fixedpoint,
+                         0,
+                         &mult1,
+                         &shift1,
+                         NULL,
+                         is_signed ? 0 : 128,
+                         is_signed ? -128 : 0,
+                         is_signed ? 127 : 255};
     const gemmi8_requant* r = &rq;
     t_fill_random(c, sizeof(c));
     watch(c, sizeof(c));
@@ -183,8 +187,8 @@ static void qgemm_errors(const fixture* fx) {
            INVALID);
     expect(fn, "n - 1 (not the packed n)", call_q(f, M, N - 1, K, fx->a, K, packed, r, c, N),
            INVALID);
-    expect(fn, "k + 1 (not the packed k)",
-           call_q(f, M, N, K + 1, fx->a, K + 1, packed, r, c, N), INVALID);
+    expect(fn, "k + 1 (not the packed k)", call_q(f, M, N, K + 1, fx->a, K + 1, packed, r, c, N),
+           INVALID);
     expect(fn, "k - 1 (not the packed k)", call_q(f, M, N, K - 1, fx->a, K, packed, r, c, N),
            INVALID);
     expect(fn, is_signed ? "qu8 weights" : "qs8 weights",
@@ -210,8 +214,8 @@ static void requant_errors(const fixture* fx) {
       shift[j] = -2;
       scale[j] = 0.25f;
     }
-    const gemmi8_requant base = {gemmi8_requant_fixedpoint, 0, mult, shift, NULL, (lo + hi) / 2,
-                                 lo, hi};
+    const gemmi8_requant base = {
+        gemmi8_requant_fixedpoint, 0, mult, shift, NULL, (lo + hi) / 2, lo, hi};
     gemmi8_requant fp = base;
     fp.mode = gemmi8_requant_fp32;
     fp.multiplier = NULL;
@@ -315,11 +319,9 @@ static void requant_errors(const fixture* fx) {
 /* ---- weight packing ---------------------------------------------------------------------- */
 
 static gemmi8_status pack_q(int is_signed, size_t n, size_t k, const uint8_t* b, size_t b_stride,
-                            uint32_t flags, const uint8_t* b_zp, void* packed,
-                            size_t packed_size) {
+                            uint32_t flags, const uint8_t* b_zp, void* packed, size_t packed_size) {
   if (is_signed)
-    return gemmi8_qs8_pack(n, k, (const int8_t*) b, b_stride, flags, -3, NULL, packed,
-                           packed_size);
+    return gemmi8_qs8_pack(n, k, (const int8_t*) b, b_stride, flags, -3, NULL, packed, packed_size);
   return gemmi8_qu8_pack(n, k, b, b_stride, flags, 7, b_zp, 1, NULL, packed, packed_size);
 }
 
@@ -375,14 +377,12 @@ static void qpack_errors(const fixture* fx) {
     expect(fn, "k 0", pack_q(is_signed, N, 0, b, K, GEMMI8_B_NK, zp, buf, size), INVALID);
     expect(fn, "b NULL", pack_q(is_signed, N, K, NULL, K, GEMMI8_B_NK, zp, buf, size), INVALID);
     if (!is_signed)
-      expect(fn, "b_zero_point NULL", pack_q(0, N, K, b, K, GEMMI8_B_NK, NULL, buf, size),
-             INVALID);
-    expect(fn, "packed NULL", pack_q(is_signed, N, K, b, K, GEMMI8_B_NK, zp, NULL, size),
-           INVALID);
+      expect(fn, "b_zero_point NULL", pack_q(0, N, K, b, K, GEMMI8_B_NK, NULL, buf, size), INVALID);
+    expect(fn, "packed NULL", pack_q(is_signed, N, K, b, K, GEMMI8_B_NK, zp, NULL, size), INVALID);
     expect(fn, "N x K, b_stride k - 1",
            pack_q(is_signed, N, K, b, K - 1, GEMMI8_B_NK, zp, buf, size), INVALID);
-    expect(fn, "N x K, b_stride n (< k)",
-           pack_q(is_signed, N, K, b, N, GEMMI8_B_NK, zp, buf, size), INVALID);
+    expect(fn, "N x K, b_stride n (< k)", pack_q(is_signed, N, K, b, N, GEMMI8_B_NK, zp, buf, size),
+           INVALID);
     expect(fn, "K x N, b_stride n - 1",
            pack_q(is_signed, N, K, b, N - 1, GEMMI8_B_KN, zp, buf, size), INVALID);
     const uint32_t bad_flags[] = {2u, 3u, 0x80000000u};
@@ -406,8 +406,7 @@ static void qpack_errors(const fixture* fx) {
     expect2(fn, "n SIZE_MAX / 2", pack_q(is_signed, HUGE_SIZE, K, b, K, GEMMI8_B_NK, zp, buf, cap),
             INVALID, UNSUPPORTED);
     expect2(fn, "b_stride SIZE_MAX / 2 (overflows over n rows)",
-            pack_q(is_signed, N, K, b, HUGE_SIZE, GEMMI8_B_NK, zp, buf, cap), INVALID,
-            UNSUPPORTED);
+            pack_q(is_signed, N, K, b, HUGE_SIZE, GEMMI8_B_NK, zp, buf, cap), INVALID, UNSUPPORTED);
     unwatch_all();
     free(buf);
 
@@ -430,23 +429,20 @@ static void qpack_errors(const fixture* fx) {
     watch(&packed, sizeof(packed));
     expect(fn_alloc, "packed NULL", pack_q_alloc(is_signed, N, K, b, K, GEMMI8_B_NK, zp, NULL),
            INVALID);
-    expect(fn_alloc, "n 0", pack_q_alloc(is_signed, 0, K, b, K, GEMMI8_B_NK, zp, &packed),
-           INVALID);
-    expect(fn_alloc, "k 0", pack_q_alloc(is_signed, N, 0, b, K, GEMMI8_B_NK, zp, &packed),
-           INVALID);
+    expect(fn_alloc, "n 0", pack_q_alloc(is_signed, 0, K, b, K, GEMMI8_B_NK, zp, &packed), INVALID);
+    expect(fn_alloc, "k 0", pack_q_alloc(is_signed, N, 0, b, K, GEMMI8_B_NK, zp, &packed), INVALID);
     expect(fn_alloc, "b NULL", pack_q_alloc(is_signed, N, K, NULL, K, GEMMI8_B_NK, zp, &packed),
            INVALID);
     if (!is_signed)
-      expect(fn_alloc, "b_zero_point NULL",
-             pack_q_alloc(0, N, K, b, K, GEMMI8_B_NK, NULL, &packed), INVALID);
+      expect(fn_alloc, "b_zero_point NULL", pack_q_alloc(0, N, K, b, K, GEMMI8_B_NK, NULL, &packed),
+             INVALID);
     expect(fn_alloc, "b_stride k - 1",
            pack_q_alloc(is_signed, N, K, b, K - 1, GEMMI8_B_NK, zp, &packed), INVALID);
     expect(fn_alloc, "K x N, b_stride n - 1",
            pack_q_alloc(is_signed, N, K, b, N - 1, GEMMI8_B_KN, zp, &packed), INVALID);
     expect(fn_alloc, "flags 2", pack_q_alloc(is_signed, N, K, b, K, 2u, zp, &packed), INVALID);
     expect(fn_alloc, "k above the exact limit",
-           pack_q_alloc(is_signed, 1, big_k, big_b, big_k, GEMMI8_B_NK, zp, &packed),
-           UNSUPPORTED);
+           pack_q_alloc(is_signed, 1, big_k, big_b, big_k, GEMMI8_B_NK, zp, &packed), UNSUPPORTED);
     expect2(fn_alloc, "n SIZE_MAX / 2 (size overflows)",
             pack_q_alloc(is_signed, HUGE_SIZE, K, b, K, GEMMI8_B_NK, zp, &packed), INVALID,
             UNSUPPORTED);
@@ -535,23 +531,23 @@ static void bin_pack_errors(const fixture* fx) {
   expect(fn, "k 0", gemmi8_bin_pack(N, 0, b, 3, GEMMI8_B_NK, buf, size), INVALID);
   expect(fn, "b NULL", gemmi8_bin_pack(N, K, NULL, 3, GEMMI8_B_NK, buf, size), INVALID);
   expect(fn, "packed NULL", gemmi8_bin_pack(N, K, b, 3, GEMMI8_B_NK, NULL, size), INVALID);
-  expect(fn, "N x K, b_stride words(k) - 1",
-         gemmi8_bin_pack(N, K, b, 2, GEMMI8_B_NK, buf, size), INVALID);
+  expect(fn, "N x K, b_stride words(k) - 1", gemmi8_bin_pack(N, K, b, 2, GEMMI8_B_NK, buf, size),
+         INVALID);
   expect(fn, "K x N, b_stride 0 (< words(n))",
          gemmi8_bin_pack(N, K, b_kn, 0, GEMMI8_B_KN, buf, size), INVALID);
   expect(fn, "flags 2", gemmi8_bin_pack(N, K, b, 3, 2u, buf, size), INVALID);
   expect(fn, "packed misaligned by 8 bytes",
          gemmi8_bin_pack(N, K, b, 3, GEMMI8_B_NK, buf + 8, size), INVALID);
-  expect(fn, "packed_size one byte short",
-         gemmi8_bin_pack(N, K, b, 3, GEMMI8_B_NK, buf, size - 1), INVALID);
+  expect(fn, "packed_size one byte short", gemmi8_bin_pack(N, K, b, 3, GEMMI8_B_NK, buf, size - 1),
+         INVALID);
   /* K too large: no real B exists; the library must not read it. Which check comes
    * first (K or the buffer size) is not specified. */
   size_t huge_k = GEMMI8_BIN_MAX_K + 1;
   expect2(fn, "k GEMMI8_BIN_MAX_K + 1",
           gemmi8_bin_pack(1, huge_k, b, GEMMI8_BIN_WORDS(huge_k), GEMMI8_B_NK, buf, cap),
           UNSUPPORTED, INVALID);
-  expect2(fn, "n SIZE_MAX / 2", gemmi8_bin_pack(HUGE_SIZE, K, b, 3, GEMMI8_B_NK, buf, cap),
-          INVALID, UNSUPPORTED);
+  expect2(fn, "n SIZE_MAX / 2", gemmi8_bin_pack(HUGE_SIZE, K, b, 3, GEMMI8_B_NK, buf, cap), INVALID,
+          UNSUPPORTED);
   unwatch_all();
   free(buf);
 
@@ -619,16 +615,13 @@ static void bin_gemm_errors(const fixture* fx) {
     expect(fn, f == B_BITS ? "c_stride 0 words" : "c_stride n - 1",
            call_b(f, M, N, K, a, 3, fx->bin, c, cs - 1), INVALID);
     expect(fn, "m SIZE_MAX / 2", call_b(f, HUGE_SIZE, N, K, a, 3, fx->bin, c, cs), INVALID);
-    expect(fn, "a_stride SIZE_MAX / 2", call_b(f, M, N, K, a, HUGE_SIZE, fx->bin, c, cs),
-           INVALID);
-    expect(fn, "c_stride SIZE_MAX / 2", call_b(f, M, N, K, a, 3, fx->bin, c, HUGE_SIZE),
-           INVALID);
+    expect(fn, "a_stride SIZE_MAX / 2", call_b(f, M, N, K, a, HUGE_SIZE, fx->bin, c, cs), INVALID);
+    expect(fn, "c_stride SIZE_MAX / 2", call_b(f, M, N, K, a, 3, fx->bin, c, HUGE_SIZE), INVALID);
     expect(fn, "n + 1 (not the packed n)",
            call_b(f, M, N + 1, K, a, 3, fx->bin, c, f == B_BITS ? 1 : N + 1), INVALID);
-    expect(fn, "k + 1 (same words, not the packed k)",
-           call_b(f, M, N, K + 1, a, 3, fx->bin, c, cs), INVALID);
-    expect(fn, "k - 1 (not the packed k)", call_b(f, M, N, K - 1, a, 3, fx->bin, c, cs),
+    expect(fn, "k + 1 (same words, not the packed k)", call_b(f, M, N, K + 1, a, 3, fx->bin, c, cs),
            INVALID);
+    expect(fn, "k - 1 (not the packed k)", call_b(f, M, N, K - 1, a, 3, fx->bin, c, cs), INVALID);
     expect(fn, "qu8 weights", call_b(f, M, N, K, a, 3, fx->qu8, c, cs), INVALID);
     expect(fn, "qs8 weights", call_b(f, M, N, K, a, 3, fx->qs8, c, cs), INVALID);
     unwatch_all();
@@ -652,8 +645,7 @@ void test_errors(void) {
 
 void test_misc(void) {
   const gemmi8_status all[] = {gemmi8_status_success, gemmi8_status_invalid_parameter,
-                               gemmi8_status_unsupported_parameter,
-                               gemmi8_status_out_of_memory,
+                               gemmi8_status_unsupported_parameter, gemmi8_status_out_of_memory,
                                gemmi8_status_unsupported_hardware};
   for (size_t i = 0; i < T_COUNT(all); i++) {
     const char* s = gemmi8_status_string(all[i]);
@@ -683,8 +675,8 @@ void test_misc(void) {
   const char* v = gemmi8_version();
   t_expect(v != NULL && strcmp(v, want) == 0, "gemmi8_version", "\"%s\", expected \"%s\"",
            v ? v : "(NULL)", want);
-  t_expect(GEMMI8_VERSION == GEMMI8_VERSION_MAJOR * 10000 + GEMMI8_VERSION_MINOR * 100 +
-                                 GEMMI8_VERSION_PATCH,
+  t_expect(GEMMI8_VERSION ==
+               GEMMI8_VERSION_MAJOR * 10000 + GEMMI8_VERSION_MINOR * 100 + GEMMI8_VERSION_PATCH,
            "GEMMI8_VERSION", "%d", GEMMI8_VERSION);
 
   const char* isa = gemmi8_isa_name();

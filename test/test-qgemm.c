@@ -21,8 +21,8 @@
 #include <threads.h>
 #endif
 
-static const size_t k_list[] = {1,  2,  3,  4,   5,   7,   8,   15,  16,  17,  31,  32,
-                                33, 63, 64, 65,  127, 128, 129, 255, 256, 257, 300, 311};
+static const size_t k_list[] = {1,  2,  3,  4,  5,   7,   8,   15,  16,  17,  31,  32,
+                                33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 300, 311};
 
 static size_t pad(void) {
   static const size_t pads[] = {0, 0, 1, 2, 3, 5, 7, 13, 17, 31, 64};
@@ -52,18 +52,27 @@ static void run_case(int is_signed, size_t m, size_t n, size_t k, const char* wh
   q_free(&p);
 }
 
-static size_t rand_m(void) { return 1 + t_below(50); }
-static size_t rand_n(void) { return 1 + t_below(70); }
+static size_t rand_m(void) {
+  return 1 + t_below(50);
+}
+static size_t rand_n(void) {
+  return 1 + t_below(70);
+}
 
 static void sweeps(int is_signed) {
   size_t step = t_quick ? 4 : 1;
-  for (size_t m = 1; m <= 50; m += step) run_case(is_signed, m, rand_n(), T_PICK(k_list), "M sweep");
-  for (size_t n = 1; n <= 70; n += step) run_case(is_signed, rand_m(), n, T_PICK(k_list), "N sweep");
+  for (size_t m = 1; m <= 50; m += step)
+    run_case(is_signed, m, rand_n(), T_PICK(k_list), "M sweep");
+  for (size_t n = 1; n <= 70; n += step)
+    run_case(is_signed, rand_m(), n, T_PICK(k_list), "N sweep");
   for (size_t i = 0; i < T_COUNT(k_list); i++) {
     run_case(is_signed, rand_m(), rand_n(), k_list[i], "K sweep");
     if (!t_quick) run_case(is_signed, rand_m(), rand_n(), k_list[i], "K sweep");
   }
-  size_t random_cases = t_quick ? 20 : 150;
+  static const size_t long_k[] = {1000, 2304};
+  for (size_t i = 0; i < T_COUNT(long_k); i++)
+    run_case(is_signed, rand_m(), rand_n(), long_k[i], "K sweep");
+  size_t random_cases = t_quick ? 40 : 400;
   for (size_t i = 0; i < random_cases; i++)
     run_case(is_signed, rand_m(), rand_n(), T_PICK(k_list), "random shape");
   /* Larger shapes: several tiles in both directions, long K. */
@@ -89,8 +98,8 @@ static void max_k(int is_signed, int32_t a_zp) {
   p.a_zp = a_zp;
   p.b_zp_per_channel = !is_signed;
   for (size_t q = 0; q < k; q++) {
-    p.a[0 * k + q] = (uint8_t) lo;               /* a - a_zp at one extreme */
-    p.a[1 * k + q] = (uint8_t) hi;               /* at the other */
+    p.a[0 * k + q] = (uint8_t) lo;                /* a - a_zp at one extreme */
+    p.a[1 * k + q] = (uint8_t) hi;                /* at the other */
     p.a[2 * k + q] = (uint8_t) (q % 2 ? lo : hi); /* alternating */
     p.a[3 * k + q] = (uint8_t) t_range(lo, hi);
   }
@@ -143,11 +152,10 @@ static void cross_isa(int is_signed) {
     if (ok) {
       t_out out;
       t_out_init(&out, T_S32, p.m, p.n, p.c_stride);
-      gemmi8_status st =
-          is_signed ? gemmi8_qs8_gemm_s32(p.m, p.n, p.k, (const int8_t*) p.a, p.a_stride,
-                                          p.packed, out.body, p.c_stride)
-                    : gemmi8_qu8_gemm_s32(p.m, p.n, p.k, p.a, p.a_stride, p.packed, out.body,
-                                          p.c_stride);
+      gemmi8_status st = is_signed ? gemmi8_qs8_gemm_s32(p.m, p.n, p.k, (const int8_t*) p.a,
+                                                         p.a_stride, p.packed, out.body, p.c_stride)
+                                   : gemmi8_qu8_gemm_s32(p.m, p.n, p.k, p.a, p.a_stride, p.packed,
+                                                         out.body, p.c_stride);
       const char* func = is_signed ? "gemmi8_qs8_gemm_s32" : "gemmi8_qu8_gemm_s32";
       if (st == gemmi8_status_invalid_parameter) {
         t_expect(t_out_untouched(&out), func, "%s: rejected, but C was written", p.desc);
@@ -160,8 +168,7 @@ static void cross_isa(int is_signed) {
         t_expect(t_out_same(&out, msg, sizeof(msg), &row, &col), func, "%s: %s", p.desc, msg);
       } else {
         t_fail(func, "%s: status \"%s\", expected success or \"%s\"", p.desc,
-               gemmi8_status_string(st),
-               gemmi8_status_string(gemmi8_status_invalid_parameter));
+               gemmi8_status_string(st), gemmi8_status_string(gemmi8_status_invalid_parameter));
       }
       t_out_free(&out);
     }

@@ -101,8 +101,7 @@ void test_reference_self(void) {
   self_int("qm(0.5 + 2^-32).multiplier", m, Q31_HALF + 1);
   ref_quantize_multiplier(0x1p-32 * (1.0 - 0x1p-40), &m, &s);
   self_int("qm(2^-32 - tiny).shift", s, -31);
-  t_expect(ref_quantize_multiplier(-1.0, &m, &s) != 0 &&
-               ref_quantize_multiplier(NAN, &m, &s) != 0,
+  t_expect(ref_quantize_multiplier(-1.0, &m, &s) != 0 && ref_quantize_multiplier(NAN, &m, &s) != 0,
            "reference", "ref_quantize_multiplier accepted -1 or NaN");
 
   uint64_t row[2] = {UINT64_C(0x8000000000000001), UINT64_C(0x1)};
@@ -135,21 +134,21 @@ static const qm_case qm_cases[] = {
     {1.0 / 3.0, 1431655765, -1},
     {2.0 / 3.0, 1431655765, 0},
     {0x1p-31, Q31_HALF, -30},
-    {0x1p-32, Q31_HALF, -31},                 /* smallest shift */
-    {0x1p-33, 0, 0},                          /* e = -32: flushed */
-    {0x1.8p-33, 0, 0},                        /* 0.75 * 2^-32 */
+    {0x1p-32, Q31_HALF, -31},                   /* smallest shift */
+    {0x1p-33, 0, 0},                            /* e = -32: flushed */
+    {0x1.8p-33, 0, 0},                          /* 0.75 * 2^-32 */
     {0x1p-32 * (1.0 - 0x1p-40), Q31_HALF, -31}, /* carries into e = -31: not flushed */
     {0x1p29, Q31_HALF, 30},
-    {0x1p30 - 0.5, INT32_MAX, 30},            /* largest exact */
-    {0x1p30, INT32_MAX, 30},                  /* e = 31: saturated */
+    {0x1p30 - 0.5, INT32_MAX, 30},             /* largest exact */
+    {0x1p30, INT32_MAX, 30},                   /* e = 31: saturated */
     {0x1p30 * (1.0 - 0x1p-40), INT32_MAX, 30}, /* carries into e = 31: saturated */
     {1e10, INT32_MAX, 30},
     {DBL_MAX, INT32_MAX, 30},
-    {0.5 + 0x1p-32, Q31_HALF + 1, 0},         /* q * 2^31 = 2^30 + 0.5: away from zero */
-    {0.5 + 0x1p-33, Q31_HALF, 0},             /* + 0.25 */
-    {0.5 + 0x1.8p-32, Q31_HALF + 1, 0},       /* + 0.75 */
-    {1.0 - 0x1p-33, Q31_HALF, 1},             /* rounds to 2^31: carry */
-    {1.0 - 0x1p-32, Q31_HALF, 1},             /* 2^31 - 0.5: away, carry */
+    {0.5 + 0x1p-32, Q31_HALF + 1, 0},   /* q * 2^31 = 2^30 + 0.5: away from zero */
+    {0.5 + 0x1p-33, Q31_HALF, 0},       /* + 0.25 */
+    {0.5 + 0x1.8p-32, Q31_HALF + 1, 0}, /* + 0.75 */
+    {1.0 - 0x1p-33, Q31_HALF, 1},       /* rounds to 2^31: carry */
+    {1.0 - 0x1p-32, Q31_HALF, 1},       /* 2^31 - 0.5: away, carry */
     {1.0 - 0x1p-31, INT32_MAX, 0},
     {0.0, 0, 0},
     {DBL_MIN, 0, 0},
@@ -160,8 +159,7 @@ static const qm_case qm_cases[] = {
 static void qm_one(double scale, int32_t want_m, int32_t want_s, const char* source) {
   int32_t m = INT32_MIN + 7, s = INT32_MIN + 7;
   gemmi8_status st = gemmi8_quantize_multiplier(scale, &m, &s);
-  t_expect(st == gemmi8_status_success && m == want_m && s == want_s,
-           "gemmi8_quantize_multiplier",
+  t_expect(st == gemmi8_status_success && m == want_m && s == want_s, "gemmi8_quantize_multiplier",
            "scale %a (%.17g): status \"%s\", multiplier %" PRId32 ", shift %" PRId32
            "; expected multiplier %" PRId32 ", shift %" PRId32 " (%s)",
            scale, scale, gemmi8_status_string(st), m, s, want_m, want_s, source);
@@ -182,15 +180,14 @@ static double random_scale(void) {
 
 static void qm_bad(double scale, int null_multiplier, int null_shift) {
   int32_t m = 0x5A5A5A5A, s = 0x3C3C3C3C;
-  gemmi8_status st = gemmi8_quantize_multiplier(scale, null_multiplier ? NULL : &m,
-                                                null_shift ? NULL : &s);
+  gemmi8_status st =
+      gemmi8_quantize_multiplier(scale, null_multiplier ? NULL : &m, null_shift ? NULL : &s);
   t_expect(st == gemmi8_status_invalid_parameter && m == 0x5A5A5A5A && s == 0x3C3C3C3C,
            "gemmi8_quantize_multiplier",
            "scale %g, multiplier %s, shift %s: status \"%s\" (expected \"invalid parameter\"), "
            "outputs %s",
            scale, null_multiplier ? "NULL" : "given", null_shift ? "NULL" : "given",
-           gemmi8_status_string(st),
-           m == 0x5A5A5A5A && s == 0x3C3C3C3C ? "untouched" : "written");
+           gemmi8_status_string(st), m == 0x5A5A5A5A && s == 0x3C3C3C3C ? "untouched" : "written");
 }
 
 void test_quantize_multiplier(void) {
@@ -201,8 +198,7 @@ void test_quantize_multiplier(void) {
     int32_t m = -1, s = -1;
     ref_quantize_multiplier(c->scale, &m, &s);
     t_expect(m == c->multiplier && s == c->shift, "reference",
-             "ref_quantize_multiplier(%a) = %" PRId32 ", %" PRId32 "; table %" PRId32
-             ", %" PRId32,
+             "ref_quantize_multiplier(%a) = %" PRId32 ", %" PRId32 "; table %" PRId32 ", %" PRId32,
              c->scale, m, s, c->multiplier, c->shift);
   }
 
@@ -263,8 +259,8 @@ void test_quantize_multiplier(void) {
     first = i;
   }
   t_expect(same, "gemmi8_quantize_multipliers",
-           "%d scales: status \"%s\"; first bad index %zu (scale %a): %" PRId32 ", %" PRId32,
-           n, gemmi8_status_string(st), first, scales[first], ms[first], ss[first]);
+           "%d scales: status \"%s\"; first bad index %zu (scale %a): %" PRId32 ", %" PRId32, n,
+           gemmi8_status_string(st), first, scales[first], ms[first], ss[first]);
 
   static const double bad_values[] = {-1.0, NAN, INFINITY, -INFINITY};
   for (size_t v = 0; v < T_COUNT(bad_values); v++) {
@@ -295,12 +291,11 @@ void test_quantize_multiplier(void) {
   t_expect(st == gemmi8_status_invalid_parameter && m1 == 0x5A5A5A5A && s1 == 0x5A5A5A5A,
            "gemmi8_quantize_multipliers", "NULL scale: status \"%s\"", gemmi8_status_string(st));
   st = gemmi8_quantize_multipliers(1, &one, NULL, &s1);
-  t_expect(st == gemmi8_status_invalid_parameter && s1 == 0x5A5A5A5A,
-           "gemmi8_quantize_multipliers", "NULL multiplier: status \"%s\"",
-           gemmi8_status_string(st));
+  t_expect(st == gemmi8_status_invalid_parameter && s1 == 0x5A5A5A5A, "gemmi8_quantize_multipliers",
+           "NULL multiplier: status \"%s\"", gemmi8_status_string(st));
   st = gemmi8_quantize_multipliers(1, &one, &m1, NULL);
-  t_expect(st == gemmi8_status_invalid_parameter && m1 == 0x5A5A5A5A,
-           "gemmi8_quantize_multipliers", "NULL shift: status \"%s\"", gemmi8_status_string(st));
+  t_expect(st == gemmi8_status_invalid_parameter && m1 == 0x5A5A5A5A, "gemmi8_quantize_multipliers",
+           "NULL shift: status \"%s\"", gemmi8_status_string(st));
   /* A count whose arrays cannot exist, with a bad first scale: rejected either way. */
   double negative = -1.0;
   st = gemmi8_quantize_multipliers(SIZE_MAX / 2, &negative, &m1, &s1);
@@ -312,7 +307,8 @@ void test_quantize_multiplier(void) {
   t_expect((st == gemmi8_status_success || st == gemmi8_status_invalid_parameter) &&
                m1 == 0x5A5A5A5A && s1 == 0x5A5A5A5A,
            "gemmi8_quantize_multipliers", "count 0: status \"%s\", outputs %s",
-           gemmi8_status_string(st), m1 == 0x5A5A5A5A && s1 == 0x5A5A5A5A ? "untouched" : "written");
+           gemmi8_status_string(st),
+           m1 == 0x5A5A5A5A && s1 == 0x5A5A5A5A ? "untouched" : "written");
 }
 
 /* ---- GEMMs with chosen accumulators ----------------------------------------------- */
@@ -399,8 +395,8 @@ static void fixed_point_traps(void) {
   }
   fixed_add(&l, INT32_MIN, Q31_HALF, -31); /* -0.5 exactly: -1 */
   /* Ties of the doubling high multiply (0.5 goes up, -0.5 toward zero). */
-  static const int64_t srdhm_accs[] = {1, -1, 3, -3, 5, -5, 255, -255, INT32_MAX, INT32_MIN,
-                                       INT32_MIN + 1};
+  static const int64_t srdhm_accs[] = {1,    -1,        3,         -3,           5, -5, 255,
+                                       -255, INT32_MAX, INT32_MIN, INT32_MIN + 1};
   for (size_t i = 0; i < T_COUNT(srdhm_accs); i++) {
     fixed_add(&l, srdhm_accs[i], Q31_HALF, 0);
     fixed_add(&l, srdhm_accs[i], Q31_HALF / 2, 0);
@@ -412,11 +408,10 @@ static void fixed_point_traps(void) {
   static const int32_t left_mults[] = {0, 1, 3, 100, Q31_HALF, INT32_MAX};
   for (int s = 1; s <= 30; s++) {
     int64_t edge = INT64_C(1) << (31 - s);
-    const int64_t accs[] = {edge, -edge, edge - 1, -edge - 1, edge + 1, INT32_MAX, INT32_MIN,
-                            3, -3, 1, -1, 0};
+    const int64_t accs[] = {edge,      -edge, edge - 1, -edge - 1, edge + 1, INT32_MAX,
+                            INT32_MIN, 3,     -3,       1,         -1,       0};
     for (size_t a = 0; a < T_COUNT(accs); a++)
-      for (size_t mi = 0; mi < T_COUNT(left_mults); mi++)
-        fixed_add(&l, accs[a], left_mults[mi], s);
+      for (size_t mi = 0; mi < T_COUNT(left_mults); mi++) fixed_add(&l, accs[a], left_mults[mi], s);
   }
   /* The extreme accumulators at every shift. */
   static const int32_t extreme_mults[] = {0, 1, Q31_HALF, INT32_MAX};
@@ -535,8 +530,8 @@ static void fp32_traps(void) {
    * 5 * 2^-25 is the tie 2.5 (to 2), where the exact product 2.50000015 gives 3.
    * (With a power-of-two scale both orders agree, so those catch nothing.) */
   size_t conversions = 0;
-  static const int64_t big_accs[] = {16777217, 16777219, 33554434, 33554438, 50331651,
-                                     100663301, 1073741825, 2147483647};
+  static const int64_t big_accs[] = {16777217, 16777219,  33554434,   33554438,
+                                     50331651, 100663301, 1073741825, 2147483647};
   for (size_t a = 0; a < T_COUNT(big_accs); a++)
     for (int odd = 3; odd <= 15; odd += 2)
       for (int e = 20; e <= 40; e++) {
@@ -550,8 +545,7 @@ static void fp32_traps(void) {
           conversions++;
         }
       }
-  t_expect(conversions >= 5, "test setup", "only %zu conversion-rounding traps found",
-           conversions);
+  t_expect(conversions >= 5, "test setup", "only %zu conversion-rounding traps found", conversions);
   /* The product rounds to a tie. */
   static const int32_t trap_accs[] = {3, 7, 11, 13, 100003, 12345679, -3, -7, -100003};
   static const double targets[] = {1.5, 2.5, 10.5, 99.5, -3.5, -0.5, 0.5};
@@ -559,7 +553,8 @@ static void fp32_traps(void) {
   for (size_t a = 0; a < T_COUNT(trap_accs); a++)
     for (size_t t = 0; t < T_COUNT(targets); t++) {
       float s;
-      if ((targets[t] < 0) == (trap_accs[a] < 0) && find_product_trap(trap_accs[a], targets[t], &s)) {
+      if ((targets[t] < 0) == (trap_accs[a] < 0) &&
+          find_product_trap(trap_accs[a], targets[t], &s)) {
         v[n++] = (fp32_case){trap_accs[a], s};
         found++;
       }
@@ -581,7 +576,8 @@ static void fp32_traps(void) {
   v[n++] = (fp32_case){0, FLT_MAX};
   /* Random. */
   while (n < 400) {
-    int32_t acc = t_below(2) ? (int32_t) t_range(INT32_MIN, INT32_MAX) : (int32_t) t_range(-300, 300);
+    int32_t acc =
+        t_below(2) ? (int32_t) t_range(INT32_MIN, INT32_MAX) : (int32_t) t_range(-300, 300);
     float s = t_below(2) ? (float) exp2(t_unit() * 50.0 - 40.0) : (float) (0.3 + 3.0 * t_unit());
     v[n++] = (fp32_case){acc, s};
   }
@@ -640,8 +636,10 @@ static void shift_sweep(void) {
       qrq r;
       qrq_alloc(&r, gemmi8_requant_fixedpoint, 1, n);
       for (size_t j = 0; j < n; j++) {
-        r.multiplier[j] = j == 0 ? 0 : j == 1 ? INT32_MAX : j == 2 ? Q31_HALF
-                                                          : (int32_t) t_range(Q31_HALF, INT32_MAX);
+        r.multiplier[j] = j == 0   ? 0
+                          : j == 1 ? INT32_MAX
+                          : j == 2 ? Q31_HALF
+                                   : (int32_t) t_range(Q31_HALF, INT32_MAX);
         r.shift[j] = s;
       }
       /* Accumulators of about 150 / real scale, so outputs cover the range. */
@@ -655,13 +653,12 @@ static void shift_sweep(void) {
       if (target < 0x1p17) {
         /* small accumulators: data next to the zero points */
         for (size_t i = 0; i < m; i++)
-          for (size_t q = 0; q < k; q++)
-            p.a[i * p.a_stride + q] = near(is_signed, p.a_zp);
+          for (size_t q = 0; q < k; q++) p.a[i * p.a_stride + q] = near(is_signed, p.a_zp);
         for (size_t j = 0; j < n; j++)
-          for (size_t q = 0; q < k; q++)
-            p.b[j * k + q] = near(is_signed, p.b_zp[j]);
+          for (size_t q = 0; q < k; q++) p.b[j * k + q] = near(is_signed, p.b_zp[j]);
       }
-      for (size_t j = 0; j < n; j++) p.bias[j] = (int32_t) t_range(-(int64_t) target, (int64_t) target);
+      for (size_t j = 0; j < n; j++)
+        p.bias[j] = (int32_t) t_range(-(int64_t) target, (int64_t) target);
       char what[40];
       snprintf(what, sizeof(what), "shift %d,", s);
       if (q_prepare(&p, what)) {
@@ -690,7 +687,9 @@ static void shift_sweep(void) {
 
 /* ---- against a float reference ---------------------------------------------------------- */
 
-static double round_half_away(double v) { return v < 0 ? -floor(-v + 0.5) : floor(v + 0.5); }
+static double round_half_away(double v) {
+  return v < 0 ? -floor(-v + 0.5) : floor(v + 0.5);
+}
 
 static void float_reference_case(int is_signed, gemmi8_requant_mode mode, int per_channel) {
   static const size_t ks[] = {1, 3, 16, 17, 64, 129, 311, 1000};
@@ -715,8 +714,8 @@ static void float_reference_case(int is_signed, gemmi8_requant_mode mode, int pe
         hi = v > hi ? v : hi;
       }
     double range = hi > lo ? (double) (hi - lo) : 1.0;
-    real[c] = t_below(4) ? 255.0 / range * exp2(4.0 * t_unit() - 2.0)
-                         : exp2(42.0 * t_unit() - 34.0);
+    real[c] =
+        t_below(4) ? 255.0 / range * exp2(4.0 * t_unit() - 2.0) : exp2(42.0 * t_unit() - 34.0);
   }
   qrq r;
   qrq_alloc(&r, mode, per_channel, n);
@@ -734,10 +733,10 @@ static void float_reference_case(int is_signed, gemmi8_requant_mode mode, int pe
   qrq_describe(&r);
   if (ok) {
     uint8_t* c = t_alloc(m * p.c_stride);
-    gemmi8_status st = is_signed ? gemmi8_qs8_gemm(m, n, k, (const int8_t*) p.a, p.a_stride,
-                                                   p.packed, &r.rq, (int8_t*) c, p.c_stride)
-                                 : gemmi8_qu8_gemm(m, n, k, p.a, p.a_stride, p.packed, &r.rq, c,
-                                                   p.c_stride);
+    gemmi8_status st =
+        is_signed ? gemmi8_qs8_gemm(m, n, k, (const int8_t*) p.a, p.a_stride, p.packed, &r.rq,
+                                    (int8_t*) c, p.c_stride)
+                  : gemmi8_qu8_gemm(m, n, k, p.a, p.a_stride, p.packed, &r.rq, c, p.c_stride);
     const char* func = is_signed ? "gemmi8_qs8_gemm" : "gemmi8_qu8_gemm";
     if (st != gemmi8_status_success) {
       t_fail(func, "%s, %s: status \"%s\"", p.desc, r.desc, gemmi8_status_string(st));
@@ -763,8 +762,7 @@ static void float_reference_case(int is_signed, gemmi8_requant_mode mode, int pe
                "%s, %s: C[%zu][%zu] = %.0f, more than 1 from the float result %.0f (acc %" PRId32
                ", real scale %.17g)",
                p.desc, r.desc, bad_i, bad_j, got, want,
-               bad_i == SIZE_MAX ? 0 : p.acc[bad_i * n + bad_j],
-               real[per_channel ? bad_j : 0]);
+               bad_i == SIZE_MAX ? 0 : p.acc[bad_i * n + bad_j], real[per_channel ? bad_j : 0]);
     }
     free(c);
   }

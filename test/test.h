@@ -80,7 +80,7 @@ size_t t_elem_size(t_elem elem);
 typedef struct t_out {
   unsigned char* mem;
   unsigned char* expect;
-  void* body;  /* first element: what the library gets */
+  void* body; /* first element: what the library gets */
   size_t rows, cols, stride, total;
   t_elem elem;
 } t_out;
@@ -99,12 +99,12 @@ int t_out_untouched(const t_out* out);
 
 /* ---- test groups (one file each) ----------------------------------------------- */
 
-void test_reference_self(void);   /* test-requant.c, run once before the ISAs */
-void test_misc(void);             /* test-errors.c: status strings, version, ISA name */
-void test_errors(void);           /* test-errors.c: bad inputs of every entry point */
+void test_reference_self(void);      /* test-requant.c, run once before the ISAs */
+void test_misc(void);                /* test-errors.c: status strings, version, ISA name */
+void test_errors(void);              /* test-errors.c: bad inputs of every entry point */
 void test_quantize_multiplier(void); /* test-requant.c */
-void test_requant(void);          /* test-requant.c: trap cases, shift sweep, float ref */
-void test_qgemm(void);            /* test-qgemm.c: qu8/qs8 sweeps against the reference */
-void test_bin(void);              /* test-bin.c: binary GEMM and bit-packing helpers */
+void test_requant(void);             /* test-requant.c: trap cases, shift sweep, float ref */
+void test_qgemm(void);               /* test-qgemm.c: qu8/qs8 sweeps against the reference */
+void test_bin(void);                 /* test-bin.c: binary GEMM and bit-packing helpers */
 
 #endif

@@ -14,7 +14,9 @@
 /* A 64-bit counter passed through a mixing function (the splitmix construction). */
 static uint64_t rng_state = 1;
 
-void t_seed(uint64_t seed) { rng_state = seed; }
+void t_seed(uint64_t seed) {
+  rng_state = seed;
+}
 
 uint64_t t_rand64(void) {
   rng_state += UINT64_C(0x9E3779B97F4A7C15);
@@ -35,7 +37,9 @@ int64_t t_range(int64_t lo, int64_t hi) {
   return (int64_t) ((uint64_t) lo + r);
 }
 
-double t_unit(void) { return (double) (t_rand64() >> 11) * 0x1.0p-53; }
+double t_unit(void) {
+  return (double) (t_rand64() >> 11) * 0x1.0p-53;
+}
 
 void t_fill_random(void* p, size_t bytes) {
   unsigned char* q = p;
@@ -63,8 +67,8 @@ void* t_alloc(size_t size) {
 }
 
 void* t_alloc_aligned(size_t size) {
-  size_t rounded = (size + GEMMI8_PACK_ALIGNMENT - 1) / GEMMI8_PACK_ALIGNMENT *
-                   GEMMI8_PACK_ALIGNMENT;
+  size_t rounded =
+      (size + GEMMI8_PACK_ALIGNMENT - 1) / GEMMI8_PACK_ALIGNMENT * GEMMI8_PACK_ALIGNMENT;
   if (rounded == 0) rounded = GEMMI8_PACK_ALIGNMENT;
   void* p = aligned_alloc(GEMMI8_PACK_ALIGNMENT, rounded);
   if (p == NULL) {
@@ -171,8 +175,7 @@ int t_out_same(const t_out* out, char* msg, size_t msg_size, size_t* row, size_t
     return 0;
   }
   if (i >= body_end) {
-    snprintf(msg, msg_size, "guard byte %zu after the last element was written",
-             i - body_end);
+    snprintf(msg, msg_size, "guard byte %zu after the last element was written", i - body_end);
     return 0;
   }
   size_t e = (i - T_GUARD) / es;
@@ -191,8 +194,8 @@ int t_out_same(const t_out* out, char* msg, size_t msg_size, size_t* row, size_t
   }
   *row = r;
   *col = c;
-  snprintf(msg, msg_size, "first bad element C[%zu][%zu] (index %zu): got %s, expected %s",
-           r, c, e, got, want);
+  snprintf(msg, msg_size, "first bad element C[%zu][%zu] (index %zu): got %s, expected %s", r, c, e,
+           got, want);
   return 0;
 }
 

@@ -63,7 +63,7 @@ void gemmi8_qu8_gemm_rndnu_ukernel_4x8c4__generic(size_t mr, size_t nr, size_t k
     for (size_t j = 0; j < nr; j++) {
       const int32_t r = gemmi8_requantize_rndnu(acc[i][j], p->multiplier[j * p->channel_stride],
                                                 p->shift[j * p->channel_stride]);
-      /* r + zero point saturates before the clamp, as TFLite adds in int32. */
+      /* zero point + r, exact (in int64), then the clamp */
       const int64_t y = (int64_t) r + p->zero_point;
       ci[j] = (uint8_t) (y < p->min ? p->min : (y > p->max ? p->max : (int32_t) y));
     }

@@ -136,6 +136,25 @@ GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_s32_ukernel_4x4__neon)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_4x4__neon)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_bits_ukernel_4x4__neon)
 /* end aarch32 NEON */
+/* aarch64 (kernels/aarch64) */
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_s32_ukernel_4x16c4__neondot)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_rndnu_ukernel_4x16c4__neondot)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fp32_ukernel_4x16c4__neondot)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_s32_ukernel_4x16c4__neondot)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_rndnu_ukernel_4x16c4__neondot)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fp32_ukernel_4x16c4__neondot)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_s32_ukernel_4x4c16__neon)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_rndnu_ukernel_4x4c16__neon)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fp32_ukernel_4x4c16__neon)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_s32_ukernel_4x4c16__neon)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_rndnu_ukernel_4x4c16__neon)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fp32_ukernel_4x4c16__neon)
+GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_s32_ukernel_4x8__neon)
+GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_4x8__neon)
+GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_bits_ukernel_4x8__neon)
+GEMMI8_INTERNAL void gemmi8_qu8_rsum__neon(size_t m, size_t k, const void* a, size_t a_stride,
+                                           int32_t* sums);
+/* end aarch64 */
 
 /* ---- packing ---------------------------------------------------------------------
  * Source view of B for the packers: element (n, k) of the logical N x K matrix. */

@@ -18,6 +18,18 @@
 #define HWCAP_NEON (1 << 12)
 #endif
 #endif
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMD
+#define HWCAP_ASIMD (1 << 1)
+#endif
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1 << 20)
+#endif
+#ifndef HWCAP2_I8MM
+#define HWCAP2_I8MM (1 << 13)
+#endif
+#endif
 
 enum { layout_generic = 0x01000000u };
 
@@ -151,6 +163,62 @@ static const struct gemmi8_config neon_config = {
 };
 #endif
 
+#if defined(__aarch64__)
+/* AArch64 (kernels/aarch64). qu8 kernels multiply the raw uint8 operands and take the
+ * zero-point term coef * rowsum(a) from the driver's row sums; qs8 kernels multiply
+ * int8 by int8 and need no row sums. Weights are stored as given (no xor). */
+#define A64_NEONDOT_QU8                                             \
+  {.layout = 0x65000000u | 0x0110,                                  \
+   .mr = 4, .nr = 16, .kr = 4, .column_bytes = 8,                   \
+   .pack = gemmi8_qpack_goi__generic,                               \
+   .row_sum = gemmi8_qu8_rsum__neon,                                \
+   .s32 = gemmi8_qu8_gemm_s32_ukernel_4x16c4__neondot,              \
+   .rndnu = gemmi8_qu8_gemm_rndnu_ukernel_4x16c4__neondot,          \
+   .fp32 = gemmi8_qu8_gemm_fp32_ukernel_4x16c4__neondot}
+#define A64_NEONDOT_QS8                                             \
+  {.layout = 0x65000000u | 0x0210,                                  \
+   .mr = 4, .nr = 16, .kr = 4, .column_bytes = 4,                   \
+   .pack = gemmi8_qpack_goi__generic,                               \
+   .s32 = gemmi8_qs8_gemm_s32_ukernel_4x16c4__neondot,              \
+   .rndnu = gemmi8_qs8_gemm_rndnu_ukernel_4x16c4__neondot,          \
+   .fp32 = gemmi8_qs8_gemm_fp32_ukernel_4x16c4__neondot}
+/* binary kernels of every level: the generic layout with NR = 8 */
+#define A64_BIN                                                     \
+  {.layout = 0x64000000u | 0x0308,                                  \
+   .mr = 4, .nr = 8,                                                \
+   .pack = gemmi8_bpack_words__generic,                             \
+   .s32 = gemmi8_bin_gemm_s32_ukernel_4x8__neon,                    \
+   .f32 = gemmi8_bin_gemm_f32_ukernel_4x8__neon,                    \
+   .bits = gemmi8_bin_gemm_bits_ukernel_4x8__neon}
+
+/* Baseline ARMv8 NEON: widening multiplies (SMULL / UMULL) and pairwise adds. */
+static const struct gemmi8_config a64_neon_config = {
+    .isa = "neon",
+    .qu8 = {.layout = 0x64000000u | 0x0104,
+            .mr = 4, .nr = 4, .kr = 16, .column_bytes = 8,
+            .pack = gemmi8_qpack_goi__generic,
+            .row_sum = gemmi8_qu8_rsum__neon,
+            .s32 = gemmi8_qu8_gemm_s32_ukernel_4x4c16__neon,
+            .rndnu = gemmi8_qu8_gemm_rndnu_ukernel_4x4c16__neon,
+            .fp32 = gemmi8_qu8_gemm_fp32_ukernel_4x4c16__neon},
+    .qs8 = {.layout = 0x64000000u | 0x0204,
+            .mr = 4, .nr = 4, .kr = 16, .column_bytes = 4,
+            .pack = gemmi8_qpack_goi__generic,
+            .s32 = gemmi8_qs8_gemm_s32_ukernel_4x4c16__neon,
+            .rndnu = gemmi8_qs8_gemm_rndnu_ukernel_4x4c16__neon,
+            .fp32 = gemmi8_qs8_gemm_fp32_ukernel_4x4c16__neon},
+    .bin = A64_BIN,
+};
+
+/* ARMv8.2 dot product (SDOT / UDOT). */
+static const struct gemmi8_config a64_neondot_config = {
+    .isa = "neondot",
+    .qu8 = A64_NEONDOT_QU8,
+    .qs8 = A64_NEONDOT_QS8,
+    .bin = A64_BIN,
+};
+#endif
+
 /* ---- CPU features ----------------------------------------------------------------- */
 
 #if defined(__x86_64__)
@@ -212,11 +280,23 @@ static int has_avx512vpopcnt(void)
 #if defined(__arm__)
 static int has_neon(void) { return (getauxval(AT_HWCAP) & HWCAP_NEON) != 0; }
 #endif
+#if defined(__aarch64__)
+static int has_asimd(void) { return (getauxval(AT_HWCAP) & HWCAP_ASIMD) != 0; }
+static int has_dotprod(void)
+{
+  const unsigned long hwcap = getauxval(AT_HWCAP);
+  return (hwcap & HWCAP_ASIMD) && (hwcap & HWCAP_ASIMDDP);
+}
+#endif
 
 static const struct candidate candidates[] = {
     {&generic_config, always},
 #if defined(__arm__)
     {&neon_config, has_neon},
+#endif
+#if defined(__aarch64__)
+    {&a64_neon_config, has_asimd},
+    {&a64_neondot_config, has_dotprod},
 #endif
 #if defined(__x86_64__)
     {&avx2_config, has_avx2},

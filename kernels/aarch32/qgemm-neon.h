@@ -1,0 +1,403 @@
+/*
+ * ARMv7 NEON qu8 / qs8 GEMM microkernel template: 4x8c1 (MR = 4, NR = 8, KR = 1).
+ *
+ * Block (generic packer, KR = 1): int32 bias'[8], for qu8 int32 coef[8] = -b_zp,
+ * then k rows of 8 weight bytes, w[k][j] = B[j][k] as stored (no xor). Both operands
+ * are widened to int16 and multiplied by VMLAL.S16 by scalar into int32 lanes:
+ *   qu8: acc = bias' + sum_k a * (w - b_zp)   a in 0..255, w - b_zp in -255..255
+ *   qs8: acc = bias' + sum_k a * w            a, w in -128..127
+ * Every product fits int16 x int16 -> int32 exactly and the sums wrap modulo 2^32,
+ * which is the definition (bias' = bias - a_zp * colsum + k * a_zp * b_zp, so
+ * bias' + sum a * (w - b_zp) = bias + sum (a - a_zp) * (w - b_zp)). The zero point of
+ * B is subtracted while widening (VSUBL.U8 instead of VMOVL.U8: no extra work), so no
+ * row sums are needed.
+ *
+ * Registers (16 q): va0..va3 = q0-q3 (8 depths of a row as int16; VMLAL by scalar
+ * takes its 16-bit scalar from d0-d7), vw = one depth of 8 weights (1 q),
+ * vacc<i>x0123 / vacc<i>x4567 = 8 q. One iteration: 8 depths, 64 VMLAL = 256 MACs.
+ *
+ * Rows past mr alias row mr - 1 (loads stay in bounds; their identical results go to
+ * the same place). The depth tail (k % 8) loads the last 8 bytes of the row and
+ * shifts (k >= 8), or assembles the bytes one by one (k < 8): no read past a row of
+ * a. Requantization parameters are read for nr channels only.
+ */
+#ifndef GEMMI8_QGEMM_NEON_H
+#define GEMMI8_QGEMM_NEON_H
+
+#include <arm_neon.h>
+
+#include "common.h"
+#include "mca.h"
+
+#ifndef GEMMI8_ALWAYS_INLINE
+#define GEMMI8_ALWAYS_INLINE inline __attribute__((always_inline))
+#endif
+
+/* a as int16: qu8 zero-extends, qs8 sign-extends. */
+static GEMMI8_ALWAYS_INLINE int16x8_t gemmi8_qneon_widen_a(const int is_signed, uint8x8_t v)
+{
+  return is_signed ? vmovl_s8(vreinterpret_s8_u8(v)) : vreinterpretq_s16_u16(vmovl_u8(v));
+}
+
+/* qu8: w - b_zp as int16 (wraps in 16 bits to the exact -255..255); qs8: w. */
+static GEMMI8_ALWAYS_INLINE int16x8_t gemmi8_qneon_widen_w(const int is_signed, uint8x8_t v,
+                                                           uint8x8_t vzp)
+{
+  return is_signed ? vmovl_s8(vreinterpret_s8_u8(v))
+                   : vreinterpretq_s16_u16(vsubl_u8(v, vzp));
+}
+
+/* The t (1..7) bytes at p in lanes 0..t-1, zeros above. long_row: p - (8 - t) is still
+ * in the row (k >= 8), so the row's last 8 bytes are loaded and shifted down; else
+ * the bytes are read one by one. Never reads past p[t - 1]. */
+static GEMMI8_ALWAYS_INLINE uint8x8_t gemmi8_qneon_load_tail(const uint8_t* p, size_t t,
+                                                             int long_row)
+{
+  if (long_row) {
+    const uint64x1_t v = vreinterpret_u64_u8(vld1_u8(p + t - 8));
+    return vreinterpret_u8_u64(vshl_u64(v, vdup_n_s64(-(int64_t) (8 * (8 - t)))));
+  }
+  uint64_t v = 0;
+  for (size_t j = 0; j < t; j++) v |= (uint64_t) p[j] << (8 * j);
+  return vcreate_u8(v);
+}
+
+#define GEMMI8_QNEON_STEP(HALF, LANE)                                                      \
+  do {                                                                                     \
+    const int16x8_t vw = gemmi8_qneon_widen_w(is_signed, vld1_u8(wk), vzp);               \
+    wk += 8;                                                                               \
+    vacc[0][0] = vmlal_lane_s16(vacc[0][0], vget_low_s16(vw), vget_##HALF##_s16(va0), LANE); \
+    vacc[0][1] = vmlal_lane_s16(vacc[0][1], vget_high_s16(vw), vget_##HALF##_s16(va0), LANE); \
+    vacc[1][0] = vmlal_lane_s16(vacc[1][0], vget_low_s16(vw), vget_##HALF##_s16(va1), LANE); \
+    vacc[1][1] = vmlal_lane_s16(vacc[1][1], vget_high_s16(vw), vget_##HALF##_s16(va1), LANE); \
+    vacc[2][0] = vmlal_lane_s16(vacc[2][0], vget_low_s16(vw), vget_##HALF##_s16(va2), LANE); \
+    vacc[2][1] = vmlal_lane_s16(vacc[2][1], vget_high_s16(vw), vget_##HALF##_s16(va2), LANE); \
+    vacc[3][0] = vmlal_lane_s16(vacc[3][0], vget_low_s16(vw), vget_##HALF##_s16(va3), LANE); \
+    vacc[3][1] = vmlal_lane_s16(vacc[3][1], vget_high_s16(vw), vget_##HALF##_s16(va3), LANE); \
+  } while (0)
+
+/* The main loop in inline assembly, so that the four rows of a stay in q0-q3 (VMLAL
+ * by scalar reads its 16-bit scalar from d0-d7; GCC otherwise copies lanes into d0-d7
+ * with extra VMOVs). Fixed registers: a rows q0-q3, weights q4 / q5 (the next depth's
+ * are loaded and widened into the other one between the VMLALs); the accumulators
+ * are operands. One iteration: 8 depths. */
+#define GEMMI8_QNEON_WIDEN_U8(Q, D) "vmovl.u8 " Q ", " D "\n\t"
+#define GEMMI8_QNEON_WIDEN_S8(Q, D) "vmovl.s8 " Q ", " D "\n\t"
+#define GEMMI8_QNEON_SUB_ZP(Q, D) "vsubl.u8 " Q ", " D ", %P[vzp]\n\t"
+/* rows R0, R1 += weights (q4 = d8:d9 or q5 = d10:d11) x a lane (d0-d7) */
+#define GEMMI8_QNEON_MLAL2(WLO, WHI, SCALAR0, SCALAR1, R0, R1)                         \
+  "vmlal.s16 %q[vacc" R0 "l], " WLO ", " SCALAR0 "\n\t"                                \
+  "vmlal.s16 %q[vacc" R0 "h], " WHI ", " SCALAR0 "\n\t"                                \
+  "vmlal.s16 %q[vacc" R1 "l], " WLO ", " SCALAR1 "\n\t"                                \
+  "vmlal.s16 %q[vacc" R1 "h], " WHI ", " SCALAR1 "\n\t"
+/* depth step: weights in q<CUR> (WLO:WHI), scalars d<ROW0>[LANE].. of the four rows;
+ * the next step's weights go to NEXTQ / NEXTD */
+#define GEMMI8_QNEON_STEP_ASM(WIDEN_W, WLO, WHI, D0, D1, D2, D3, LANE, NEXTQ, NEXTD)   \
+  "vld1.8 {" NEXTD "}, [%[w]]!\n\t"                                                    \
+  GEMMI8_QNEON_MLAL2(WLO, WHI, D0 "[" LANE "]", D1 "[" LANE "]", "0", "1")             \
+  WIDEN_W(NEXTQ, NEXTD)                                                                 \
+  GEMMI8_QNEON_MLAL2(WLO, WHI, D2 "[" LANE "]", D3 "[" LANE "]", "2", "3")
+/* a rows: q0 = d0:d1 (row 0) .. q3 = d6:d7 (row 3); depths 0-3 in d0/d2/d4/d6,
+ * 4-7 in d1/d3/d5/d7 */
+#define GEMMI8_QNEON_LO_STEP(WIDEN_W, WLO, WHI, LANE, NEXTQ, NEXTD) \
+  GEMMI8_QNEON_STEP_ASM(WIDEN_W, WLO, WHI, "d0", "d2", "d4", "d6", LANE, NEXTQ, NEXTD)
+#define GEMMI8_QNEON_HI_STEP(WIDEN_W, WLO, WHI, LANE, NEXTQ, NEXTD) \
+  GEMMI8_QNEON_STEP_ASM(WIDEN_W, WLO, WHI, "d1", "d3", "d5", "d7", LANE, NEXTQ, NEXTD)
+#define GEMMI8_QNEON_LOOP_ASM(NAME, WIDEN_A, WIDEN_W)                                 \
+  GEMMI8_NEON_LOOP_LABEL                                                                            \
+  GEMMI8_MCA_BEGIN_ASM(NAME ":MACS=256")                                                \
+  "vld1.8 {d0}, [%[a0]]!\n\t"                                                           \
+  "vld1.8 {d8}, [%[w]]!\n\t"                                                            \
+  "vld1.8 {d2}, [%[a1]]!\n\t"                                                           \
+  "vld1.8 {d4}, [%[a2]]!\n\t"                                                           \
+  "vld1.8 {d6}, [%[a3]]!\n\t"                                                           \
+  WIDEN_A("q0", "d0") WIDEN_W("q4", "d8") WIDEN_A("q1", "d2") WIDEN_A("q2", "d4")        \
+  WIDEN_A("q3", "d6")                                                                   \
+  GEMMI8_QNEON_LO_STEP(WIDEN_W, "d8", "d9", "0", "q5", "d10")                           \
+  GEMMI8_QNEON_LO_STEP(WIDEN_W, "d10", "d11", "1", "q4", "d8")                          \
+  GEMMI8_QNEON_LO_STEP(WIDEN_W, "d8", "d9", "2", "q5", "d10")                           \
+  GEMMI8_QNEON_LO_STEP(WIDEN_W, "d10", "d11", "3", "q4", "d8")                          \
+  GEMMI8_QNEON_HI_STEP(WIDEN_W, "d8", "d9", "0", "q5", "d10")                           \
+  GEMMI8_QNEON_HI_STEP(WIDEN_W, "d10", "d11", "1", "q4", "d8")                          \
+  GEMMI8_QNEON_HI_STEP(WIDEN_W, "d8", "d9", "2", "q5", "d10")                           \
+  GEMMI8_QNEON_MLAL2("d10", "d11", "d1[3]", "d3[3]", "0", "1")                          \
+  "subs %[n], %[n], #1\n\t"                                                             \
+  GEMMI8_QNEON_MLAL2("d10", "d11", "d5[3]", "d7[3]", "2", "3")                          \
+  GEMMI8_NEON_LOOP_BNE                                                                    \
+  GEMMI8_MCA_END_ASM
+
+/* Accumulates the 4 x 8 tile: vacc[i][0] = columns 0-3 of row i, vacc[i][1] = 4-7. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_4x8c1__neon(const int is_signed, size_t mr,
+                                                              size_t k, const uint8_t* a,
+                                                              size_t a_stride, const void* w,
+                                                              int32x4_t vacc[4][2])
+{
+  const uint8_t* a0 = a;
+  const uint8_t* a1 = mr > 1 ? a0 + a_stride : a0;
+  const uint8_t* a2 = mr > 2 ? a1 + a_stride : a1;
+  const uint8_t* a3 = mr > 3 ? a2 + a_stride : a2;
+  const int32_t* bias = (const int32_t*) w;
+  vacc[0][0] = vld1q_s32(bias);
+  vacc[0][1] = vld1q_s32(bias + 4);
+  vacc[1][0] = vacc[0][0];
+  vacc[1][1] = vacc[0][1];
+  vacc[2][0] = vacc[0][0];
+  vacc[2][1] = vacc[0][1];
+  vacc[3][0] = vacc[0][0];
+  vacc[3][1] = vacc[0][1];
+  uint8x8_t vzp = vdup_n_u8(0);
+  const uint8_t* wk;
+  if (is_signed) {
+    wk = (const uint8_t*) (bias + 8);
+  } else {
+    /* coef = -b_zp, b_zp in 0..255 */
+    const int32_t* coef = bias + 8;
+    const uint16x4_t vzp0123 = vmovn_u32(vreinterpretq_u32_s32(vnegq_s32(vld1q_s32(coef))));
+    const uint16x4_t vzp4567 = vmovn_u32(vreinterpretq_u32_s32(vnegq_s32(vld1q_s32(coef + 4))));
+    vzp = vmovn_u16(vcombine_u16(vzp0123, vzp4567));
+    wk = (const uint8_t*) (coef + 8);
+  }
+
+  size_t kk = k;
+  if (kk >= 8) {
+    size_t n = kk / 8;
+    kk %= 8;
+#define GEMMI8_QNEON_LOOP_OPERANDS                                                       \
+  : [vacc0l] "+w"(vacc[0][0]), [vacc0h] "+w"(vacc[0][1]), [vacc1l] "+w"(vacc[1][0]),      \
+    [vacc1h] "+w"(vacc[1][1]), [vacc2l] "+w"(vacc[2][0]), [vacc2h] "+w"(vacc[2][1]),      \
+    [vacc3l] "+w"(vacc[3][0]), [vacc3h] "+w"(vacc[3][1]), [a0] "+r"(a0), [a1] "+r"(a1),   \
+    [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(wk), [n] "+r"(n)                               \
+  : [vzp] "w"(vzp)                                                                        \
+  : "cc", "memory", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11"
+    if (is_signed) {
+      __asm__(GEMMI8_QNEON_LOOP_ASM("qs8-neon-4x8c1", GEMMI8_QNEON_WIDEN_S8, GEMMI8_QNEON_WIDEN_S8)
+              GEMMI8_QNEON_LOOP_OPERANDS);
+    } else {
+      __asm__(GEMMI8_QNEON_LOOP_ASM("qu8-neon-4x8c1", GEMMI8_QNEON_WIDEN_U8, GEMMI8_QNEON_SUB_ZP)
+              GEMMI8_QNEON_LOOP_OPERANDS);
+    }
+#undef GEMMI8_QNEON_LOOP_OPERANDS
+  }
+  if (kk != 0) {
+    const int long_row = k >= 8;
+    const int16x8_t va0 = gemmi8_qneon_widen_a(is_signed, gemmi8_qneon_load_tail(a0, kk, long_row));
+    const int16x8_t va1 = gemmi8_qneon_widen_a(is_signed, gemmi8_qneon_load_tail(a1, kk, long_row));
+    const int16x8_t va2 = gemmi8_qneon_widen_a(is_signed, gemmi8_qneon_load_tail(a2, kk, long_row));
+    const int16x8_t va3 = gemmi8_qneon_widen_a(is_signed, gemmi8_qneon_load_tail(a3, kk, long_row));
+    GEMMI8_QNEON_STEP(low, 0);
+    if (kk > 1) GEMMI8_QNEON_STEP(low, 1);
+    if (kk > 2) GEMMI8_QNEON_STEP(low, 2);
+    if (kk > 3) GEMMI8_QNEON_STEP(low, 3);
+    if (kk > 4) GEMMI8_QNEON_STEP(high, 0);
+    if (kk > 5) GEMMI8_QNEON_STEP(high, 1);
+    if (kk > 6) GEMMI8_QNEON_STEP(high, 2);
+  }
+}
+
+/* 8 per-channel (stride 1) or per-tensor (stride 0) int32 values, read for nr only. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qneon_load_channels(const int32_t* p, size_t stride,
+                                                            size_t nr, int32x4_t v[2])
+{
+  if (stride == 0) {
+    v[0] = v[1] = vld1q_dup_s32(p);
+  } else if (nr == 8) {
+    v[0] = vld1q_s32(p);
+    v[1] = vld1q_s32(p + 4);
+  } else {
+    int32_t tmp[8] = {0};
+    for (size_t j = 0; j < nr; j++) tmp[j] = p[j];
+    v[0] = vld1q_s32(tmp);
+    v[1] = vld1q_s32(tmp + 4);
+  }
+}
+
+/* Row pointers of c, rows past mr aliasing row mr - 1. */
+#define GEMMI8_QNEON_C_ROWS(T)                                                         \
+  T* c0 = (T*) c;                                                                      \
+  T* c1 = (T*) (mr > 1 ? (uint8_t*) c0 + c_stride : (uint8_t*) c0);                    \
+  T* c2 = (T*) (mr > 2 ? (uint8_t*) c1 + c_stride : (uint8_t*) c1);                    \
+  T* c3 = (T*) (mr > 3 ? (uint8_t*) c2 + c_stride : (uint8_t*) c2);
+
+static GEMMI8_ALWAYS_INLINE void gemmi8_qneon_store_s32(int32_t* c, size_t nr, int32x4_t lo,
+                                                        int32x4_t hi)
+{
+  if (nr == 8) {
+    vst1q_s32(c, lo);
+    vst1q_s32(c + 4, hi);
+    return;
+  }
+  if (nr & 4) {
+    vst1q_s32(c, lo);
+    lo = hi;
+    c += 4;
+  }
+  int32x2_t v = vget_low_s32(lo);
+  if (nr & 2) {
+    vst1_s32(c, v);
+    v = vget_high_s32(lo);
+    c += 2;
+  }
+  if (nr & 1) vst1_lane_s32(c, v, 0);
+}
+
+static GEMMI8_ALWAYS_INLINE void gemmi8_qneon_store_8(uint8_t* c, size_t nr, uint8x8_t v)
+{
+  if (nr == 8) {
+    vst1_u8(c, v);
+    return;
+  }
+  if (nr & 4) {
+    vst1_lane_u32((void*) c, vreinterpret_u32_u8(v), 0);
+    v = vext_u8(v, v, 4);
+    c += 4;
+  }
+  if (nr & 2) {
+    vst1_lane_u16((void*) c, vreinterpret_u16_u8(v), 0);
+    v = vext_u8(v, v, 2);
+    c += 2;
+  }
+  if (nr & 1) vst1_lane_u8(c, v, 0);
+}
+
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_s32__neon(size_t mr, size_t nr, void* c,
+                                                             size_t c_stride,
+                                                             int32x4_t vacc[4][2])
+{
+  GEMMI8_QNEON_C_ROWS(int32_t)
+  gemmi8_qneon_store_s32(c3, nr, vacc[3][0], vacc[3][1]);
+  gemmi8_qneon_store_s32(c2, nr, vacc[2][0], vacc[2][1]);
+  gemmi8_qneon_store_s32(c1, nr, vacc[1][0], vacc[1][1]);
+  gemmi8_qneon_store_s32(c0, nr, vacc[0][0], vacc[0][1]);
+}
+
+/* Two rows of int32 results (already relative to the zero point) to 8-bit outputs:
+ * saturating narrowing keeps the clamp exact, the zero point is added saturating in
+ * 16 bits, then narrowed saturating and clamped. */
+static GEMMI8_ALWAYS_INLINE uint8x8_t gemmi8_qneon_narrow(const int is_signed, int32x4_t lo,
+                                                          int32x4_t hi, int16x8_t vzp,
+                                                          uint8x8_t vmin, uint8x8_t vmax)
+{
+  const int16x8_t v16 = vqaddq_s16(vcombine_s16(vqmovn_s32(lo), vqmovn_s32(hi)), vzp);
+  if (is_signed) {
+    int8x8_t v8 = vqmovn_s16(v16);
+    v8 = vmax_s8(v8, vreinterpret_s8_u8(vmin));
+    v8 = vmin_s8(v8, vreinterpret_s8_u8(vmax));
+    return vreinterpret_u8_s8(v8);
+  }
+  uint8x8_t v8 = vqmovun_s16(v16);
+  v8 = vmax_u8(v8, vmin);
+  return vmin_u8(v8, vmax);
+}
+
+/* TFLite fixed-point requantization:
+ *   x = VQSHL(acc, max(shift, 0))            saturating left shift
+ *   y = VQRDMULH(x, multiplier)               = SaturatingRoundingDoublingHighMul
+ *   r = VRSHL(y - (y < 0 && right), -right)   half away from zero
+ * VRSHL rounds half up; subtracting 1 from negative y first turns ties on negative
+ * values downwards and changes nothing else. y > INT32_MIN (multiplier < 2^31), so
+ * y - 1 does not wrap. */
+static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_qneon_rndnu(int32x4_t acc, int32x4_t vmul,
+                                                         int32x4_t vleft, int32x4_t vright,
+                                                         uint32x4_t vno_right)
+{
+  const int32x4_t x = vqshlq_s32(acc, vleft);
+  int32x4_t y = vqrdmulhq_s32(x, vmul);
+  y = vsraq_n_s32(y, vbicq_s32(y, vreinterpretq_s32_u32(vno_right)), 31);
+  return vrshlq_s32(y, vright);
+}
+
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_rndnu__neon(const int is_signed, size_t mr,
+                                                               size_t nr, void* c,
+                                                               size_t c_stride,
+                                                               const struct gemmi8_qparams* p,
+                                                               int32x4_t vacc[4][2])
+{
+  int32x4_t vmul[2], vshift[2];
+  gemmi8_qneon_load_channels(p->multiplier, p->channel_stride, nr, vmul);
+  gemmi8_qneon_load_channels(p->shift, p->channel_stride, nr, vshift);
+  const int32x4_t vzero = vdupq_n_s32(0);
+  const int32x4_t vleft0 = vmaxq_s32(vshift[0], vzero), vleft1 = vmaxq_s32(vshift[1], vzero);
+  const int32x4_t vright0 = vminq_s32(vshift[0], vzero), vright1 = vminq_s32(vshift[1], vzero);
+  const uint32x4_t vno_right0 = vceqq_s32(vright0, vzero);
+  const uint32x4_t vno_right1 = vceqq_s32(vright1, vzero);
+  const int16x8_t vzp = vdupq_n_s16((int16_t) p->zero_point);
+  const uint8x8_t vmin = vdup_n_u8((uint8_t) p->min);
+  const uint8x8_t vmax = vdup_n_u8((uint8_t) p->max);
+  GEMMI8_QNEON_C_ROWS(uint8_t)
+#define GEMMI8_QNEON_RNDNU_ROW(I)                                                         \
+  gemmi8_qneon_store_8(                                                                   \
+      c##I, nr,                                                                           \
+      gemmi8_qneon_narrow(                                                                \
+          is_signed, gemmi8_qneon_rndnu(vacc[I][0], vmul[0], vleft0, vright0, vno_right0), \
+          gemmi8_qneon_rndnu(vacc[I][1], vmul[1], vleft1, vright1, vno_right1), vzp, vmin, \
+          vmax))
+  GEMMI8_QNEON_RNDNU_ROW(3);
+  GEMMI8_QNEON_RNDNU_ROW(2);
+  GEMMI8_QNEON_RNDNU_ROW(1);
+  GEMMI8_QNEON_RNDNU_ROW(0);
+#undef GEMMI8_QNEON_RNDNU_ROW
+}
+
+/* fp32 requantization: (float) acc * scale (VCVT and VMUL round to nearest; NEON's
+ * flush-to-zero only touches products below 2^-126, which round to 0 either way),
+ * clamped in float to [min - zp, max - zp] (|x| <= 510), then rounded half to even by
+ * adding 1.5 * 2^23: the sum's low mantissa bits are the integer, so subtracting the
+ * magic number's bits (less the zero point) as integers gives r + zero_point. */
+static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_qneon_fp32(int32x4_t acc, float32x4_t vscale,
+                                                        float32x4_t vlo, float32x4_t vhi,
+                                                        float32x4_t vmagic,
+                                                        int32x4_t vmagic_less_zp)
+{
+  float32x4_t x = vmulq_f32(vcvtq_f32_s32(acc), vscale);
+  x = vminq_f32(vmaxq_f32(x, vlo), vhi);
+  return vsubq_s32(vreinterpretq_s32_f32(vaddq_f32(x, vmagic)), vmagic_less_zp);
+}
+
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32__neon(size_t mr,
+                                                              size_t nr, void* c,
+                                                              size_t c_stride,
+                                                              const struct gemmi8_qparams* p,
+                                                              int32x4_t vacc[4][2])
+{
+  int32x4_t vscale_bits[2];
+  gemmi8_qneon_load_channels((const int32_t*) p->scale, p->channel_stride, nr, vscale_bits);
+  const float32x4_t vscale0 = vreinterpretq_f32_s32(vscale_bits[0]);
+  const float32x4_t vscale1 = vreinterpretq_f32_s32(vscale_bits[1]);
+  const float32x4_t vlo = vdupq_n_f32((float) (p->min - p->zero_point));
+  const float32x4_t vhi = vdupq_n_f32((float) (p->max - p->zero_point));
+  const float32x4_t vmagic = vdupq_n_f32(12582912.0f);
+  const int32x4_t vmagic_less_zp = vdupq_n_s32(INT32_C(0x4B400000) - p->zero_point);
+  GEMMI8_QNEON_C_ROWS(uint8_t)
+  /* r + zero_point is within [min, max]: plain narrowing is exact (for qs8 the low
+   * byte is the two's complement int8) */
+#define GEMMI8_QNEON_FP32_ROW(I)                                                            \
+  gemmi8_qneon_store_8(                                                                     \
+      c##I, nr,                                                                             \
+      vmovn_u16(vreinterpretq_u16_s16(vcombine_s16(                                         \
+          vmovn_s32(gemmi8_qneon_fp32(vacc[I][0], vscale0, vlo, vhi, vmagic, vmagic_less_zp)), \
+          vmovn_s32(gemmi8_qneon_fp32(vacc[I][1], vscale1, vlo, vhi, vmagic, vmagic_less_zp))))))
+  GEMMI8_QNEON_FP32_ROW(3);
+  GEMMI8_QNEON_FP32_ROW(2);
+  GEMMI8_QNEON_FP32_ROW(1);
+  GEMMI8_QNEON_FP32_ROW(0);
+#undef GEMMI8_QNEON_FP32_ROW
+}
+
+/* One kernel function; OUT is s32, rndnu or fp32. */
+#define GEMMI8_QGEMM_4X8C1_NEON_KERNEL(fn, IS_SIGNED, OUT)                                 \
+  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
+          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+  {                                                                                      \
+    int32x4_t vacc[4][2];                                                                \
+    gemmi8_qgemm_core_4x8c1__neon(IS_SIGNED, mr, k, (const uint8_t*) a, a_stride, w,     \
+                                  vacc);                                                 \
+    GEMMI8_QNEON_STORE_##OUT(IS_SIGNED);                                                 \
+  }
+#define GEMMI8_QNEON_STORE_s32(IS_SIGNED) \
+  ((void) params, gemmi8_qgemm_store_s32__neon(mr, nr, c, c_stride, vacc))
+#define GEMMI8_QNEON_STORE_rndnu(IS_SIGNED) \
+  gemmi8_qgemm_store_rndnu__neon(IS_SIGNED, mr, nr, c, c_stride, params, vacc)
+#define GEMMI8_QNEON_STORE_fp32(IS_SIGNED) \
+  gemmi8_qgemm_store_fp32__neon(mr, nr, c, c_stride, params, vacc)
+
+#endif

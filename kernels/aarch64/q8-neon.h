@@ -1,0 +1,289 @@
+/*
+ * Helpers shared by the AArch64 qu8 / qs8 GEMM kernels (baseline ARMv8 NEON only, so
+ * that the -neon, -neondot and -i8mm files can all include it): row pointers,
+ * in-bounds depth tails of a, the packed block's zero-point terms, and the three
+ * outputs written from int32x4 accumulators vacc[i][j] (row i, columns 4j..4j+3).
+ *
+ * The requantization reproduces kernels/generic bit for bit:
+ *   fixed point  x = SQSHL(acc, max(shift, 0))          saturating left shift
+ *                y = SQRDMULH(x, multiplier)             = gemmlowp's SRDHM exactly
+ *                r = SRSHL(y + fixup, min(shift, 0))     RoundingDivideByPOT
+ *     SRSHL rounds ties up; fixup = -1 for negative y when shifting right (gemmlowp's
+ *     NEON fixup, saturating add) makes the ties of negative values round away from 0.
+ *     Then + zero point (saturating), narrowed with saturation, clamped to [min, max].
+ *   fp32         x = (float) acc * scale (FMUL, one rounding), clamped to
+ *                [min - zp, max - zp], FCVTNS (nearest, ties to even), + zero point.
+ * Per-channel values are read for the tile's nr channels only (stride 1); per-tensor
+ * values (stride 0) are one value, broadcast.
+ */
+#ifndef GEMMI8_AARCH64_Q8_NEON_H
+#define GEMMI8_AARCH64_Q8_NEON_H
+
+#include <arm_neon.h>
+#include <string.h>
+
+#include "common.h"
+#include "mca.h"
+
+#define GEMMI8_ALWAYS_INLINE inline __attribute__((always_inline))
+
+/* Output kinds of a kernel (template parameter). */
+enum { gemmi8_a64_out_s32 = 0, gemmi8_a64_out_rndnu = 1, gemmi8_a64_out_fp32 = 2 };
+
+/* The includer defines GEMMI8_MCA_NAME(out) to name its regions, e.g.
+ *   #define GEMMI8_MCA_NAME(out) "gemmi8_qu8_gemm_" out "_ukernel_4x16c4__neondot"  */
+#define GEMMI8_A64_MCA_BEGIN(OUT)                                                  \
+  do {                                                                             \
+    if ((OUT) == gemmi8_a64_out_s32) {                                             \
+      GEMMI8_MCA_BEGIN(GEMMI8_MCA_NAME("s32"));                                    \
+    } else if ((OUT) == gemmi8_a64_out_rndnu) {                                    \
+      GEMMI8_MCA_BEGIN(GEMMI8_MCA_NAME("rndnu"));                                  \
+    } else {                                                                       \
+      GEMMI8_MCA_BEGIN(GEMMI8_MCA_NAME("fp32"));                                   \
+    }                                                                              \
+  } while (0)
+
+/* Row pointers: rows past mr alias row mr - 1 (loads stay in bounds). */
+static GEMMI8_ALWAYS_INLINE void gemmi8_a64_rows(const size_t MR, size_t mr, const void* a,
+                                                 size_t a_stride, const uint8_t** ap)
+{
+  ap[0] = (const uint8_t*) a;
+#pragma GCC unroll 16
+  for (size_t i = 1; i < MR; i++) ap[i] = i < mr ? ap[i - 1] + a_stride : ap[i - 1];
+}
+
+/* Bytes p[0..n) (1 <= n <= 15) in the low lanes, zeros above. When the row holds at
+ * least 16 bytes up to p + n (full16), one load of the 16 bytes ending at p + n and a
+ * table lookup that moves them down; otherwise a copy of just n bytes. Never reads
+ * outside the row. */
+static GEMMI8_ALWAYS_INLINE uint8x16_t gemmi8_a64_load_tail(const uint8_t* p, size_t n,
+                                                            int full16)
+{
+  if (full16) {
+    static const uint8_t iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    /* lane t takes byte 16 - n + t of the load: the tail for t < n, and an index
+     * >= 16 (zero) for t >= n */
+    const uint8x16_t vidx = vaddq_u8(vld1q_u8(iota), vdupq_n_u8((uint8_t) (16 - n)));
+    return vqtbl1q_u8(vld1q_u8(p + n - 16), vidx);
+  }
+  uint8_t buffer[16] = {0};
+  memcpy(buffer, p, n);
+  return vld1q_u8(buffer);
+}
+
+/* acc += coef[column] * rowsum(a[row]) for the qu8 layouts (coef = -b_zp), mod 2^32.
+ * The driver passes no row sums (NULL) when every coef is 0 (b_zp = 0). */
+static GEMMI8_ALWAYS_INLINE void gemmi8_a64_add_row_sums(const size_t MR, const size_t NJ,
+                                                         size_t mr, const int32_t* coef,
+                                                         const int32_t* row_sum,
+                                                         int32x4_t vacc[][4])
+{
+  if (row_sum == NULL) return;
+#pragma GCC unroll 4
+  for (size_t j = 0; j < NJ; j++) {
+    const int32x4_t vcoef = vld1q_s32(coef + 4 * j);
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) {
+      vacc[i][j] = vmlaq_n_s32(vacc[i][j], vcoef, row_sum[i < mr ? i : mr - 1]);
+    }
+  }
+}
+
+/* NJ vectors of per-channel 32-bit values (int32 or float bits) for nr channels. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_a64_load_channels(const size_t NJ, const void* p,
+                                                          size_t stride, size_t nr,
+                                                          int32x4_t* v)
+{
+  if (stride == 0) {
+    const int32x4_t vone = vld1q_dup_s32((const int32_t*) p);
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NJ; j++) v[j] = vone;
+  } else if (nr >= 4 * NJ) {
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NJ; j++) v[j] = vld1q_s32((const int32_t*) p + 4 * j);
+  } else {
+    int32_t buffer[16] = {0};
+    memcpy(buffer, p, nr * sizeof(int32_t));
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NJ; j++) v[j] = vld1q_s32(buffer + 4 * j);
+  }
+}
+
+/* int32 output: nr columns of each of the mr rows, 4/2/1 lanes at the end. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store_s32(const size_t MR, const size_t NJ,
+                                                      size_t mr, size_t nr, void* c,
+                                                      size_t c_stride, int32x4_t vacc[][4])
+{
+#pragma GCC unroll 16
+  for (size_t i = 0; i < MR; i++) {
+    if (i >= mr) break;
+    int32_t* ci = (int32_t*) ((uint8_t*) c + i * c_stride);
+    size_t rest = nr;
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NJ; j++) {
+      if (rest >= 4) {
+        vst1q_s32(ci, vacc[i][j]);
+        ci += 4;
+        rest -= 4;
+        continue;
+      }
+      int32x2_t vlo = vget_low_s32(vacc[i][j]);
+      if (rest & 2) {
+        vst1_s32(ci, vlo);
+        ci += 2;
+        vlo = vget_high_s32(vacc[i][j]);
+      }
+      if (rest & 1) vst1_lane_s32(ci, vlo, 0);
+      break;
+    }
+  }
+}
+
+/* 8-bit row: the first nr of 16 bytes, 8/4/2/1 at a time. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store_bytes(uint8_t* c, uint8x16_t v, size_t nr,
+                                                        const size_t NR)
+{
+  if (nr >= NR) {
+    if (NR == 16) {
+      vst1q_u8(c, v);
+    } else if (NR == 8) {
+      vst1_u8(c, vget_low_u8(v));
+    } else {
+      vst1q_lane_u32((uint32_t*) (void*) c, vreinterpretq_u32_u8(v), 0);
+    }
+    return;
+  }
+  uint8x8_t vlo = vget_low_u8(v);
+  if (nr & 8) {
+    vst1_u8(c, vlo);
+    c += 8;
+    vlo = vget_high_u8(v);
+  }
+  if (nr & 4) {
+    vst1_lane_u32((uint32_t*) (void*) c, vreinterpret_u32_u8(vlo), 0);
+    c += 4;
+    vlo = vext_u8(vlo, vlo, 4);
+  }
+  if (nr & 2) {
+    vst1_lane_u16((uint16_t*) (void*) c, vreinterpret_u16_u8(vlo), 0);
+    c += 2;
+    vlo = vext_u8(vlo, vlo, 2);
+  }
+  if (nr & 1) vst1_lane_u8(c, vlo, 0);
+}
+
+/* NJ int32x4 (already + zero point) to 4 * NJ bytes, saturating, in the low lanes. */
+static GEMMI8_ALWAYS_INLINE uint8x16_t gemmi8_a64_narrow(const size_t NJ, const int is_signed,
+                                                         const int32x4_t* v)
+{
+  int16x8_t v01, v23;
+  if (NJ == 1) {
+    v01 = vcombine_s16(vqmovn_s32(v[0]), vqmovn_s32(v[0]));
+  } else {
+    v01 = vcombine_s16(vqmovn_s32(v[0]), vqmovn_s32(v[1]));
+  }
+  if (NJ == 3) {
+    v23 = vcombine_s16(vqmovn_s32(v[2]), vqmovn_s32(v[2]));
+  } else if (NJ == 4) {
+    v23 = vcombine_s16(vqmovn_s32(v[2]), vqmovn_s32(v[3]));
+  } else {
+    v23 = v01;
+  }
+  if (is_signed) return vreinterpretq_u8_s8(vcombine_s8(vqmovn_s16(v01), vqmovn_s16(v23)));
+  return vcombine_u8(vqmovun_s16(v01), vqmovun_s16(v23));
+}
+
+static GEMMI8_ALWAYS_INLINE uint8x16_t gemmi8_a64_clamp(const int is_signed, uint8x16_t v,
+                                                        int32_t min, int32_t max)
+{
+  if (is_signed) {
+    const int8x16_t s = vminq_s8(vmaxq_s8(vreinterpretq_s8_u8(v), vdupq_n_s8((int8_t) min)),
+                                 vdupq_n_s8((int8_t) max));
+    return vreinterpretq_u8_s8(s);
+  }
+  return vminq_u8(vmaxq_u8(v, vdupq_n_u8((uint8_t) min)), vdupq_n_u8((uint8_t) max));
+}
+
+/* Fixed-point (TFLite / gemmlowp) requantization and 8-bit stores. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store_rndnu(const size_t MR, const size_t NJ,
+                                                        const size_t NR, const int is_signed,
+                                                        size_t mr, size_t nr, void* c,
+                                                        size_t c_stride,
+                                                        const struct gemmi8_qparams* p,
+                                                        int32x4_t vacc[][4])
+{
+  int32x4_t vmul[4], vshift[4], vleft[4], vright[4];
+  gemmi8_a64_load_channels(NJ, p->multiplier, p->channel_stride, nr, vmul);
+  gemmi8_a64_load_channels(NJ, p->shift, p->channel_stride, nr, vshift);
+  const int32x4_t vzero = vdupq_n_s32(0);
+#pragma GCC unroll 4
+  for (size_t j = 0; j < NJ; j++) {
+    vleft[j] = vmaxq_s32(vshift[j], vzero);
+    vright[j] = vminq_s32(vshift[j], vzero);
+  }
+  const int32x4_t vzp = vdupq_n_s32(p->zero_point);
+#pragma GCC unroll 16
+  for (size_t i = 0; i < MR; i++) {
+    if (i >= mr) break;
+    int32x4_t vout[4];
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NJ; j++) {
+      int32x4_t x = vqshlq_s32(vacc[i][j], vleft[j]);
+      x = vqrdmulhq_s32(x, vmul[j]);
+      /* -1 where x < 0 and the shift is to the right: ties away from zero */
+      const int32x4_t vfixup = vshrq_n_s32(vandq_s32(x, vright[j]), 31);
+      x = vrshlq_s32(vqaddq_s32(x, vfixup), vright[j]);
+      vout[j] = vqaddq_s32(x, vzp);
+    }
+    const uint8x16_t v = gemmi8_a64_clamp(is_signed, gemmi8_a64_narrow(NJ, is_signed, vout),
+                                          p->min, p->max);
+    gemmi8_a64_store_bytes((uint8_t*) c + i * c_stride, v, nr, NR);
+  }
+}
+
+/* fp32 requantization and 8-bit stores. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store_fp32(const size_t MR, const size_t NJ,
+                                                       const size_t NR, const int is_signed,
+                                                       size_t mr, size_t nr, void* c,
+                                                       size_t c_stride,
+                                                       const struct gemmi8_qparams* p,
+                                                       int32x4_t vacc[][4])
+{
+  int32x4_t vscale_bits[4];
+  gemmi8_a64_load_channels(NJ, p->scale, p->channel_stride, nr, vscale_bits);
+  const float32x4_t vlo = vdupq_n_f32((float) (p->min - p->zero_point));
+  const float32x4_t vhi = vdupq_n_f32((float) (p->max - p->zero_point));
+  const int32x4_t vzp = vdupq_n_s32(p->zero_point);
+#pragma GCC unroll 16
+  for (size_t i = 0; i < MR; i++) {
+    if (i >= mr) break;
+    int32x4_t vout[4];
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NJ; j++) {
+      float32x4_t x =
+          vmulq_f32(vcvtq_f32_s32(vacc[i][j]), vreinterpretq_f32_s32(vscale_bits[j]));
+      x = vminq_f32(vmaxq_f32(x, vlo), vhi);
+      vout[j] = vaddq_s32(vcvtnq_s32_f32(x), vzp);
+    }
+    const uint8x16_t v = gemmi8_a64_narrow(NJ, is_signed, vout);
+    gemmi8_a64_store_bytes((uint8_t*) c + i * c_stride, v, nr, NR);
+  }
+}
+
+/* The output stage of a kernel: OUT is a gemmi8_a64_out_* constant. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store(const int OUT, const size_t MR, const size_t NJ,
+                                                  const size_t NR, const int is_signed, size_t mr,
+                                                  size_t nr, void* c, size_t c_stride,
+                                                  const struct gemmi8_qparams* p,
+                                                  int32x4_t vacc[][4])
+{
+  if (OUT == gemmi8_a64_out_s32) {
+    gemmi8_a64_store_s32(MR, NJ, mr, nr, c, c_stride, vacc);
+  } else if (OUT == gemmi8_a64_out_rndnu) {
+    gemmi8_a64_store_rndnu(MR, NJ, NR, is_signed, mr, nr, c, c_stride, p, vacc);
+  } else {
+    gemmi8_a64_store_fp32(MR, NJ, NR, is_signed, mr, nr, c, c_stride, p, vacc);
+  }
+}
+
+#endif

@@ -1,0 +1,230 @@
+/*
+ * Baseline ARMv8 NEON qu8 / qs8 GEMM microkernel template: MR x 4, k groups of 16.
+ *
+ * Widening multiplies, exact: SMULL / SMULL2 (qs8: int8 x int8, |product| <= 2^14) or
+ * UMULL / UMULL2 (qu8: raw uint8 x raw uint8, product <= 65025) give 8 16-bit
+ * products each, and SADALP / UADALP add them in pairs into 4 32-bit lanes. (Adding two
+ * products in 16 bits first, SMLAL, is not exact: 2 * (-128)^2 and 2 * 255^2 overflow.)
+ *   acc = bias'[n] + sum_k a * w  (+ coef[n] * rowsum(a) for qu8, coef = -b_zp)
+ * modulo 2^32 (common.h); qu8 takes the row sums from the driver (params->row_sum,
+ * NULL when every coef is 0). Packed block: bias'[4], coef[4] (qu8 only), then
+ * [k/16][4][16] bytes: column j's 16 depths are one vector.
+ *
+ * Registers: vacc<i>x<j> = vacc[i][j] holds 4 partial sums of row i, column j (16
+ * accumulators for MR = 4), reduced by pairwise adds at the end; va<i> = 16 depths of
+ * row i; vb<j> = 16 depths of column j. One loop iteration is 16 depths: MR + 4 loads,
+ * 8 * MR multiplies and 8 * MR pairwise accumulates. Rows past mr alias row mr - 1.
+ * The depth tail (k % 16) is one in-bounds load per row; the weights are zero-padded.
+ *
+ * The includer defines GEMMI8_MCA_NAME (q8-neon.h) before including this file.
+ */
+#ifndef GEMMI8_AARCH64_QGEMM_NEON_H
+#define GEMMI8_AARCH64_QGEMM_NEON_H
+
+#include "q8-neon.h"
+
+/* vacc += the 16 products va * vb, pairwise (signed or unsigned) */
+static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed, int32x4_t vacc,
+                                                           uint8x16_t va, uint8x16_t vb)
+{
+  if (is_signed) {
+    const int8x16_t sa = vreinterpretq_s8_u8(va), sb = vreinterpretq_s8_u8(vb);
+    const int16x8_t vlo = vmull_s8(vget_low_s8(sa), vget_low_s8(sb));
+    const int16x8_t vhi = vmull_high_s8(sa, sb);
+    return vpadalq_s16(vpadalq_s16(vacc, vlo), vhi);
+  }
+  const uint16x8_t vlo = vmull_u8(vget_low_u8(va), vget_low_u8(vb));
+  const uint16x8_t vhi = vmull_high_u8(va, vb);
+  return vreinterpretq_s32_u32(vpadalq_u16(vpadalq_u16(vreinterpretq_u32_s32(vacc), vlo), vhi));
+}
+
+/* One step of 16 depths for every row and column (the depth tail, MR != 4). */
+#define GEMMI8_A64_MULL_STEP()                                                        \
+  do {                                                                                \
+    _Pragma("GCC unroll 4") for (size_t j = 0; j < 4; j++) {                          \
+      const uint8x16_t vb = vld1q_u8(wk + 16 * j);                                    \
+      _Pragma("GCC unroll 16") for (size_t i = 0; i < MR; i++) {                      \
+        vpart[i][j] = gemmi8_a64_mull_adalp(is_signed, vpart[i][j], va[i], vb);       \
+      }                                                                               \
+    }                                                                                 \
+    wk += 64;                                                                         \
+  } while (0)
+
+/* The 4 x 4 main loop in assembly (the compiler's schedule spills accumulators), 16
+ * depths per iteration: va0..va3 = v16..v19, vb0..vb3 = v20..v23. Step t (row t % 4,
+ * column t / 4) multiplies into the product pair v24+2(t%4), v25+2(t%4); its low half
+ * is accumulated at step t + 2 and its high half at t + 3 (modulo 16, into the next
+ * iteration), hiding the multiply and accumulate latencies on in-order cores
+ * (Cortex-A55). The products start at zero, so the first iteration's wrapped
+ * accumulates add nothing; the last ones are drained after the loop. Each register
+ * of a and w is reloaded for the next iteration right after its last use; the last
+ * iteration is peeled so that nothing is read past the depth. a is addressed by one
+ * offset register. */
+#define GEMMI8_A64_MUL(MUL, VA, VB, PL, PH)                 \
+  MUL " " PL ".8h, " VA ".8b, " VB ".8b\n\t"                 \
+  MUL "2 " PH ".8h, " VA ".16b, " VB ".16b\n\t"
+#define GEMMI8_A64_ADALP(ADALP, ACC, P) ADALP " %[" ACC "].4s, " P ".8h\n\t"
+#define GEMMI8_A64_LDA(Q, I) "ldr " Q ", [%[a" I "], %[koff]]\n\t"
+#define GEMMI8_A64_LDW(Q, OFFSET) "ldr " Q ", [%[w], #" OFFSET "]\n\t"
+/* one iteration, loading the next one's a and w */
+#define GEMMI8_A64_MULL_4X4_NEXT(MUL, ADALP) \
+  GEMMI8_A64_MUL(MUL, "v16", "v20", "v24", "v25") GEMMI8_A64_ADALP(ADALP, "vacc2x3", "v28") GEMMI8_A64_ADALP(ADALP, "vacc1x3", "v27") \
+  GEMMI8_A64_MUL(MUL, "v17", "v20", "v26", "v27") GEMMI8_A64_ADALP(ADALP, "vacc3x3", "v30") GEMMI8_A64_ADALP(ADALP, "vacc2x3", "v29") \
+  GEMMI8_A64_MUL(MUL, "v18", "v20", "v28", "v29") GEMMI8_A64_ADALP(ADALP, "vacc0x0", "v24") GEMMI8_A64_ADALP(ADALP, "vacc3x3", "v31") \
+  GEMMI8_A64_MUL(MUL, "v19", "v20", "v30", "v31") GEMMI8_A64_ADALP(ADALP, "vacc1x0", "v26") GEMMI8_A64_ADALP(ADALP, "vacc0x0", "v25") GEMMI8_A64_LDW("q20", "64") \
+  GEMMI8_A64_MUL(MUL, "v16", "v21", "v24", "v25") GEMMI8_A64_ADALP(ADALP, "vacc2x0", "v28") GEMMI8_A64_ADALP(ADALP, "vacc1x0", "v27") \
+  GEMMI8_A64_MUL(MUL, "v17", "v21", "v26", "v27") GEMMI8_A64_ADALP(ADALP, "vacc3x0", "v30") GEMMI8_A64_ADALP(ADALP, "vacc2x0", "v29") \
+  GEMMI8_A64_MUL(MUL, "v18", "v21", "v28", "v29") GEMMI8_A64_ADALP(ADALP, "vacc0x1", "v24") GEMMI8_A64_ADALP(ADALP, "vacc3x0", "v31") \
+  GEMMI8_A64_MUL(MUL, "v19", "v21", "v30", "v31") GEMMI8_A64_ADALP(ADALP, "vacc1x1", "v26") GEMMI8_A64_ADALP(ADALP, "vacc0x1", "v25") GEMMI8_A64_LDW("q21", "80") \
+  GEMMI8_A64_MUL(MUL, "v16", "v22", "v24", "v25") GEMMI8_A64_ADALP(ADALP, "vacc2x1", "v28") GEMMI8_A64_ADALP(ADALP, "vacc1x1", "v27") \
+  GEMMI8_A64_MUL(MUL, "v17", "v22", "v26", "v27") GEMMI8_A64_ADALP(ADALP, "vacc3x1", "v30") GEMMI8_A64_ADALP(ADALP, "vacc2x1", "v29") \
+  GEMMI8_A64_MUL(MUL, "v18", "v22", "v28", "v29") GEMMI8_A64_ADALP(ADALP, "vacc0x2", "v24") GEMMI8_A64_ADALP(ADALP, "vacc3x1", "v31") \
+  GEMMI8_A64_MUL(MUL, "v19", "v22", "v30", "v31") GEMMI8_A64_ADALP(ADALP, "vacc1x2", "v26") GEMMI8_A64_ADALP(ADALP, "vacc0x2", "v25") GEMMI8_A64_LDW("q22", "96") \
+  GEMMI8_A64_MUL(MUL, "v16", "v23", "v24", "v25") GEMMI8_A64_ADALP(ADALP, "vacc2x2", "v28") GEMMI8_A64_ADALP(ADALP, "vacc1x2", "v27") "add %[koff], %[koff], #16\n\t" GEMMI8_A64_LDA("q16", "0") \
+  GEMMI8_A64_MUL(MUL, "v17", "v23", "v26", "v27") GEMMI8_A64_ADALP(ADALP, "vacc3x2", "v30") GEMMI8_A64_ADALP(ADALP, "vacc2x2", "v29") GEMMI8_A64_LDA("q17", "1") \
+  GEMMI8_A64_MUL(MUL, "v18", "v23", "v28", "v29") GEMMI8_A64_ADALP(ADALP, "vacc0x3", "v24") GEMMI8_A64_ADALP(ADALP, "vacc3x2", "v31") GEMMI8_A64_LDA("q18", "2") \
+  GEMMI8_A64_MUL(MUL, "v19", "v23", "v30", "v31") GEMMI8_A64_ADALP(ADALP, "vacc1x3", "v26") GEMMI8_A64_ADALP(ADALP, "vacc0x3", "v25") GEMMI8_A64_LDA("q19", "3") GEMMI8_A64_LDW("q23", "112") "add %[w], %[w], #64\n\t"
+/* the last iteration */
+#define GEMMI8_A64_MULL_4X4_LAST(MUL, ADALP) \
+  GEMMI8_A64_MUL(MUL, "v16", "v20", "v24", "v25") GEMMI8_A64_ADALP(ADALP, "vacc2x3", "v28") GEMMI8_A64_ADALP(ADALP, "vacc1x3", "v27") \
+  GEMMI8_A64_MUL(MUL, "v17", "v20", "v26", "v27") GEMMI8_A64_ADALP(ADALP, "vacc3x3", "v30") GEMMI8_A64_ADALP(ADALP, "vacc2x3", "v29") \
+  GEMMI8_A64_MUL(MUL, "v18", "v20", "v28", "v29") GEMMI8_A64_ADALP(ADALP, "vacc0x0", "v24") GEMMI8_A64_ADALP(ADALP, "vacc3x3", "v31") \
+  GEMMI8_A64_MUL(MUL, "v19", "v20", "v30", "v31") GEMMI8_A64_ADALP(ADALP, "vacc1x0", "v26") GEMMI8_A64_ADALP(ADALP, "vacc0x0", "v25") \
+  GEMMI8_A64_MUL(MUL, "v16", "v21", "v24", "v25") GEMMI8_A64_ADALP(ADALP, "vacc2x0", "v28") GEMMI8_A64_ADALP(ADALP, "vacc1x0", "v27") \
+  GEMMI8_A64_MUL(MUL, "v17", "v21", "v26", "v27") GEMMI8_A64_ADALP(ADALP, "vacc3x0", "v30") GEMMI8_A64_ADALP(ADALP, "vacc2x0", "v29") \
+  GEMMI8_A64_MUL(MUL, "v18", "v21", "v28", "v29") GEMMI8_A64_ADALP(ADALP, "vacc0x1", "v24") GEMMI8_A64_ADALP(ADALP, "vacc3x0", "v31") \
+  GEMMI8_A64_MUL(MUL, "v19", "v21", "v30", "v31") GEMMI8_A64_ADALP(ADALP, "vacc1x1", "v26") GEMMI8_A64_ADALP(ADALP, "vacc0x1", "v25") \
+  GEMMI8_A64_MUL(MUL, "v16", "v22", "v24", "v25") GEMMI8_A64_ADALP(ADALP, "vacc2x1", "v28") GEMMI8_A64_ADALP(ADALP, "vacc1x1", "v27") \
+  GEMMI8_A64_MUL(MUL, "v17", "v22", "v26", "v27") GEMMI8_A64_ADALP(ADALP, "vacc3x1", "v30") GEMMI8_A64_ADALP(ADALP, "vacc2x1", "v29") \
+  GEMMI8_A64_MUL(MUL, "v18", "v22", "v28", "v29") GEMMI8_A64_ADALP(ADALP, "vacc0x2", "v24") GEMMI8_A64_ADALP(ADALP, "vacc3x1", "v31") \
+  GEMMI8_A64_MUL(MUL, "v19", "v22", "v30", "v31") GEMMI8_A64_ADALP(ADALP, "vacc1x2", "v26") GEMMI8_A64_ADALP(ADALP, "vacc0x2", "v25") \
+  GEMMI8_A64_MUL(MUL, "v16", "v23", "v24", "v25") GEMMI8_A64_ADALP(ADALP, "vacc2x2", "v28") GEMMI8_A64_ADALP(ADALP, "vacc1x2", "v27") \
+  GEMMI8_A64_MUL(MUL, "v17", "v23", "v26", "v27") GEMMI8_A64_ADALP(ADALP, "vacc3x2", "v30") GEMMI8_A64_ADALP(ADALP, "vacc2x2", "v29") \
+  GEMMI8_A64_MUL(MUL, "v18", "v23", "v28", "v29") GEMMI8_A64_ADALP(ADALP, "vacc0x3", "v24") GEMMI8_A64_ADALP(ADALP, "vacc3x2", "v31") \
+  GEMMI8_A64_MUL(MUL, "v19", "v23", "v30", "v31") GEMMI8_A64_ADALP(ADALP, "vacc1x3", "v26") GEMMI8_A64_ADALP(ADALP, "vacc0x3", "v25") "add %[w], %[w], #64\n\t"
+/* Partial sums = 0, then `iterations` times 16 depths; outputs only (30 operands). */
+#define GEMMI8_A64_MULL_4X4_ASM(MUL, ADALP, NAME)                                       \
+  __asm__ volatile(                                                                     \
+      "movi %[vacc0x0].4s, #0\n\t" "movi %[vacc0x1].4s, #0\n\t"                         \
+      "movi %[vacc0x2].4s, #0\n\t" "movi %[vacc0x3].4s, #0\n\t"                         \
+      "movi %[vacc1x0].4s, #0\n\t" "movi %[vacc1x1].4s, #0\n\t"                         \
+      "movi %[vacc1x2].4s, #0\n\t" "movi %[vacc1x3].4s, #0\n\t"                         \
+      "movi %[vacc2x0].4s, #0\n\t" "movi %[vacc2x1].4s, #0\n\t"                         \
+      "movi %[vacc2x2].4s, #0\n\t" "movi %[vacc2x3].4s, #0\n\t"                         \
+      "movi %[vacc3x0].4s, #0\n\t" "movi %[vacc3x1].4s, #0\n\t"                         \
+      "movi %[vacc3x2].4s, #0\n\t" "movi %[vacc3x3].4s, #0\n\t"                         \
+      "cbz %[iterations], .Lgemmi8_mull_end%=\n\t"                                      \
+      "movi v24.4s, #0\n\t" "movi v25.4s, #0\n\t" "movi v26.4s, #0\n\t"             \
+      "movi v27.4s, #0\n\t" "movi v28.4s, #0\n\t" "movi v29.4s, #0\n\t"             \
+      "movi v30.4s, #0\n\t" "movi v31.4s, #0\n\t"                                    \
+      GEMMI8_A64_LDA("q16", "0") GEMMI8_A64_LDW("q20", "0")                             \
+      GEMMI8_A64_LDA("q17", "1") GEMMI8_A64_LDW("q21", "16")                            \
+      GEMMI8_A64_LDA("q18", "2") GEMMI8_A64_LDW("q22", "32")                            \
+      GEMMI8_A64_LDA("q19", "3") GEMMI8_A64_LDW("q23", "48")                            \
+      "subs %[iterations], %[iterations], #1\n\t"                                       \
+      "b.eq .Lgemmi8_mull_last%=\n\t"                                                   \
+      GEMMI8_MCA_BEGIN_ASM(NAME)                                                        \
+      ".Lgemmi8_mull_loop%=:\n\t"                                                       \
+      GEMMI8_A64_MULL_4X4_NEXT(MUL, ADALP)                                              \
+      "subs %[iterations], %[iterations], #1\n\t"                                       \
+      "b.ne .Lgemmi8_mull_loop%=\n\t"                                                   \
+      GEMMI8_MCA_END_ASM()                                                              \
+      ".Lgemmi8_mull_last%=:\n\t"                                                       \
+      GEMMI8_A64_MULL_4X4_LAST(MUL, ADALP)                                              \
+      GEMMI8_A64_ADALP(ADALP, "vacc1x3", "v27")                                         \
+      GEMMI8_A64_ADALP(ADALP, "vacc2x3", "v28") GEMMI8_A64_ADALP(ADALP, "vacc2x3", "v29") \
+      GEMMI8_A64_ADALP(ADALP, "vacc3x3", "v30") GEMMI8_A64_ADALP(ADALP, "vacc3x3", "v31") \
+      ".Lgemmi8_mull_end%=:\n\t"                                                        \
+      : [vacc0x0] "=w"(vpart[0][0]), [vacc0x1] "=w"(vpart[0][1]),                       \
+        [vacc0x2] "=w"(vpart[0][2]), [vacc0x3] "=w"(vpart[0][3]),                       \
+        [vacc1x0] "=w"(vpart[1][0]), [vacc1x1] "=w"(vpart[1][1]),                       \
+        [vacc1x2] "=w"(vpart[1][2]), [vacc1x3] "=w"(vpart[1][3]),                       \
+        [vacc2x0] "=w"(vpart[2][0]), [vacc2x1] "=w"(vpart[2][1]),                       \
+        [vacc2x2] "=w"(vpart[2][2]), [vacc2x3] "=w"(vpart[2][3]),                       \
+        [vacc3x0] "=w"(vpart[3][0]), [vacc3x1] "=w"(vpart[3][1]),                       \
+        [vacc3x2] "=w"(vpart[3][2]), [vacc3x3] "=w"(vpart[3][3]),                       \
+        [w] "+r"(wk), [iterations] "+r"(iterations), [koff] "+r"(koff)                  \
+      : [a0] "r"(ap[0]), [a1] "r"(ap[1]), [a2] "r"(ap[2]), [a3] "r"(ap[3])              \
+      : "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26",    \
+        "v27", "v28", "v29", "v30", "v31", "cc", "memory")
+#define GEMMI8_A64_MULL_4X4(MUL, ADALP)                                                 \
+  do {                                                                                  \
+    if (OUT == gemmi8_a64_out_s32) {                                                    \
+      GEMMI8_A64_MULL_4X4_ASM(MUL, ADALP, GEMMI8_MCA_NAME("s32"));                      \
+    } else if (OUT == gemmi8_a64_out_rndnu) {                                           \
+      GEMMI8_A64_MULL_4X4_ASM(MUL, ADALP, GEMMI8_MCA_NAME("rndnu"));                    \
+    } else {                                                                            \
+      GEMMI8_A64_MULL_4X4_ASM(MUL, ADALP, GEMMI8_MCA_NAME("fp32"));                     \
+    }                                                                                   \
+  } while (0)
+
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neon(const int OUT, const size_t MR,
+                                                        const int is_signed, size_t mr, size_t k,
+                                                        const void* a, size_t a_stride,
+                                                        const void* w,
+                                                        const struct gemmi8_qparams* p,
+                                                        int32x4_t vacc[][4])
+{
+  const uint8_t* ap[16];
+  gemmi8_a64_rows(MR, mr, a, a_stride, ap);
+  const int32_t* bias = (const int32_t*) w;
+  const int32_t* coef = bias + 4;
+  const uint8_t* wk = (const uint8_t*) (is_signed ? coef : coef + 4);
+  int32x4_t vpart[16][4];
+  size_t kc = k;
+  if (MR == 4) {
+    size_t iterations = k / 16, koff = 0;
+    if (is_signed) {
+      GEMMI8_A64_MULL_4X4("smull", "sadalp");
+    } else {
+      GEMMI8_A64_MULL_4X4("umull", "uadalp");
+    }
+#pragma GCC unroll 4
+    for (size_t i = 0; i < 4; i++) ap[i] += k - k % 16;
+    kc = k % 16;
+  } else {
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) {
+#pragma GCC unroll 4
+      for (size_t j = 0; j < 4; j++) vpart[i][j] = vdupq_n_s32(0);
+    }
+  }
+  for (; kc >= 16; kc -= 16) {
+    uint8x16_t va[16];
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) {
+      va[i] = vld1q_u8(ap[i]);
+      ap[i] += 16;
+    }
+    GEMMI8_A64_MULL_STEP();
+  }
+  if (kc != 0) {
+    uint8x16_t va[16];
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) va[i] = gemmi8_a64_load_tail(ap[i], kc, k >= 16);
+    GEMMI8_A64_MULL_STEP();
+  }
+  /* columns 0..3 of row i: pairwise sums of the partial sums, plus bias' */
+  const int32x4_t vbias = vld1q_s32(bias);
+#pragma GCC unroll 16
+  for (size_t i = 0; i < MR; i++) {
+    const int32x4_t v01 = vpaddq_s32(vpart[i][0], vpart[i][1]);
+    const int32x4_t v23 = vpaddq_s32(vpart[i][2], vpart[i][3]);
+    vacc[i][0] = vaddq_s32(vpaddq_s32(v01, v23), vbias);
+  }
+  if (!is_signed) gemmi8_a64_add_row_sums(MR, 1, mr, coef, p->row_sum, vacc);
+}
+
+/* One kernel: OUT is s32, rndnu or fp32; SIGNED 1 for qs8, 0 for qu8. */
+#define GEMMI8_QGEMM_NEON_KERNEL(fn, MR, SIGNED, OUT)                                    \
+  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
+          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+  {                                                                                      \
+    int32x4_t vacc[MR][4];                                                               \
+    gemmi8_qgemm_core_neon(gemmi8_a64_out_##OUT, MR, SIGNED, mr, k, a, a_stride, w,      \
+                           params, vacc);                                                \
+    gemmi8_a64_store(gemmi8_a64_out_##OUT, MR, 1, 4, SIGNED, mr, nr, c, c_stride, params, \
+                     vacc);                                                              \
+  }
+
+#endif

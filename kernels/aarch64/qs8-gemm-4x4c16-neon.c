@@ -1,0 +1,7 @@
+/* qs8 GEMM, 4x4c16, ARMv8 NEON (SMULL + SADALP): int32, fixed-point and fp32 outputs. */
+#define GEMMI8_MCA_NAME(out) "gemmi8_qs8_gemm_" out "_ukernel_4x4c16__neon"
+#include "qgemm-neon.h"
+
+GEMMI8_QGEMM_NEON_KERNEL(gemmi8_qs8_gemm_s32_ukernel_4x4c16__neon, 4, 1, s32)
+GEMMI8_QGEMM_NEON_KERNEL(gemmi8_qs8_gemm_rndnu_ukernel_4x4c16__neon, 4, 1, rndnu)
+GEMMI8_QGEMM_NEON_KERNEL(gemmi8_qs8_gemm_fp32_ukernel_4x4c16__neon, 4, 1, fp32)

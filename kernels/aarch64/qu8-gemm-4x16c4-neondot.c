@@ -1,0 +1,7 @@
+/* qu8 GEMM, 4x16c4, ARMv8.2 dot product (UDOT): int32, fixed-point and fp32 outputs. */
+#define GEMMI8_MCA_NAME(out) "gemmi8_qu8_gemm_" out "_ukernel_4x16c4__neondot"
+#include "qgemm-neondot.h"
+
+GEMMI8_QGEMM_NEONDOT_KERNEL(gemmi8_qu8_gemm_s32_ukernel_4x16c4__neondot, 4, 0, s32)
+GEMMI8_QGEMM_NEONDOT_KERNEL(gemmi8_qu8_gemm_rndnu_ukernel_4x16c4__neondot, 4, 0, rndnu)
+GEMMI8_QGEMM_NEONDOT_KERNEL(gemmi8_qu8_gemm_fp32_ukernel_4x16c4__neondot, 4, 0, fp32)

@@ -9,7 +9,8 @@
  * accumulators of 16-bit lanes hold all 16 counts:
  *   vcnt01x01 = {a0^b0 | a1^b1}  vcnt01x10 = {a0^b1 | a1^b0}
  *   vcnt01x23 = {a0^b2 | a1^b3}  vcnt01x32 = {a0^b3 | a1^b2}  (and rows 2, 3 alike)
- * One word of depth: 6 loads, 2 VEXT, 8 x (VEOR, VCNT, VPADAL) = 1024 bit products.
+ * One word of depth (the loop is inline assembly, see below): 5 loads, 2 VEXT,
+ * 8 x (VEOR, VCNT, VPADAL) = 1024 bit products.
  * A 16-bit lane gains at most 16 a word, so every 4095 words the counts move to
  * 32-bit sums (outside the inner loop). The last word of a is masked to the real k
  * bits. acc = k - 2 * count, then int32, float (acc * scale + bias, two roundings) or
@@ -19,8 +20,9 @@
  * kernel, VFP) does not. With scale and bias free of denormals the product is 0 or at
  * least FLT_MIN in magnitude, so only a sum that lands in the denormal range can
  * differ, and NEON returns it as a zero; NaN payloads can differ too. A tile with a
- * denormal scale or bias, or with a zero or NaN float result, is therefore redone in
- * scalar VFP arithmetic, which is IEEE and equals kernels/generic.
+ * denormal scale or bias, a zero result in a column with a nonzero bias, or a NaN
+ * result is therefore redone in scalar VFP arithmetic, which is IEEE (Linux runs VFP
+ * with flush-to-zero off) and equals kernels/generic.
  */
 #ifndef GEMMI8_BGEMM_NEON_H
 #define GEMMI8_BGEMM_NEON_H
@@ -37,7 +39,8 @@
 /* Largest number of words a 16-bit count lane can take (16 per word). */
 #define GEMMI8_BNEON_CHUNK 4095
 
-#define GEMMI8_BNEON_PAIR(VA, VB, ACC) ACC = vpadalq_u8(ACC, vcntq_u8(vreinterpretq_u8_u64(veorq_u64(VA, VB))))
+#define GEMMI8_BNEON_PAIR(VA, VB, ACC) \
+  ACC = vpadalq_u8(ACC, vcntq_u8(vreinterpretq_u8_u64(veorq_u64(VA, VB))))
 
 /* One word of depth: va01, va23 already loaded (and masked). */
 #define GEMMI8_BNEON_WORD()                                                           \
@@ -60,7 +63,9 @@
 /* The word loop in inline assembly (GCC's allocation of the intrinsics version
  * costs a dozen VMOVs a word). Fixed registers: va01 = q0, va23 = q1, vb01 = q2,
  * vb23 = q3 (swapped in place by VEXT after their first use), xor / count temporaries
- * q4-q7; the eight accumulators are operands. */
+ * q4-q7; the eight accumulators are operands. The rows of a are loaded without
+ * writeback and advanced by ADDs (a post-indexed load is two micro-ops on
+ * Cortex-A57, whose 3-wide dispatch otherwise limits the loop). */
 #define GEMMI8_BNEON_XCA(ACC0, ACC1, ACC2, ACC3)                                      \
   "vcnt.8 q4, q4\n\t"                                                                  \
   "vcnt.8 q5, q5\n\t"                                                                  \
@@ -76,21 +81,25 @@
   "veor q6, q0, q3\n\t"                                                                \
   "veor q7, q1, q3\n\t"
 #define GEMMI8_BNEON_LOOP_ASM                                                         \
-  GEMMI8_NEON_LOOP_LABEL                                                                           \
+  GEMMI8_NEON_LOOP_LABEL                                                               \
   GEMMI8_MCA_BEGIN_ASM("bin-neon-4x4:MACS=1024")                                       \
-  "vld1.64 {d0}, [%[a0]]!\n\t"                                                         \
-  "vld1.64 {d1}, [%[a1]]!\n\t"                                                         \
-  "vld1.64 {d2}, [%[a2]]!\n\t"                                                         \
-  "vld1.64 {d3}, [%[a3]]!\n\t"                                                         \
+  "vld1.64 {d0}, [%[a0]]\n\t"                                                          \
+  "vld1.64 {d1}, [%[a1]]\n\t"                                                          \
+  "vld1.64 {d2}, [%[a2]]\n\t"                                                          \
+  "vld1.64 {d3}, [%[a3]]\n\t"                                                          \
   "vld1.64 {d4-d7}, [%[w]]!\n\t"                                                       \
   GEMMI8_BNEON_XOR4                                                                    \
   "vext.8 q2, q2, q2, #8\n\t"                                                          \
   "vext.8 q3, q3, q3, #8\n\t"                                                          \
   GEMMI8_BNEON_XCA("vcnt01x01", "vcnt23x01", "vcnt01x23", "vcnt23x23")                 \
   GEMMI8_BNEON_XOR4                                                                    \
+  "add %[a0], %[a0], #8\n\t"                                                           \
+  "add %[a1], %[a1], #8\n\t"                                                           \
+  "add %[a2], %[a2], #8\n\t"                                                           \
+  "add %[a3], %[a3], #8\n\t"                                                           \
   "subs %[n], %[n], #1\n\t"                                                            \
   GEMMI8_BNEON_XCA("vcnt01x10", "vcnt23x10", "vcnt01x32", "vcnt23x32")                 \
-  GEMMI8_NEON_LOOP_BNE                                                                   \
+  GEMMI8_NEON_LOOP_BNE                                                                 \
   GEMMI8_MCA_END_ASM
 
 /* Two rows of counts from a direct (x01 / x23) and a swapped (x10 / x32) accumulator

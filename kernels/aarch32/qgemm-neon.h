@@ -12,9 +12,11 @@
  * B is subtracted while widening (VSUBL.U8 instead of VMOVL.U8: no extra work), so no
  * row sums are needed.
  *
- * Registers (16 q): va0..va3 = q0-q3 (8 depths of a row as int16; VMLAL by scalar
- * takes its 16-bit scalar from d0-d7), vw = one depth of 8 weights (1 q),
- * vacc<i>x0123 / vacc<i>x4567 = 8 q. One iteration: 8 depths, 64 VMLAL = 256 MACs.
+ * Registers (16 q): q0-q3 = rows 0-3 of a, 8 depths each as int16 (VMLAL by scalar
+ * takes its 16-bit scalar from d0-d7); q4 / q5 = the 8 widened weights of one depth,
+ * double-buffered; vacc<i>l / vacc<i>h (columns 0-3 / 4-7 of row i) = 8 q chosen by
+ * the compiler. One loop iteration (inline assembly): 8 depths, 5 + 8 loads, 12
+ * widenings, 64 VMLAL = 256 MACs.
  *
  * Rows past mr alias row mr - 1 (loads stay in bounds; their identical results go to
  * the same place). The depth tail (k % 8) loads the last 8 bytes of the row and
@@ -104,7 +106,7 @@ static GEMMI8_ALWAYS_INLINE uint8x8_t gemmi8_qneon_load_tail(const uint8_t* p, s
 #define GEMMI8_QNEON_HI_STEP(WIDEN_W, WLO, WHI, LANE, NEXTQ, NEXTD) \
   GEMMI8_QNEON_STEP_ASM(WIDEN_W, WLO, WHI, "d1", "d3", "d5", "d7", LANE, NEXTQ, NEXTD)
 #define GEMMI8_QNEON_LOOP_ASM(NAME, WIDEN_A, WIDEN_W)                                 \
-  GEMMI8_NEON_LOOP_LABEL                                                                            \
+  GEMMI8_NEON_LOOP_LABEL                                                                \
   GEMMI8_MCA_BEGIN_ASM(NAME ":MACS=256")                                                \
   "vld1.8 {d0}, [%[a0]]!\n\t"                                                           \
   "vld1.8 {d8}, [%[w]]!\n\t"                                                            \
@@ -123,7 +125,7 @@ static GEMMI8_ALWAYS_INLINE uint8x8_t gemmi8_qneon_load_tail(const uint8_t* p, s
   GEMMI8_QNEON_MLAL2("d10", "d11", "d1[3]", "d3[3]", "0", "1")                          \
   "subs %[n], %[n], #1\n\t"                                                             \
   GEMMI8_QNEON_MLAL2("d10", "d11", "d5[3]", "d7[3]", "2", "3")                          \
-  GEMMI8_NEON_LOOP_BNE                                                                    \
+  GEMMI8_NEON_LOOP_BNE                                                                  \
   GEMMI8_MCA_END_ASM
 
 /* Accumulates the 4 x 8 tile: vacc[i][0] = columns 0-3 of row i, vacc[i][1] = 4-7. */

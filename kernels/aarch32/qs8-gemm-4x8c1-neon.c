@@ -1,6 +1,5 @@
 /* qs8 GEMM, 4x8c1, ARMv7 NEON (VMLAL.S16 by scalar): int32, fixed-point and fp32
  * outputs. See qgemm-neon.h. */
-#define GEMMI8_QNEON_MCA_NAME "qs8-neon-4x8c1"
 #include "qgemm-neon.h"
 
 GEMMI8_QGEMM_4X8C1_NEON_KERNEL(gemmi8_qs8_gemm_s32_ukernel_4x8c1__neon, 1, s32)

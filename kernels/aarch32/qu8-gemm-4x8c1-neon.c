@@ -1,6 +1,5 @@
 /* qu8 GEMM, 4x8c1, ARMv7 NEON (VMLAL.S16 by scalar): int32, fixed-point and fp32
  * outputs. See qgemm-neon.h. */
-#define GEMMI8_QNEON_MCA_NAME "qu8-neon-4x8c1"
 #include "qgemm-neon.h"
 
 GEMMI8_QGEMM_4X8C1_NEON_KERNEL(gemmi8_qu8_gemm_s32_ukernel_4x8c1__neon, 0, s32)

@@ -124,13 +124,40 @@ test: $(BUILD)/gemmi8-test $(BUILD)/readme-example
 	$(RUNNER) $(abspath $(BUILD))/gemmi8-test
 
 # ---- benchmark -----------------------------------------------------------------
-BENCH_PKGS := libbenchmark-dev libopenblas-dev libgemmlowp-dev libdnnl-dev libxnnpack-dev gnuplot-nox
-$(BUILD)/bench/%.o: bench/%.cc $(wildcard include/*.h bench/*.h)
+# libxnnpack-dev needs libpthreadpool-dev (its header includes pthreadpool.h) but
+# does not depend on it.
+BENCH_PKGS := libbenchmark-dev libopenblas-dev libgemmlowp-dev libdnnl-dev libxnnpack-dev \
+              libpthreadpool-dev gnuplot-nox
+# Peers (gemmlowp, oneDNN, XNNPACK) are built in when their headers are installed
+# (make bench installs them) and skipped, visibly, otherwise. Google Benchmark and
+# OpenBLAS are required.
+BENCH_HAVE_GEMMLOWP := $(if $(wildcard /usr/include/gemmlowp/public/gemmlowp.h),1,0)
+BENCH_HAVE_DNNL     := $(if $(wildcard /usr/include/oneapi/dnnl/dnnl.hpp),1,0)
+BENCH_HAVE_XNNPACK  := $(if $(and $(wildcard /usr/include/xnnpack.h),$(wildcard /usr/include/pthreadpool.h)),1,0)
+BENCH_PEERS    := GEMMLOWP=$(BENCH_HAVE_GEMMLOWP) DNNL=$(BENCH_HAVE_DNNL) XNNPACK=$(BENCH_HAVE_XNNPACK)
+BENCH_CXXFLAGS := -DGEMMI8_BENCH_HAVE_GEMMLOWP=$(BENCH_HAVE_GEMMLOWP) \
+                  -DGEMMI8_BENCH_HAVE_DNNL=$(BENCH_HAVE_DNNL) \
+                  -DGEMMI8_BENCH_HAVE_XNNPACK=$(BENCH_HAVE_XNNPACK)
+BENCH_LDLIBS   := $(if $(filter 1,$(BENCH_HAVE_DNNL)),-ldnnl) \
+                  $(if $(filter 1,$(BENCH_HAVE_XNNPACK)),-lXNNPACK -lpthreadpool)
+# gemmlowp's AVX2 kernel is opt-in; only its file gets the AVX2 flags.
+ifeq ($(ARCH),x86_64)
+$(BUILD)/bench/cases-gemmlowp.o: BENCH_CXXFLAGS += -DGEMMLOWP_ENABLE_AVX2 -mavx2 -mfma
+endif
+# Rebuilds the peers' objects when the set of installed peers changes.
+$(BUILD)/bench/peers.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(BENCH_PEERS)' | cmp -s - $@ || echo '$(BENCH_PEERS)' > $@
+
+$(BUILD)/bench/%.o: bench/%.cc $(wildcard include/*.h bench/*.h) $(BUILD)/bench/peers.stamp
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -O2 -g -Iinclude -Wall -Wextra $(BENCH_CXXFLAGS) -c $< -o $@
 
 $(BUILD)/gemmi8-bench: $(BENCH_OBJS) libgemmi8.a
 	$(CXX) -o $@ $(BENCH_OBJS) libgemmi8.a $(BENCH_LDLIBS) -lbenchmark -lopenblas -lpthread -lm
+
+.PHONY: bench-deps bench-build bench-smoke FORCE
+FORCE:
 
 bench-deps:
 	@sh bench/deps.sh $(BENCH_PKGS)
@@ -138,6 +165,18 @@ bench-deps:
 bench: bench-deps
 	$(MAKE) $(BUILD)/gemmi8-bench
 	sh bench/run.sh ./$(BUILD)/gemmi8-bench
+
+# For CI, without running the benchmark: builds it and lists its benchmarks.
+bench-build: $(BUILD)/gemmi8-bench
+	./$(BUILD)/gemmi8-bench --benchmark_list_tests=true > $(BUILD)/bench-list.txt
+	@echo "$(BUILD)/gemmi8-bench: $$(wc -l < $(BUILD)/bench-list.txt) benchmarks ($(BENCH_PEERS))"
+
+# For CI, a few seconds: every case once on small shapes (peers check their
+# results in setup), then the report and chart, into $(BUILD)/bench-smoke.
+bench-smoke: $(BUILD)/gemmi8-bench
+	GEMMI8_BENCH_SHAPES=bench/shapes-smoke.txt GEMMI8_BENCH_REPS=1 \
+	GEMMI8_BENCH_MIN_TIME=0.002 GEMMI8_BENCH_OUT=$(BUILD)/bench-smoke \
+	  sh bench/run.sh ./$(BUILD)/gemmi8-bench
 
 # ---- install -------------------------------------------------------------------
 install: lib

@@ -4,6 +4,7 @@
  */
 #include "cases.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,14 +14,33 @@
 
 /* Libraries, in the order their context is printed. */
 static const bench_library* const libraries[] = {
-    &bench_library_gemmi8,
-    &bench_library_openblas,
+    &bench_library_gemmi8,   &bench_library_openblas, &bench_library_gemmlowp,
+    &bench_library_onednn,   &bench_library_xnnpack,  &bench_library_peak,
 };
 
 /* Cases, in the order they are registered (and become report columns). */
 static const bench_case* const cases[] = {
-    &bench_gemmi8_qu8,    &bench_gemmi8_qu8s32, &bench_gemmi8_qs8,
-    &bench_gemmi8_qs8s32, &bench_gemmi8_bin,    &bench_openblas_sgemm,
+    &bench_gemmi8_qu8,
+    &bench_gemmi8_qu8s32,
+    &bench_gemmi8_qs8,
+    &bench_gemmi8_qs8s32,
+    &bench_gemmi8_bin,
+    &bench_openblas_sgemm,
+    &bench_gemmlowp_u8u8,
+    &bench_gemmlowp_u8s32,
+    &bench_onednn_gemm_u8s8s32,
+    &bench_onednn_matmul_u8s8u8,
+    &bench_onednn_matmul_s8s8s8,
+    &bench_onednn_matmul_u8s8s32,
+    &bench_xnnpack_fc_qu8,
+    &bench_xnnpack_fc_qs8,
+    &bench_peak_vpdpbusd_zmm,
+    &bench_peak_vpmaddwd_ymm,
+    &bench_peak_vfmadd_zmm,
+    &bench_peak_vpopcntq_zmm,
+    &bench_peak_popcnt_lut_ymm,
+    &bench_peak_popcnt_lut_zmm,
+    &bench_peak_popcnt_r64,
 };
 
 const bench_library* const* bench_libraries(size_t* count) {
@@ -123,6 +143,94 @@ void bench_fill_f32(bench_rng* rng, float* x, size_t count, float lo, float hi) 
   for (size_t i = 0; i < count; i++) {
     x[i] = (float) bench_rng_real(rng, lo, hi);
   }
+}
+
+double bench_uniform_sd(int32_t lo, int32_t hi) {
+  double width = (double) hi - (double) lo + 1.0;
+  return sqrt((width * width - 1.0) / 12.0);
+}
+
+double bench_requant_scale(size_t k, double sd_a, double sd_b) {
+  return 48.0 / (sqrt((double) k) * sd_a * sd_b);
+}
+
+/* ---- checking a peer's output ---------------------------------------------------- */
+
+static int32_t load(bench_type type, const void* base, size_t index) {
+  switch (type) {
+    case BENCH_U8:
+      return ((const uint8_t*) base)[index];
+    case BENCH_S8:
+      return ((const int8_t*) base)[index];
+    case BENCH_S32:
+      return ((const int32_t*) base)[index];
+  }
+  return 0;
+}
+
+/* Rows or columns to look at: both ends and a few random ones. */
+#define CHECK_EDGE 3
+#define CHECK_RANDOM 8
+
+static size_t pick(bench_rng* rng, size_t count, size_t i) {
+  if (i < CHECK_EDGE) {
+    return i < count ? i : count - 1;
+  }
+  if (i < 2 * CHECK_EDGE) {
+    size_t back = i - CHECK_EDGE;
+    return back < count ? count - 1 - back : 0;
+  }
+  return (size_t) (bench_rng_next(rng) % count);
+}
+
+const char* bench_check_gemm(const bench_gemm_check* chk) {
+  const size_t picks = 2 * CHECK_EDGE + CHECK_RANDOM;
+  const bench_shape shape = {chk->n, chk->m, chk->k};
+  bench_rng rng;
+  bench_rng_seed(&rng, &shape, "bench-check");
+  size_t rows[2 * CHECK_EDGE + CHECK_RANDOM], cols[2 * CHECK_EDGE + CHECK_RANDOM];
+  for (size_t i = 0; i < picks; i++) {
+    rows[i] = pick(&rng, chk->m, i);
+    cols[i] = pick(&rng, chk->n, i);
+  }
+  size_t checked = 0, inside = 0;
+  for (size_t i = 0; i < picks; i++) {
+    for (size_t j = 0; j < picks; j++) {
+      const size_t m = rows[i], n = cols[j];
+      int64_t acc = chk->bias != NULL ? chk->bias[n] : 0;
+      for (size_t k = 0; k < chk->k; k++) {
+        int64_t a = load(chk->a_type, chk->a, m * chk->a_stride + k) - chk->a_zp;
+        int64_t b = load(chk->b_type, chk->b, n * chk->b_stride + k) - chk->b_zp;
+        acc += a * b;
+      }
+      const int32_t got = load(chk->c_type, chk->c, m * chk->c_stride + n);
+      checked++;
+      if (chk->c_type == BENCH_S32) {
+        inside++;
+        if (acc != got) {
+          return bench_error("C[%zu][%zu] = %ld, reference %lld (M=%zu N=%zu K=%zu)", m, n,
+                             (long) got, (long long) acc, chk->m, chk->n, chk->k);
+        }
+        continue;
+      }
+      const double scale = chk->scale[chk->per_channel ? n : 0];
+      double want = (double) chk->c_zp + (double) acc * scale;
+      if (want > (double) chk->c_min && want < (double) chk->c_max) {
+        inside++;
+      }
+      want = want < chk->c_min ? chk->c_min : want > chk->c_max ? chk->c_max : want;
+      if (fabs((double) got - want) > 1.0) {
+        return bench_error("C[%zu][%zu] = %ld, reference %.2f (acc %lld, M=%zu N=%zu K=%zu)",
+                           m, n, (long) got, want, (long long) acc, chk->m, chk->n, chk->k);
+      }
+    }
+  }
+  if (2 * inside < checked) {
+    return bench_error("only %zu of %zu sampled reference outputs are inside the clamp "
+                       "range: the check cannot tell a right result from a wrong one",
+                       inside, checked);
+  }
+  return NULL;
 }
 
 /* ---- errors ------------------------------------------------------------------ */

@@ -11,9 +11,11 @@
  * channels, output pixels, depth. Every case computes an M x N result over K
  * (K bits for binary GEMM) and is credited with 2 * M * N * K operations.
  *
- * Adding a library (gemmlowp, oneDNN, XNNPACK, ...): write its cases in a new file
- * (bench/cases-<library>.c, or .cc with extern "C" definitions), declare them
- * below, and list them, with the library's init/context hooks, in cases.c.
+ * Adding a library: write its cases in a new file (bench/cases-<library>.c, or .cc
+ * with extern "C" definitions), check its first result with bench_check_gemm,
+ * declare them below, and list them, with the library's init/context hooks, in
+ * cases.c. The register-only peak loops (cases-peak.c) are cases too, flagged
+ * BENCH_CASE_NO_SHAPE.
  */
 #ifndef GEMMI8_BENCH_CASES_H
 #define GEMMI8_BENCH_CASES_H
@@ -35,6 +37,9 @@ typedef struct bench_shape {
 /* Registered once per gemmi8 kernel set compiled in and supported here; the
  * variant name gets "-<isa>" appended ("qu8-avx2"). */
 #define BENCH_CASE_GEMMI8_ISA 1u
+/* Not a GEMM: registered once, not per shape, named <library>/<variant>/0x0x0 (the
+ * register-only peak loops); its work per run() comes from ops(). */
+#define BENCH_CASE_NO_SHAPE 2u
 
 typedef struct bench_case {
   const char* library;
@@ -58,6 +63,12 @@ typedef struct bench_case {
   /* The timed operation: one GEMM. Returns NULL or an error message. */
   const char* (*run)(void* state);
   void (*teardown)(void* state);
+  /* Operations one run() performs, for the GOPS counter. NULL pointer: a GEMM,
+   * 2 * M * N * K. */
+  double (*ops)(const void* state);
+  /* Text shown with the result (Google Benchmark's label: the implementation a
+   * peer picked for this shape). NULL pointer, or NULL / "" returned: none. */
+  const char* (*label)(const void* state);
 } bench_case;
 
 /* Receives one line of run context (library versions, kernels, threads). */
@@ -110,6 +121,53 @@ void bench_fill_u8(bench_rng* rng, uint8_t* x, size_t count);
 void bench_fill_s8(bench_rng* rng, int8_t* x, size_t count, int8_t lo, int8_t hi);
 void bench_fill_f32(bench_rng* rng, float* x, size_t count, float lo, float hi);
 
+/* Whether this CPU and its OS support an x86 feature: "popcnt", "fma", "avx2",
+ * "avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512vnni", "avx512vpopcntdq",
+ * "avx512bitalg", "avxvnni" (cpuid, and xgetbv for the register state). Always 0
+ * off x86-64 and for unknown names. (cases-peak.c) */
+int bench_cpu_has(const char* feature);
+
+/* Standard deviation of a uniform integer in [lo, hi]. */
+double bench_uniform_sd(int32_t lo, int32_t hi);
+/* The requantization scale the peers use: maps the accumulator's spread,
+ * sqrt(K) * sd_a * sd_b, onto +-48 output steps (as the gemmi8 cases do), so that
+ * most outputs are neither clamped nor constant. */
+double bench_requant_scale(size_t k, double sd_a, double sd_b);
+
+/* ---- checking a peer's output ------------------------------------------------- */
+/* Every peer compares its first result, in setup, with a plain reference on a
+ * sample of outputs (rows and columns at the edges and random ones), so that a
+ * misconfigured peer fails visibly instead of reporting a fantasy speed. */
+
+typedef enum bench_type { BENCH_U8, BENCH_S8, BENCH_S32 } bench_type;
+
+typedef struct bench_gemm_check {
+  size_t m, n, k;
+  bench_type a_type; /* BENCH_U8 or BENCH_S8 */
+  const void* a;     /* M x K, row-major */
+  size_t a_stride;   /* elements */
+  int32_t a_zp;
+  bench_type b_type; /* BENCH_U8 or BENCH_S8 */
+  const void* b;     /* N x K, row-major (before any packing) */
+  size_t b_stride;
+  int32_t b_zp;
+  const int32_t* bias; /* N, or NULL */
+  bench_type c_type;   /* BENCH_S32: exact; BENCH_U8 / BENCH_S8: requantized */
+  const void* c;       /* M x N, row-major */
+  size_t c_stride;
+  /* Requantized outputs: C = clamp(c_zp + round(acc * scale), c_min, c_max), with
+   * scale[n] per channel or scale[0] per tensor; a peer may differ from this
+   * double-precision reference by 1 (its rounding), never by more. */
+  const double* scale;
+  int per_channel;
+  int32_t c_zp, c_min, c_max;
+} bench_gemm_check;
+
+/* NULL if the sampled outputs agree, else a message naming the first mismatch.
+ * Also fails if most sampled reference outputs are clamped (a check that could
+ * not see a wrong result). */
+const char* bench_check_gemm(const bench_gemm_check* check);
+
 /* Formats an error message into a static buffer (the bench is single-threaded). */
 const char* bench_error(const char* format, ...)
 #if defined(__GNUC__)
@@ -130,6 +188,33 @@ extern const bench_case bench_gemmi8_bin;    /* binary, int32 output */
 /* cases-openblas.c */
 extern const bench_library bench_library_openblas;
 extern const bench_case bench_openblas_sgemm; /* fp32, B given N x K (transposed) */
+
+/* cases-gemmlowp.cc (AVX2 kernel; per-tensor fixed-point output stage) */
+extern const bench_library bench_library_gemmlowp;
+extern const bench_case bench_gemmlowp_u8u8;  /* uint8 x uint8 -> uint8 requantized */
+extern const bench_case bench_gemmlowp_u8s32; /* uint8 x uint8 -> int32 (+ bias) */
+
+/* cases-onednn.cc */
+extern const bench_library bench_library_onednn;
+extern const bench_case bench_onednn_gemm_u8s8s32;   /* dnnl_gemm_u8s8s32, packs B per call */
+extern const bench_case bench_onednn_matmul_u8s8u8;  /* matmul, weights packed once */
+extern const bench_case bench_onednn_matmul_s8s8s8;  /* matmul, weights packed once */
+extern const bench_case bench_onednn_matmul_u8s8s32; /* matmul, int32 output */
+
+/* cases-xnnpack.c (fully-connected operators, weights packed at creation) */
+extern const bench_library bench_library_xnnpack;
+extern const bench_case bench_xnnpack_fc_qu8; /* uint8 -> uint8, per-tensor scale */
+extern const bench_case bench_xnnpack_fc_qs8; /* int8 -> int8, per-tensor scale */
+
+/* cases-peak.c: register-only loops, the machine's limits (bench/README.md) */
+extern const bench_library bench_library_peak;
+extern const bench_case bench_peak_vpdpbusd_zmm;   /* int8: 2*64 ops / vpdpbusd */
+extern const bench_case bench_peak_vpmaddwd_ymm;   /* int8 widened (AVX2): 2*16 / vpmaddwd */
+extern const bench_case bench_peak_vfmadd_zmm;     /* fp32: 2*16 flops / vfmadd231ps */
+extern const bench_case bench_peak_vpopcntq_zmm;   /* binary: 2*512 / xor+popcnt+add */
+extern const bench_case bench_peak_popcnt_lut_ymm; /* binary (AVX2): 2*256 / nibble LUT */
+extern const bench_case bench_peak_popcnt_lut_zmm; /* binary (AVX-512BW): 2*512 / nibble LUT */
+extern const bench_case bench_peak_popcnt_r64;     /* binary (scalar): 2*64 / popcnt */
 
 #ifdef __cplusplus
 } /* extern "C" */

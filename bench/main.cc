@@ -3,6 +3,8 @@
 // One benchmark per (case, shape), and per gemmi8 kernel set supported here for
 // gemmi8 cases, named <library>/<variant>/<Row>x<Col>x<Depth> (Row = N output
 // channels, Col = M pixels, Depth = K), with a GOPS counter: 2*M*N*K / s / 1e9.
+// Cases flagged BENCH_CASE_NO_SHAPE (the peak loops) run once, as .../0x0x0, and
+// count their own operations.
 //
 // A case is set up once (inputs, packed weights: never timed) the first time it
 // runs and kept for its next repetitions, so that repetitions can be interleaved
@@ -94,6 +96,10 @@ void Run(benchmark::State& st, Instance* in) {
     Fail(st, in, err);
     return;
   }
+  if (in->kase->label != nullptr) {
+    const char* label = in->kase->label(in->state);
+    if (label != nullptr && label[0] != '\0') st.SetLabel(label);
+  }
   for (auto _ : st) {
     err = in->kase->run(in->state);
     if (err != nullptr) {
@@ -101,8 +107,11 @@ void Run(benchmark::State& st, Instance* in) {
       break;
     }
   }
-  const double ops = 2.0 * static_cast<double>(in->shape.row) *
-                     static_cast<double>(in->shape.col) * static_cast<double>(in->shape.depth);
+  const double ops =
+      in->kase->ops != nullptr
+          ? in->kase->ops(in->state)
+          : 2.0 * static_cast<double>(in->shape.row) * static_cast<double>(in->shape.col) *
+                static_cast<double>(in->shape.depth);
   st.counters["GOPS"] =
       benchmark::Counter(ops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -220,10 +229,14 @@ int main(int argc, char** argv) {
     } else {
       targets.push_back("");
     }
+    // A case without a shape (a peak loop) runs once, as shape 0x0x0.
+    const std::vector<bench_shape> no_shape(1, bench_shape{0, 0, 0});
+    const std::vector<bench_shape>& case_shapes =
+        (c->flags & BENCH_CASE_NO_SHAPE) ? no_shape : shapes;
     for (const std::string& isa : targets) {
       std::string variant = c->variant;
       if (!isa.empty()) variant += "-" + isa;
-      for (const bench_shape& shape : shapes) {
+      for (const bench_shape& shape : case_shapes) {
         auto in = std::make_unique<Instance>();
         in->kase = c;
         in->shape = shape;

@@ -1,33 +1,81 @@
 #!/usr/bin/env python3
-"""Turns gemmi8-bench's Google Benchmark JSON into a markdown table.
+"""Turns gemmi8-bench's Google Benchmark JSON into markdown tables and charts.
 
     python3 bench/report.py build/bench.json [--markdown build/bench.md]
-                            [--data build/bench.dat]
+        [--data build/bench.dat] [--chart build/bench.png]
+        [--bin-data build/bench-bin.dat] [--bin-chart build/bench-bin.png]
 
-Rows are the shapes (Row x Col x Depth = N x M x K), in the order they were
-registered; columns are every <library>/<variant> series, in registration order,
-holding the median GOPS over the repetitions; then the derived columns listed in
-DERIVED (ratios). A last row gives each column's geometric mean over the shapes.
---data writes the same medians as a tab-separated table for bench/chart.gp.
+Every number is the median GOPS over a benchmark's repetitions (all libraries
+interleaved in one run). Shapes are Row x Col x Depth = N (output channels) x M
+(pixels) x K (depth; bits for binary GEMM). The tables:
+
+  1. int8 GOPS: gemmi8 (best kernel set) and every peer variant, OpenBLAS sgemm.
+  2. int8 ratios: gemmi8 / best comparable peer, / OpenBLAS sgemm, % of the
+     vpdpbusd zmm peak. Comparable: gemmi8's requantized qu8 and qs8 against the
+     peers' requantized 8-bit variants (REQUANT_PEERS, uint8 or int8 alike),
+     gemmi8's int32 outputs against the peers' int32 variants (S32_PEERS).
+  3. gemmi8 per kernel set.
+  4. The AVX2 level against gemmlowp's AVX2 kernel and the vpmaddwd ymm peak.
+  5. Binary GEMM per kernel set, % of the matching popcount peak loop, ratio to
+     gemmi8's best int8 on the same shape.
+  6. The peak loops.
+  7. Targets of issues 3 and 4 (only for the ten shapes of bench/shapes.txt).
+  8. Every series, one row each.
+Rows end with the geometric mean over the shapes.
+
+--data / --chart: grouped bars per shape (bench/chart.gp): gemmi8 qu8 and qs8
+(best kernel set), the best requantized variant of each peer, OpenBLAS sgemm, and
+the vpdpbusd peak as a line. --bin-data / --bin-chart: binary GEMM per kernel set
+with gemmi8's best int8 and the popcount peaks. Charts need gnuplot.
 
 Python 3 standard library only.
-
-Extending it (issue 3): a ratio to the best peer is one more DERIVED entry, e.g.
-    Ratio("gemmi8 qu8 / best peer", best("gemmi8", "qu8"), best_other_than("gemmi8"))
-and a percent of a measured peak can read the peak benchmarks' medians from
-Results.peaks (series whose library is in PEAK_LIBRARIES are kept out of the
-table and collected there).
 """
 
 import argparse
 import json
 import math
+import os
+import shutil
 import statistics
+import subprocess
 import sys
 
 # Series whose library is listed here are measurements of a machine limit (a
 # register-only loop), not GEMMs: they are collected in Results.peaks.
 PEAK_LIBRARIES = ("peak",)
+
+# Peer variants that produce requantized 8-bit outputs, and int32 outputs.
+REQUANT_PEERS = [
+    ("gemmlowp", "u8u8"),
+    ("onednn", "matmul-u8s8u8"),
+    ("onednn", "matmul-s8s8s8"),
+    ("xnnpack", "fc-qu8"),
+    ("xnnpack", "fc-qs8"),
+]
+S32_PEERS = [
+    ("gemmlowp", "u8s32"),
+    ("onednn", "gemm-u8s8s32"),
+    ("onednn", "matmul-u8s8s32"),
+]
+SGEMM = ("openblas", "sgemm")
+
+GEMMI8_INT8 = ("qu8", "qs8", "qu8s32", "qs8s32")
+# Binary kernel set -> the peak loop that bounds it.
+BIN_PEAK = {
+    "generic": "popcnt-r64",
+    "avx2": "popcnt-lut-ymm",
+    "avx512vnni": "popcnt-lut-zmm",
+    "avx512vpopcnt": "vpopcntq-zmm",
+}
+INT8_PEAK = "vpdpbusd-zmm"
+AVX2_PEAK = "vpmaddwd-ymm"
+
+# The ten shapes of the GEMMi8 paper's appendix, in bench/shapes.txt's order: the
+# targets below number them from 1.
+TEN_SHAPES = [
+    "500x500x500", "2000x2000x2000", "64x3136x64", "128x784x64", "256x196x2304",
+    "512x49x2304", "512x49x4608", "32x12544x27", "1024x49x1024", "128x3136x128",
+]
 
 
 class Results:
@@ -39,7 +87,8 @@ class Results:
         self.shapes = []  # "RowxColxDepth", in registration order
         self.gops = {}  # (series, shape) -> median GOPS
         self.reps = {}  # (series, shape) -> repetitions found
-        self.errors = {}  # (series, shape) -> message
+        self.errors = {}  # (library, variant, shape) -> message
+        self.labels = {}  # (series, shape) -> benchmark label (implementation)
         self.peaks = {}  # variant -> median GOPS of a peak benchmark
 
         samples = {}  # key -> list of GOPS, one per repetition
@@ -53,6 +102,8 @@ class Results:
             if run.get("error_occurred"):
                 self.errors[key] = run.get("error_message", "error")
                 continue
+            if run.get("label"):
+                self.labels[((key[0], key[1]), key[2])] = run["label"]
             value = run.get("GOPS")
             if value is None:
                 continue
@@ -87,6 +138,11 @@ class Results:
         """{series: median GOPS} for one shape (series without a result left out)."""
         return {s: self.gops[(s, shape)] for s in self.series if (s, shape) in self.gops}
 
+    def isas(self, base):
+        """gemmi8 kernel sets that have a series base-<isa>, in registration order."""
+        return [v[len(base) + 1:] for (lib, v) in self.series
+                if lib == "gemmi8" and v.startswith(base + "-")]
+
 
 def split_name(name):
     """'gemmi8/qu8-avx2/500x500x500[/real_time]' -> ('gemmi8', 'qu8-avx2', '500x500x500')."""
@@ -96,15 +152,13 @@ def split_name(name):
     return tuple(parts)
 
 
-# ---- derived columns ------------------------------------------------------------
-# A selector takes a row {(library, variant): GOPS} and returns (GOPS, label) or
-# None; a Ratio divides two selectors.
+# ---- selectors: row {(library, variant): GOPS} -> (GOPS, label) or None ----------
 
 
-def exact(library, variant):
+def exact(library, variant, label=None):
     def select(row):
         value = row.get((library, variant))
-        return None if value is None else (value, variant)
+        return None if value is None else (value, label if label is not None else variant)
 
     return select
 
@@ -114,7 +168,7 @@ def best(library, base):
 
     def select(row):
         found = [
-            (v, variant)
+            (v, variant[len(base) + 1:] if variant != base else variant)
             for (lib, variant), v in row.items()
             if lib == library and (variant == base or variant.startswith(base + "-"))
         ]
@@ -123,47 +177,103 @@ def best(library, base):
     return select
 
 
-def best_other_than(library):
-    """Best series of any other library (peers), labelled library/variant."""
+def best_of(series):
+    """Best of the listed (library, variant) series, labelled library/variant."""
 
     def select(row):
-        found = [(v, lib + "/" + variant) for (lib, variant), v in row.items() if lib != library]
+        found = [(row[s], "%s/%s" % s) for s in series if s in row]
         return max(found) if found else None
 
     return select
 
 
+def best_library(library, variants):
+    """Best of one library's listed variants, labelled with the variant."""
+    return best_of([(library, v) for v in variants])
+
+
+def best_gemmi8_int8(row):
+    found = []
+    for base in GEMMI8_INT8:
+        b = best("gemmi8", base)(row)
+        if b is not None:
+            found.append((b[0], "%s-%s" % (base, b[1])))
+    return max(found) if found else None
+
+
+def constant(value, label):
+    def select(row):
+        return None if value is None else (value, label)
+
+    return select
+
+
+# ---- columns ----------------------------------------------------------------------
+
+
+class Gops:
+    """A GOPS column (with the label of the series chosen, if asked)."""
+
+    def __init__(self, header, select, show_label=False):
+        self.header = header
+        self.select = select
+        self.show_label = show_label
+
+    def value(self, row):
+        v = self.select(row)
+        return (None, None) if v is None else v
+
+    def cell(self, row):
+        value, label = self.value(row)
+        if value is None:
+            return "-"
+        return "%s (%s)" % (fmt_gops(value), label) if self.show_label else fmt_gops(value)
+
+    def mean(self, rows):
+        return fmt_gops(geomean([self.value(r)[0] for r in rows]))
+
+
 class Ratio:
-    def __init__(self, header, numerator, denominator):
+    """numerator / denominator, labelled with the denominator's choice if asked."""
+
+    def __init__(self, header, numerator, denominator, show_label=True, percent=False):
         self.header = header
         self.numerator = numerator
         self.denominator = denominator
+        self.show_label = show_label
+        self.percent = percent
 
     def value(self, row):
         num, den = self.numerator(row), self.denominator(row)
         if num is None or den is None or den[0] <= 0:
             return None, None
-        return num[0] / den[0], num[1]
+        return num[0] / den[0], den[1]
+
+    def fmt(self, ratio):
+        return "%.0f%%" % (100 * ratio) if self.percent else "%.2f" % ratio
 
     def cell(self, row):
         ratio, label = self.value(row)
         if ratio is None:
             return "-"
-        return "%.2f (%s)" % (ratio, label) if label else "%.2f" % ratio
+        if self.show_label and label:
+            return "%s (%s)" % (self.fmt(ratio), label)
+        return self.fmt(ratio)
+
+    def mean(self, rows):
+        mean = geomean([self.value(r)[0] for r in rows])
+        return "-" if mean is None else self.fmt(mean)
 
 
-DERIVED = [
-    Ratio("gemmi8 best qu8 / openblas sgemm", best("gemmi8", "qu8"), exact("openblas", "sgemm")),
-]
-
-
-# ---- output ---------------------------------------------------------------------
+# ---- output -----------------------------------------------------------------------
 
 
 def fmt_gops(value):
     if value is None:
         return "-"
-    return "%.1f" % value if value >= 100 else "%.2f" % value
+    if value >= 100:
+        return "%.0f" % value
+    return "%.1f" % value if value >= 10 else "%.2f" % value
 
 
 def shape_label(shape):
@@ -175,6 +285,249 @@ def geomean(values):
     if not values:
         return None
     return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def table(results, columns, title=None, note=None):
+    """Shapes as rows, the given columns, a geometric-mean row."""
+    lines = []
+    if title:
+        lines += ["## " + title, ""]
+    if note:
+        lines += [note, ""]
+    headers = ["#", "Row x Col x Depth"] + [c.header for c in columns]
+    lines.append("| " + " | ".join(headers) + " |")
+    lines.append("|" + "|".join(["---:", "---"] + ["---:"] * len(columns)) + "|")
+    rows = []
+    for i, shape in enumerate(results.shapes, 1):
+        row = results.row(shape)
+        rows.append(row)
+        cells = [str(i), shape_label(shape)] + [c.cell(row) for c in columns]
+        lines.append("| " + " | ".join(cells) + " |")
+    cells = ["", "geometric mean"] + [c.mean(rows) for c in columns]
+    lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    return lines
+
+
+def present(results, series):
+    return [s for s in series if s in results.series]
+
+
+def int8_tables(results):
+    lines = []
+    peak = results.peaks.get(INT8_PEAK)
+    cols = [
+        Gops("gemmi8 qu8", best("gemmi8", "qu8")),
+        Gops("gemmi8 qs8", best("gemmi8", "qs8")),
+        Gops("gemmi8 qu8s32", best("gemmi8", "qu8s32")),
+        Gops("gemmi8 qs8s32", best("gemmi8", "qs8s32")),
+    ]
+    for s in present(results, REQUANT_PEERS + S32_PEERS + [SGEMM]):
+        cols.append(Gops("%s %s" % s, exact(*s)))
+    lines += table(
+        results, cols, "int8 GEMM: median GOPS",
+        "gemmi8 columns: its best kernel set on each shape (table 3 has each one). "
+        "Requantized 8-bit output: gemmi8 qu8 / qs8 (per-channel fixed-point), gemmlowp "
+        "u8u8 (per-tensor fixed-point), oneDNN matmul-u8s8u8 / matmul-s8s8s8 (per-channel "
+        "output scales), XNNPACK fc-qu8 / fc-qs8 (per-tensor fp32). int32 output: gemmi8 "
+        "qu8s32 / qs8s32, gemmlowp u8s32, oneDNN gemm-u8s8s32 (packs B on every call) and "
+        "matmul-u8s8s32. OpenBLAS sgemm is fp32 (flops).")
+    requant = best_of(present(results, REQUANT_PEERS))
+    s32 = best_of(present(results, S32_PEERS))
+    peak_sel = constant(peak, INT8_PEAK)
+    cols = [
+        Ratio("qu8 / best requant peer", best("gemmi8", "qu8"), requant),
+        Ratio("qs8 / best requant peer", best("gemmi8", "qs8"), requant),
+        Ratio("qu8s32 / best int32 peer", best("gemmi8", "qu8s32"), s32),
+        Ratio("qs8s32 / best int32 peer", best("gemmi8", "qs8s32"), s32),
+        Ratio("qu8 / sgemm", best("gemmi8", "qu8"), exact(*SGEMM), show_label=False),
+        Ratio("qs8 / sgemm", best("gemmi8", "qs8"), exact(*SGEMM), show_label=False),
+        Ratio("qu8 % peak", best("gemmi8", "qu8"), peak_sel, show_label=False, percent=True),
+        Ratio("qs8 % peak", best("gemmi8", "qs8"), peak_sel, show_label=False, percent=True),
+        Ratio("best requant peer % peak", requant, peak_sel, show_label=False, percent=True),
+    ]
+    lines += table(
+        results, cols, "int8 GEMM: ratios",
+        "Best requant peer: the fastest of %s on that shape (named in brackets); best int32 "
+        "peer: the fastest of %s. %% peak: of the %s register-only loop (%s GOPS, table 6)."
+        % (", ".join("%s/%s" % s for s in present(results, REQUANT_PEERS)) or "none",
+           ", ".join("%s/%s" % s for s in present(results, S32_PEERS)) or "none",
+           INT8_PEAK, fmt_gops(peak)))
+    return lines
+
+
+def isa_tables(results):
+    lines = []
+    cols = []
+    for base in GEMMI8_INT8:
+        for isa in results.isas(base):
+            cols.append(Gops("%s %s" % (base, isa), exact("gemmi8", "%s-%s" % (base, isa))))
+    if cols:
+        lines += table(results, cols, "gemmi8 int8 per kernel set: median GOPS")
+    if "avx2" in results.isas("qu8") or "avx2" in results.isas("qs8"):
+        lowp_u8 = exact("gemmlowp", "u8u8", "gemmlowp u8u8")
+        lowp_s32 = exact("gemmlowp", "u8s32", "gemmlowp u8s32")
+        madd = constant(results.peaks.get(AVX2_PEAK), AVX2_PEAK)
+        cols = [
+            Gops("qu8 avx2", exact("gemmi8", "qu8-avx2")),
+            Gops("qs8 avx2", exact("gemmi8", "qs8-avx2")),
+            Gops("qu8s32 avx2", exact("gemmi8", "qu8s32-avx2")),
+            Gops("gemmlowp u8u8", exact("gemmlowp", "u8u8")),
+            Gops("gemmlowp u8s32", exact("gemmlowp", "u8s32")),
+            Ratio("qu8 avx2 / gemmlowp u8u8", exact("gemmi8", "qu8-avx2"), lowp_u8, False),
+            Ratio("qs8 avx2 / gemmlowp u8u8", exact("gemmi8", "qs8-avx2"), lowp_u8, False),
+            Ratio("qu8s32 avx2 / gemmlowp u8s32", exact("gemmi8", "qu8s32-avx2"), lowp_s32,
+                  False),
+            Ratio("qu8 avx2 % madd peak", exact("gemmi8", "qu8-avx2"), madd, False, True),
+            Ratio("qs8 avx2 % madd peak", exact("gemmi8", "qs8-avx2"), madd, False, True),
+        ]
+        lines += table(
+            results, cols, "AVX2 level (forced) against gemmlowp's AVX2 kernel",
+            "gemmlowp runs its AVX2 kernel (context: gemmlowp_kernel). madd peak: the %s "
+            "loop (vpmaddwd + vpaddd, %s GOPS), the limit of an exact AVX2 kernel that "
+            "widens int8 to 16 bits." % (AVX2_PEAK, fmt_gops(results.peaks.get(AVX2_PEAK))))
+    return lines
+
+
+def bin_tables(results):
+    isas = results.isas("bin")
+    if not isas:
+        return []
+    cols = [Gops("bin %s" % isa, exact("gemmi8", "bin-" + isa)) for isa in isas]
+    for isa in isas:
+        loop = BIN_PEAK.get(isa)
+        if loop is None:
+            continue
+        cols.append(Ratio("%s %% of %s" % (isa, loop), exact("gemmi8", "bin-" + isa),
+                          constant(results.peaks.get(loop), loop), False, True))
+    cols.append(Gops("gemmi8 best int8", best_gemmi8_int8, show_label=True))
+    cols.append(Ratio("best bin / best int8", best("gemmi8", "bin"), best_gemmi8_int8, False))
+    note = ("Binary GEMM (+1/-1, K = Depth bits), int32 output, A bit-packed in setup. "
+            "GOPS = 2*M*N*K / s. Each kernel set against the register-only loop of its "
+            "popcount method (table 6): %s. Best int8: gemmi8's fastest int8 series on the "
+            "shape (any output, any kernel set)."
+            % ", ".join("%s: %s (%s GOPS)" % (i, BIN_PEAK[i], fmt_gops(results.peaks.get(
+                BIN_PEAK[i]))) for i in isas if i in BIN_PEAK))
+    return table(results, cols, "Binary GEMM: median GOPS", note)
+
+
+PEAK_NOTES = {
+    "vpdpbusd-zmm": ("vpdpbusd zmm", 128, "int8 (u8 x s8) multiply-adds, AVX-512 VNNI"),
+    "vpmaddwd-ymm": ("vpmaddwd ymm + vpaddd ymm", 32,
+                     "int8 widened to 16 bits (exact AVX2 kernels)"),
+    "vfmadd-zmm": ("vfmadd231ps zmm", 32, "fp32 flops (OpenBLAS sgemm's limit)"),
+    "vpopcntq-zmm": ("vpxorq + vpopcntq + vpaddq zmm", 1024, "binary, AVX-512 VPOPCNTDQ"),
+    "popcnt-lut-ymm": ("vpxor, vpsrlw, 2 vpand, 2 vpshufb, 2 vpaddb ymm (+ vpsadbw)", 512,
+                       "binary, AVX2 nibble lookup"),
+    "popcnt-lut-zmm": ("the same on zmm", 1024, "binary, AVX-512BW nibble lookup"),
+    "popcnt-r64": ("mov + xor + popcnt + add, 64-bit", 128, "binary, scalar"),
+}
+
+
+def peak_table(results):
+    if not results.peaks:
+        return []
+    lines = ["## Peak loops (register-only, bench/cases-peak.c)", ""]
+    lines.append("| loop | one step | ops per step | median GOPS | steps per ns | bounds |")
+    lines.append("|---|---|---:|---:|---:|---|")
+    for name, gops in results.peaks.items():
+        step, ops, what = PEAK_NOTES.get(name, ("?", None, ""))
+        rate = "%.2f" % (gops / ops) if ops else "-"
+        lines.append("| %s | %s | %s | %s | %s | %s |"
+                     % (name, step, ops if ops else "?", fmt_gops(gops), rate, what))
+    lines.append("")
+    return lines
+
+
+def targets(results):
+    """Issue 3 and 4 targets, evaluated on the ten appendix shapes."""
+    if results.shapes != TEN_SHAPES:
+        return []
+    rows = [results.row(s) for s in results.shapes]
+    requant = best_of(present(results, REQUANT_PEERS))
+    peak = results.peaks.get(INT8_PEAK)
+    lines = ["## Targets (issues 3 and 4; shapes numbered as above)", ""]
+
+    def check(text, numbers, test, value):
+        hits, misses = [], []
+        for i in numbers:
+            v = value(rows[i - 1])
+            (hits if v is not None and test(v) else misses).append(
+                "%d (%s)" % (i, "-" if v is None else "%.2f" % v))
+        verdict = "met" if not misses else "missed on %s" % ", ".join(misses)
+        lines.append("- %s: %d/%d, %s" % (text, len(hits), len(numbers), verdict))
+
+    def ratio(num, den):
+        def value(row):
+            a, b = num(row), den(row)
+            return None if a is None or b is None or b[0] <= 0 else a[0] / b[0]
+
+        return value
+
+    all10 = list(range(1, 11))
+    for base in ("qu8", "qs8"):
+        check("%s >= 1.0x best requantized peer" % base, all10, lambda v: v >= 1.0,
+              ratio(best("gemmi8", base), requant))
+        mean = geomean([ratio(best("gemmi8", base), requant)(r) for r in rows])
+        lines.append("- %s geometric mean over best requantized peer >= 1.15: %s (%s)"
+                     % (base, "-" if mean is None else "%.2f" % mean,
+                        "met" if mean is not None and mean >= 1.15 else "missed"))
+    for base in ("qu8", "qs8"):
+        value = ratio(best("gemmi8", base), exact(*SGEMM))
+        n = sum(1 for r in rows if (value(r) or 0) >= 4.0)
+        lines.append("- %s >= 4x OpenBLAS sgemm on at least 8 of 10: %d/10 (%s)"
+                     % (base, n, "met" if n >= 8 else "missed"))
+    if peak:
+        for base in ("qu8", "qs8"):
+            check("%s >= 85%% of the vpdpbusd peak (shapes 1, 2, 5, 6, 7, 9; value = fraction)"
+                  % base, [1, 2, 5, 6, 7, 9], lambda v: v >= 0.85,
+                  ratio(best("gemmi8", base), constant(peak, "")))
+    for base in ("qu8", "qs8"):
+        check("%s avx2 >= 2x gemmlowp u8u8 (AVX2 kernel)" % base, all10, lambda v: v >= 2.0,
+              ratio(exact("gemmi8", base + "-avx2"), exact("gemmlowp", "u8u8")))
+    pop = results.peaks.get(BIN_PEAK["avx512vpopcnt"])
+    if pop:
+        check("bin (best) >= 70%% of the %s peak (shapes 1, 2, 5, 6, 7, 9)"
+              % BIN_PEAK["avx512vpopcnt"], [1, 2, 5, 6, 7, 9], lambda v: v >= 0.70,
+              ratio(best("gemmi8", "bin"), constant(pop, "")))
+    deep = [i for i in all10 if int(TEN_SHAPES[i - 1].split("x")[2]) >= 256]
+    check("bin (best) >= 2x gemmi8's best int8 (shapes with K >= 256)", deep,
+          lambda v: v >= 2.0, ratio(best("gemmi8", "bin"), best_gemmi8_int8))
+    lut = results.peaks.get(BIN_PEAK["avx2"])
+    if lut:
+        check("bin avx2 >= 60%% of the %s peak (shapes 1, 2, 5, 6, 7, 9)" % BIN_PEAK["avx2"],
+              [1, 2, 5, 6, 7, 9], lambda v: v >= 0.60,
+              ratio(exact("gemmi8", "bin-avx2"), constant(lut, "")))
+    lines.append("")
+    return lines
+
+
+def all_series(results):
+    """Every series as a row, shapes as columns."""
+    lines = ["## Every series: median GOPS", ""]
+    headers = ["series"] + [shape_label(s) for s in results.shapes] + ["geomean"]
+    lines.append("| " + " | ".join(headers) + " |")
+    lines.append("|" + "|".join(["---"] + ["---:"] * (len(headers) - 1)) + "|")
+    for s in results.series:
+        cells = ["%s/%s" % s]
+        values = []
+        for shape in results.shapes:
+            v = results.gops.get((s, shape))
+            values.append(v)
+            failed = v is None and (s[0], s[1], shape) in results.errors
+            cells.append("error" if failed else fmt_gops(v))
+        cells.append(fmt_gops(geomean(values)))
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    impls = {}
+    for (s, shape), label in results.labels.items():
+        impls.setdefault("%s/%s" % s, set()).add(label)
+    for name in sorted(impls):
+        if name.startswith("onednn/matmul"):
+            lines.append("- %s implementation: %s" % (name, ", ".join(sorted(impls[name]))))
+    if impls:
+        lines.append("")
+    return lines
 
 
 def markdown(results):
@@ -190,7 +543,8 @@ def markdown(results):
     facts = [
         ("date", ctx.get("date")),
         ("host", ctx.get("host_name")),
-        ("CPUs", "%s x %s MHz" % (ctx.get("num_cpus", "?"), ctx.get("mhz_per_cpu", "?"))),
+        ("CPUs", "%s x %s MHz (nominal); features: %s"
+         % (ctx.get("num_cpus", "?"), ctx.get("mhz_per_cpu", "?"), ctx.get("cpu_features", "?"))),
         ("repetitions", ", ".join(str(r) for r in reps) if reps else None),
         ("gemmi8", "%s; kernel sets %s (default %s)"
          % (ctx.get("gemmi8_version", "?"), ctx.get("gemmi8_isas", "?"),
@@ -198,6 +552,15 @@ def markdown(results):
         ("OpenBLAS", "core %s (OPENBLAS_CORETYPE=%s), %s thread(s); %s"
          % (ctx.get("openblas_core", "?"), ctx.get("openblas_coretype_env", "?"),
             ctx.get("openblas_threads", "?"), ctx.get("openblas_config", "?"))),
+        ("gemmlowp", "kernel %s; %s; %s"
+         % (ctx.get("gemmlowp_kernel", "?"), ctx.get("gemmlowp_requant", "?"),
+            ctx.get("gemmlowp_threads", "?"))),
+        ("oneDNN", "%s; ISA %s; threads %s; matmul on 64x3136x64: %s"
+         % (ctx.get("onednn_version", "?"), ctx.get("onednn_isa", "?"),
+            ctx.get("onednn_threads", "?"), ctx.get("onednn_matmul_impl_64x3136x64", "?"))),
+        ("XNNPACK", "%s; %s; %s"
+         % (ctx.get("xnnpack_kernels", "?"), ctx.get("xnnpack_requant", "?"),
+            ctx.get("xnnpack_threads", "?"))),
         ("skipped", ctx.get("skipped_cases")),
         ("Google Benchmark build", ctx.get("library_build_type")),
     ]
@@ -206,49 +569,101 @@ def markdown(results):
             lines.append("- %s: %s" % (key, value))
     lines.append("")
 
-    headers = ["Row x Col x Depth"] + ["%s %s" % s for s in results.series]
-    headers += [d.header for d in DERIVED]
-    lines.append("| " + " | ".join(headers) + " |")
-    lines.append("|" + "|".join(["---"] + ["---:"] * (len(headers) - 1)) + "|")
-    for shape in results.shapes:
-        row = results.row(shape)
-        cells = [shape_label(shape)]
-        for s in results.series:
-            failed = (s[0], s[1], shape) in results.errors and s not in row
-            cells.append("error" if failed else fmt_gops(row.get(s)))
-        cells += [d.cell(row) for d in DERIVED]
-        lines.append("| " + " | ".join(cells) + " |")
-    rows = [results.row(shape) for shape in results.shapes]
-    cells = ["geometric mean"]
-    cells += [fmt_gops(geomean([r.get(s) for r in rows])) for s in results.series]
-    for d in DERIVED:
-        mean = geomean([d.value(r)[0] for r in rows])
-        cells.append("-" if mean is None else "%.2f" % mean)
-    lines.append("| " + " | ".join(cells) + " |")
+    lines += int8_tables(results)
+    lines += isa_tables(results)
+    lines += bin_tables(results)
+    lines += peak_table(results)
+    lines += targets(results)
+    lines += all_series(results)
 
     if results.errors:
-        lines.append("")
         lines.append("Failed:")
         for (library, variant, shape), message in sorted(results.errors.items()):
             lines.append("- %s/%s/%s: %s" % (library, variant, shape, message))
-    return "\n".join(lines) + "\n"
+        lines.append("")
+    return "\n".join(lines)
 
 
-def data_table(results):
+# ---- charts -----------------------------------------------------------------------
+
+
+def chart_series(results):
+    series = [
+        ("gemmi8 qu8", best("gemmi8", "qu8")),
+        ("gemmi8 qs8", best("gemmi8", "qs8")),
+    ]
+    for library, title in (("gemmlowp", "gemmlowp"), ("onednn", "oneDNN"),
+                           ("xnnpack", "XNNPACK")):
+        variants = [v for (lib, v) in present(results, REQUANT_PEERS) if lib == library]
+        if variants:
+            series.append(("%s best requantized" % title, best_library(library, variants)))
+    if SGEMM in results.series:
+        series.append(("OpenBLAS sgemm (fp32)", exact(*SGEMM)))
+    return series
+
+
+def bin_chart_series(results):
+    series = [("gemmi8 bin %s" % isa, exact("gemmi8", "bin-" + isa))
+              for isa in results.isas("bin")]
+    series.append(("gemmi8 best int8", best_gemmi8_int8))
+    return series
+
+
+def data_table(results, series):
     """Tab-separated medians for gnuplot: a header line, then one line per shape."""
-    lines = ["shape\t" + "\t".join("%s/%s" % s for s in results.series)]
+    lines = ["shape\t" + "\t".join(title for title, _ in series)]
     for shape in results.shapes:
         row = results.row(shape)
-        values = ["%.4f" % row[s] if s in row else "NaN" for s in results.series]
+        values = []
+        for _, select in series:
+            v = select(row)
+            values.append("NaN" if v is None else "%.4f" % v[0])
         lines.append(shape + "\t" + "\t".join(values))
     return "\n".join(lines) + "\n"
+
+
+def plot(results, series, datafile, outfile, title, lines):
+    """Runs bench/chart.gp; lines: [(GOPS, label)] drawn as horizontal lines."""
+    gnuplot = shutil.which("gnuplot")
+    if gnuplot is None:
+        print("report.py: gnuplot not installed; no %s" % outfile, file=sys.stderr)
+        return False
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "chart.gp")
+    lines = [(v, label) for v, label in lines if v]
+    values = [v for v, _ in lines]
+    for shape in results.shapes:
+        row = results.row(shape)
+        for _, select in series:
+            v = select(row)
+            if v is not None and v[0] > 0:
+                values.append(v[0])
+    if not values:
+        return False
+    # Log scale from the decade below the smallest bar to a little above the top.
+    ymin = 10 ** math.floor(math.log10(min(values)))
+    ymax = max(values) * 1.6
+    settings = ("datafile='%s'; outfile='%s'; series=%d; nshapes=%d; ymin=%g; ymax=%g; "
+                "charttitle='%s'; nlines=%d"
+                % (datafile, outfile, len(series), len(results.shapes), ymin, ymax, title,
+                   len(lines)))
+    for i, (value, label) in enumerate(lines, 1):
+        settings += "; line%d=%.4f; linelabel%d='%s'" % (i, value, i, label)
+    result = subprocess.run([gnuplot, "-e", settings, script], capture_output=True, text=True)
+    if result.returncode != 0:
+        print("report.py: gnuplot failed on %s:\n%s" % (outfile, result.stderr),
+              file=sys.stderr)
+        return False
+    return True
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("json", help="Google Benchmark JSON (--benchmark_out)")
-    parser.add_argument("--markdown", help="also write the markdown table here")
-    parser.add_argument("--data", help="write a tab-separated table for gnuplot here")
+    parser.add_argument("--markdown", help="also write the markdown tables here")
+    parser.add_argument("--data", help="write the int8 chart's data here (tab-separated)")
+    parser.add_argument("--chart", help="draw the int8 chart here (PNG; needs --data)")
+    parser.add_argument("--bin-data", help="write the binary chart's data here")
+    parser.add_argument("--bin-chart", help="draw the binary chart here (needs --bin-data)")
     args = parser.parse_args()
 
     with open(args.json) as f:
@@ -261,9 +676,26 @@ def main():
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(text)
+    # A chart that cannot be drawn (no gnuplot) is reported, not an error.
     if args.data:
+        series = chart_series(results)
         with open(args.data, "w") as f:
-            f.write(data_table(results))
+            f.write(data_table(results, series))
+        if args.chart:
+            plot(results, series, args.data, args.chart,
+                 "int8 GEMM, one thread: median GOPS per shape (Row x Col x Depth = N x M x K)",
+                 [(results.peaks.get(INT8_PEAK), "vpdpbusd zmm peak (register-only loop)"),
+                  (results.peaks.get("vfmadd-zmm"), "fp32 FMA zmm peak")])
+    if args.bin_data and results.isas("bin"):
+        series = bin_chart_series(results)
+        with open(args.bin_data, "w") as f:
+            f.write(data_table(results, series))
+        if args.bin_chart:
+            plot(results, series, args.bin_data, args.bin_chart,
+                 "binary GEMM, one thread: median GOPS per shape (Row x Col x Depth = N x M x K, K in bits)",
+                 [(results.peaks.get(BIN_PEAK["avx512vpopcnt"]), "vpopcntq zmm loop"),
+                  (results.peaks.get(BIN_PEAK["avx512vnni"]), "nibble-lookup zmm loop"),
+                  (results.peaks.get(BIN_PEAK["avx2"]), "nibble-lookup ymm loop")])
     return 0
 
 

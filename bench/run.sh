@@ -5,8 +5,9 @@
 # Every benchmark runs GEMMI8_BENCH_REPS times (default 3), the repetitions of all
 # libraries randomly interleaved (the VM has slow phases), single-threaded; the
 # console shows mean/median/stddev/cv; build/bench.json keeps every repetition and
-# bench/report.py turns it into build/bench.md (median GOPS per shape and case),
-# build/bench.dat and, with gnuplot, build/bench.png.
+# bench/report.py turns it into build/bench.md (median GOPS per shape and case,
+# ratios, percent of peak, targets), build/bench.dat and bench-bin.dat and, with
+# gnuplot, the charts build/bench.png (int8) and build/bench-bin.png (binary).
 #
 # Environment:
 #   GEMMI8_BENCH_REPS       repetitions (default 3)
@@ -91,18 +92,11 @@ if [ ! -s "$out/bench.json" ]; then
   echo "bench/run.sh: no $out/bench.json written" >&2
   exit 1
 fi
-python3 "$here/report.py" "$out/bench.json" --markdown "$out/bench.md" --data "$out/bench.dat"
-echo "wrote $out/bench.json, $out/bench.md, $out/bench.dat"
-
-if command -v gnuplot >/dev/null 2>&1; then
-  series=$(head -n 1 "$out/bench.dat" | awk -F '\t' '{ print NF - 1 }')
-  if gnuplot -e "datafile='$out/bench.dat'; outfile='$out/bench.png'; series=$series" \
-       "$here/chart.gp"; then
-    echo "wrote $out/bench.png"
-  else
-    echo "bench/run.sh: gnuplot failed; no chart" >&2
-  fi
-else
-  echo "bench/run.sh: gnuplot not installed; no chart" >&2
-fi
+rm -f "$out/bench.md" "$out/bench.png" "$out/bench-bin.png"
+python3 "$here/report.py" "$out/bench.json" --markdown "$out/bench.md" \
+  --data "$out/bench.dat" --chart "$out/bench.png" \
+  --bin-data "$out/bench-bin.dat" --bin-chart "$out/bench-bin.png"
+for f in bench.md bench.png bench-bin.png; do
+  if [ -s "$out/$f" ]; then echo "wrote $out/$f"; fi
+done
 exit "$status"

@@ -8,6 +8,8 @@
  *   qs8      int8 A (zero point -7) x symmetric int8 B + bias, per-channel
  *            fixed-point requantization, output zero point 5, clamp -128..127.
  *   qs8s32   the same operands, int32 output.
+ *   qu8fp32, qs8fp32  as qu8 and qs8 with the fp32 requantization mode (float
+ *            scales, round half to even: the rounding of oneDNN, XNNPACK, PyTorch).
  *   bin      +1/-1 bits, K = Depth bits; A bit-packed by gemmi8_bin_pack_rows_s8
  *            in setup, int32 output.
  * Each runs on one kernel set, forced with gemmi8_isa_force() before packing and
@@ -27,6 +29,8 @@ typedef enum g8_kind {
   G8_QS8,
   G8_QS8_S32,
   G8_BIN,
+  G8_QU8_FP32,
+  G8_QS8_FP32,
 } g8_kind;
 
 typedef struct g8_state {
@@ -39,6 +43,7 @@ typedef struct g8_state {
   size_t c_stride;
   int32_t* multiplier;
   int32_t* shift;
+  float* scale;
   gemmi8_requant rq;
 } g8_state;
 
@@ -82,6 +87,7 @@ static void g8_teardown(void* opaque) {
   bench_free(s->c);
   bench_free(s->multiplier);
   bench_free(s->shift);
+  bench_free(s->scale);
   free(s);
 }
 
@@ -96,29 +102,32 @@ static const char* status_error(const char* what, gemmi8_status status) {
 
 /* Per-channel requantization that maps the accumulator's spread (about
  * sqrt(K) * sd_a * sd_b around the bias) onto most of the 8-bit range. */
-static const char* make_requant(g8_state* s, bench_rng* rng, double sd_a, double sd_b,
-                                int32_t zero_point, int32_t min, int32_t max) {
+static const char* make_requant(g8_state* s, bench_rng* rng, gemmi8_requant_mode mode,
+                                double sd_a, double sd_b, int32_t zero_point, int32_t min,
+                                int32_t max) {
   s->multiplier = bench_alloc(s->n * sizeof(int32_t));
   s->shift = bench_alloc(s->n * sizeof(int32_t));
+  s->scale = bench_alloc(s->n * sizeof(float));
   double* scale = malloc(s->n * sizeof(double));
-  if (s->multiplier == NULL || s->shift == NULL || scale == NULL) {
+  if (s->multiplier == NULL || s->shift == NULL || s->scale == NULL || scale == NULL) {
     free(scale);
     return "out of memory";
   }
   double spread = sqrt((double) s->k) * sd_a * sd_b;
   for (size_t i = 0; i < s->n; i++) {
     scale[i] = 48.0 / spread * bench_rng_real(rng, 0.5, 1.5);
+    s->scale[i] = (float) scale[i];
   }
   gemmi8_status st = gemmi8_quantize_multipliers(s->n, scale, s->multiplier, s->shift);
   free(scale);
   if (st != gemmi8_status_success) {
     return status_error("gemmi8_quantize_multipliers", st);
   }
-  s->rq.mode = gemmi8_requant_fixedpoint;
+  s->rq.mode = mode;
   s->rq.per_channel = 1;
   s->rq.multiplier = s->multiplier;
   s->rq.shift = s->shift;
-  s->rq.scale = NULL;
+  s->rq.scale = s->scale;
   s->rq.zero_point = zero_point;
   s->rq.min = min;
   s->rq.max = max;
@@ -141,6 +150,7 @@ static double uniform_sd(int lo, int hi) {
   return sqrt((width * width - 1.0) / 12.0);
 }
 
+/* requant: 0 for int32 output, else the requantization mode + 1 */
 static const char* setup_qu8(g8_state* s, bench_rng* rng, int requant) {
   const uint8_t a_zp = QU8_A_ZP, b_zp = QU8_B_ZP;
   size_t size = 0;
@@ -178,7 +188,8 @@ static const char* setup_qu8(g8_state* s, bench_rng* rng, int requant) {
     goto done;
   }
   if (requant) {
-    err = make_requant(s, rng, uniform_sd(0, 255), uniform_sd(0, 255), QU8_C_ZP, 0, 255);
+    err = make_requant(s, rng, (gemmi8_requant_mode) (requant - 1), uniform_sd(0, 255),
+                       uniform_sd(0, 255), QU8_C_ZP, 0, 255);
   }
 done:
   bench_free(b);
@@ -221,7 +232,7 @@ static const char* setup_qs8(g8_state* s, bench_rng* rng, int requant) {
     goto done;
   }
   if (requant) {
-    err = make_requant(s, rng, uniform_sd(-128, 127), uniform_sd(-127, 127), QS8_C_ZP, -128,
+    err = make_requant(s, rng, (gemmi8_requant_mode) (requant - 1), uniform_sd(-128, 127), uniform_sd(-127, 127), QS8_C_ZP, -128,
                        127);
   }
 done:
@@ -319,9 +330,9 @@ static const char* run_bin(void* opaque) {
 static const char* g8_setup(const bench_shape* shape, const char* isa, g8_kind kind,
                             void** state) {
   static const char* const salts[] = {"gemmi8-qu8", "gemmi8-qu8", "gemmi8-qs8", "gemmi8-qs8",
-                                      "gemmi8-bin"};
+                                      "gemmi8-bin", "gemmi8-qu8", "gemmi8-qs8"};
   static const char* (*const runs[])(void*) = {run_qu8, run_qu8s32, run_qs8, run_qs8s32,
-                                               run_bin};
+                                               run_bin, run_qu8, run_qs8};
   if (isa == NULL || strlen(isa) >= sizeof(((g8_state*) NULL)->isa)) {
     return "gemmi8 case without a kernel set";
   }
@@ -341,11 +352,13 @@ static const char* g8_setup(const bench_shape* shape, const char* isa, g8_kind k
     switch (kind) {
       case G8_QU8:
       case G8_QU8_S32:
-        err = setup_qu8(s, &rng, kind == G8_QU8);
+      case G8_QU8_FP32:
+        err = setup_qu8(s, &rng, kind == G8_QU8_S32 ? 0 : kind == G8_QU8 ? 1 : 2);
         break;
       case G8_QS8:
       case G8_QS8_S32:
-        err = setup_qs8(s, &rng, kind == G8_QS8);
+      case G8_QS8_FP32:
+        err = setup_qs8(s, &rng, kind == G8_QS8_S32 ? 0 : kind == G8_QS8 ? 1 : 2);
         break;
       case G8_BIN:
         err = setup_bin(s, &rng);
@@ -374,6 +387,12 @@ static const char* setup_qs8_requant(const bench_shape* shape, const char* isa, 
 }
 static const char* setup_qs8_s32(const bench_shape* shape, const char* isa, void** state) {
   return g8_setup(shape, isa, G8_QS8_S32, state);
+}
+static const char* setup_qu8_fp32(const bench_shape* shape, const char* isa, void** state) {
+  return g8_setup(shape, isa, G8_QU8_FP32, state);
+}
+static const char* setup_qs8_fp32(const bench_shape* shape, const char* isa, void** state) {
+  return g8_setup(shape, isa, G8_QS8_FP32, state);
 }
 static const char* setup_bin_s32(const bench_shape* shape, const char* isa, void** state) {
   return g8_setup(shape, isa, G8_BIN, state);
@@ -404,6 +423,10 @@ const bench_case bench_gemmi8_qs8 =
     GEMMI8_CASE("qs8", int8_skip_isas, setup_qs8_requant, run_qs8);
 const bench_case bench_gemmi8_qs8s32 =
     GEMMI8_CASE("qs8s32", int8_skip_isas, setup_qs8_s32, run_qs8s32);
+const bench_case bench_gemmi8_qu8fp32 =
+    GEMMI8_CASE("qu8fp32", int8_skip_isas, setup_qu8_fp32, run_qu8);
+const bench_case bench_gemmi8_qs8fp32 =
+    GEMMI8_CASE("qs8fp32", int8_skip_isas, setup_qs8_fp32, run_qs8);
 const bench_case bench_gemmi8_bin = GEMMI8_CASE("bin", NULL, setup_bin_s32, run_bin);
 
 /* ---- library ----------------------------------------------------------------- */

@@ -24,6 +24,8 @@ static const bench_case* const cases[] = {
     &bench_gemmi8_qu8s32,
     &bench_gemmi8_qs8,
     &bench_gemmi8_qs8s32,
+    &bench_gemmi8_qu8fp32,
+    &bench_gemmi8_qs8fp32,
     &bench_gemmi8_bin,
     &bench_openblas_sgemm,
     &bench_gemmlowp_u8u8,

@@ -183,6 +183,8 @@ extern const bench_case bench_gemmi8_qu8;    /* uint8, fixed-point per-channel r
 extern const bench_case bench_gemmi8_qu8s32; /* uint8, int32 output */
 extern const bench_case bench_gemmi8_qs8;    /* int8, fixed-point per-channel requant */
 extern const bench_case bench_gemmi8_qs8s32; /* int8, int32 output */
+extern const bench_case bench_gemmi8_qu8fp32; /* qu8, fp32 requantization mode */
+extern const bench_case bench_gemmi8_qs8fp32; /* qs8, fp32 requantization mode */
 extern const bench_case bench_gemmi8_bin;    /* binary, int32 output */
 
 /* cases-openblas.c */

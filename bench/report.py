@@ -59,7 +59,7 @@ S32_PEERS = [
 ]
 SGEMM = ("openblas", "sgemm")
 
-GEMMI8_INT8 = ("qu8", "qs8", "qu8s32", "qs8s32")
+GEMMI8_INT8 = ("qu8", "qs8", "qu8fp32", "qs8fp32", "qu8s32", "qs8s32")
 # Binary kernel set -> the peak loop that bounds it.
 BIN_PEAK = {
     "generic": "popcnt-r64",
@@ -319,6 +319,8 @@ def int8_tables(results):
     cols = [
         Gops("gemmi8 qu8", best("gemmi8", "qu8")),
         Gops("gemmi8 qs8", best("gemmi8", "qs8")),
+        Gops("gemmi8 qu8fp32", best("gemmi8", "qu8fp32")),
+        Gops("gemmi8 qs8fp32", best("gemmi8", "qs8fp32")),
         Gops("gemmi8 qu8s32", best("gemmi8", "qu8s32")),
         Gops("gemmi8 qs8s32", best("gemmi8", "qs8s32")),
     ]
@@ -327,7 +329,9 @@ def int8_tables(results):
     lines += table(
         results, cols, "int8 GEMM: median GOPS",
         "gemmi8 columns: its best kernel set on each shape (table 3 has each one). "
-        "Requantized 8-bit output: gemmi8 qu8 / qs8 (per-channel fixed-point), gemmlowp "
+        "Requantized 8-bit output: gemmi8 qu8 / qs8 (per-channel fixed-point, TFLite's "
+        "rounding), gemmi8 qu8fp32 / qs8fp32 (per-channel fp32 scales, round half to even: "
+        "the rounding of oneDNN and XNNPACK), gemmlowp "
         "u8u8 (per-tensor fixed-point), oneDNN matmul-u8s8u8 / matmul-s8s8s8 (per-channel "
         "output scales), XNNPACK fc-qu8 / fc-qs8 (per-tensor fp32). int32 output: gemmi8 "
         "qu8s32 / qs8s32, gemmlowp u8s32, oneDNN gemm-u8s8s32 (packs B on every call) and "
@@ -338,12 +342,17 @@ def int8_tables(results):
     cols = [
         Ratio("qu8 / best requant peer", best("gemmi8", "qu8"), requant),
         Ratio("qs8 / best requant peer", best("gemmi8", "qs8"), requant),
+        Ratio("qu8fp32 / best requant peer", best("gemmi8", "qu8fp32"), requant),
+        Ratio("qs8fp32 / best requant peer", best("gemmi8", "qs8fp32"), requant),
         Ratio("qu8s32 / best int32 peer", best("gemmi8", "qu8s32"), s32),
         Ratio("qs8s32 / best int32 peer", best("gemmi8", "qs8s32"), s32),
         Ratio("qu8 / sgemm", best("gemmi8", "qu8"), exact(*SGEMM), show_label=False),
         Ratio("qs8 / sgemm", best("gemmi8", "qs8"), exact(*SGEMM), show_label=False),
+        Ratio("qu8fp32 / sgemm", best("gemmi8", "qu8fp32"), exact(*SGEMM), show_label=False),
         Ratio("qu8 % peak", best("gemmi8", "qu8"), peak_sel, show_label=False, percent=True),
         Ratio("qs8 % peak", best("gemmi8", "qs8"), peak_sel, show_label=False, percent=True),
+        Ratio("qu8fp32 % peak", best("gemmi8", "qu8fp32"), peak_sel, show_label=False,
+              percent=True),
         Ratio("best requant peer % peak", requant, peak_sel, show_label=False, percent=True),
     ]
     lines += table(
@@ -465,20 +474,20 @@ def targets(results):
         return value
 
     all10 = list(range(1, 11))
-    for base in ("qu8", "qs8"):
+    for base in ("qu8", "qs8", "qu8fp32", "qs8fp32"):
         check("%s >= 1.0x best requantized peer" % base, all10, lambda v: v >= 1.0,
               ratio(best("gemmi8", base), requant))
         mean = geomean([ratio(best("gemmi8", base), requant)(r) for r in rows])
         lines.append("- %s geometric mean over best requantized peer >= 1.15: %s (%s)"
                      % (base, "-" if mean is None else "%.2f" % mean,
                         "met" if mean is not None and mean >= 1.15 else "missed"))
-    for base in ("qu8", "qs8"):
+    for base in ("qu8", "qs8", "qu8fp32", "qs8fp32"):
         value = ratio(best("gemmi8", base), exact(*SGEMM))
         n = sum(1 for r in rows if (value(r) or 0) >= 4.0)
         lines.append("- %s >= 4x OpenBLAS sgemm on at least 8 of 10: %d/10 (%s)"
                      % (base, n, "met" if n >= 8 else "missed"))
     if peak:
-        for base in ("qu8", "qs8"):
+        for base in ("qu8", "qs8", "qu8fp32", "qs8fp32"):
             check("%s >= 85%% of the vpdpbusd peak (shapes 1, 2, 5, 6, 7, 9; value = fraction)"
                   % base, [1, 2, 5, 6, 7, 9], lambda v: v >= 0.85,
                   ratio(best("gemmi8", base), constant(peak, "")))

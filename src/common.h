@@ -55,7 +55,10 @@ _Static_assert(sizeof(struct gemmi8_packed_header) == GEMMI8_PACKED_HEADER_BYTES
  *   coef[j] = (B - w) - b_zp[j]     (qu8 plain: -b_zp; qu8 xor: 128 - b_zp; qs8 xor: -128)
  * so that acc = bias[j] + sum_k a * w + coef[j] * rowsum(a), modulo 2^32.
  * Kernels either sum the rows of a themselves or read params->row_sum, filled by
- * the driver with the config's row_sum function. */
+ * the driver with the config's row_sum function.
+ * Layouts with weight_bytes == 2 (gemmi8_qpack_goi_s16__generic) store the weights
+ * as int16 w = B - b_zp, KR x 2 bytes per column and group, and no coef: then
+ * acc = bias[j] + sum_k a * w exactly, with the same bias. */
 struct gemmi8_qparams {
   /* Per-channel arrays, already offset to the tile's first column; entry j of
    * the tile is at [j * channel_stride] (0 for per-tensor values). */
@@ -113,6 +116,12 @@ GEMMI8_INTERNAL void gemmi8_qu8_rsum__avx512vnni(size_t m, size_t k, const void*
                                                  size_t a_stride, int32_t* sums);
 GEMMI8_INTERNAL void gemmi8_qs8_rsum__avx512vnni(size_t m, size_t k, const void* a,
                                                  size_t a_stride, int32_t* sums);
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_s32_ukernel_6x16c2__avx2)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_rndnu_ukernel_6x16c2__avx2)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fp32_ukernel_6x16c2__avx2)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_s32_ukernel_6x16c2__avx2)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_rndnu_ukernel_6x16c2__avx2)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fp32_ukernel_6x16c2__avx2)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_s32_ukernel_4x8__avx2)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_4x8__avx2)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_bits_ukernel_4x8__avx2)
@@ -149,6 +158,12 @@ GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fp32_ukernel_4x4c16__neon)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_s32_ukernel_4x4c16__neon)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_rndnu_ukernel_4x4c16__neon)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fp32_ukernel_4x4c16__neon)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_s32_ukernel_6x16c8__i8mm)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_rndnu_ukernel_6x16c8__i8mm)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fp32_ukernel_6x16c8__i8mm)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_s32_ukernel_6x16c8__i8mm)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_rndnu_ukernel_6x16c8__i8mm)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fp32_ukernel_6x16c8__i8mm)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_s32_ukernel_4x8__neon)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_4x8__neon)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_bits_ukernel_4x8__neon)
@@ -194,6 +209,12 @@ GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_f32__avx512vnni)
 GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_s8__avx512vnni)
 GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_u8__avx512vnni)
 
+GEMMI8_INTERNAL void gemmi8_qpack_goi_s16__generic(const struct gemmi8_qgemm_config* cfg,
+                                                   size_t n, size_t k,
+                                                   const struct gemmi8_qpack_source* src,
+                                                   int32_t a_zero_point, const int32_t* b_zp,
+                                                   const int32_t* bias, size_t block_bytes,
+                                                   uint8_t* blocks);
 GEMMI8_INTERNAL void gemmi8_qpack_goi__generic(const struct gemmi8_qgemm_config* cfg, size_t n,
                                                size_t k, const struct gemmi8_qpack_source* src,
                                                int32_t a_zero_point, const int32_t* b_zp,
@@ -208,9 +229,10 @@ struct gemmi8_qgemm_config {
   uint32_t layout; /* recorded in packed weights; unique per packing layout */
   uint8_t mr, nr, kr;
   /* bytes per column before the weights (bias, zero points): a block is
-   * round_up(nr * column_bytes + round_up(k, kr) * nr, 64) bytes */
+   * round_up(nr * column_bytes + round_up(k, kr) * nr * max(weight_bytes, 1), 64) bytes */
   uint8_t column_bytes;
   uint8_t xor_weights;
+  uint8_t weight_bytes; /* bytes per packed weight: 0 or 1 (8-bit), 2 (int16) */
   gemmi8_qpack_fn pack;
   /* Sums of m rows of k bytes (uint8 for qu8, int8 for qs8), or NULL when the
    * kernels do not need them from the driver. */
@@ -244,7 +266,10 @@ GEMMI8_INTERNAL const struct gemmi8_config* gemmi8_get_config(void);
 
 static inline size_t gemmi8_qblock_bytes(const struct gemmi8_qgemm_config* cfg, size_t k)
 {
-  return gemmi8_round_up(cfg->nr * (size_t) cfg->column_bytes + gemmi8_round_up(k, cfg->kr) * cfg->nr, 64);
+  const size_t weight_bytes = cfg->weight_bytes == 2 ? 2 : 1;
+  return gemmi8_round_up(cfg->nr * (size_t) cfg->column_bytes +
+                             gemmi8_round_up(k, cfg->kr) * cfg->nr * weight_bytes,
+                         64);
 }
 
 /* ---- scalar requantization (kernels/generic and the scalar tails of SIMD kernels) --- */

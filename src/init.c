@@ -62,18 +62,18 @@ static const struct gemmi8_config generic_config = {
 /* AVX2 (x86-64-v3 without AVX-512). */
 static const struct gemmi8_config avx2_config = {
     .isa = "avx2",
-    .qu8 = {.layout = layout_generic | 0x0108,
-            .mr = 4, .nr = 8, .kr = 4, .column_bytes = 8,
-            .pack = gemmi8_qpack_goi__generic,
-            .s32 = gemmi8_qu8_gemm_s32_ukernel_4x8c4__generic,
-            .rndnu = gemmi8_qu8_gemm_rndnu_ukernel_4x8c4__generic,
-            .fp32 = gemmi8_qu8_gemm_fp32_ukernel_4x8c4__generic},
-    .qs8 = {.layout = layout_generic | 0x0208,
-            .mr = 4, .nr = 8, .kr = 4, .column_bytes = 4,
-            .pack = gemmi8_qpack_goi__generic,
-            .s32 = gemmi8_qs8_gemm_s32_ukernel_4x8c4__generic,
-            .rndnu = gemmi8_qs8_gemm_rndnu_ukernel_4x8c4__generic,
-            .fp32 = gemmi8_qs8_gemm_fp32_ukernel_4x8c4__generic},
+    .qu8 = {.layout = 0x02000000u | 0x0110,
+            .mr = 6, .nr = 16, .kr = 2, .column_bytes = 4, .weight_bytes = 2,
+            .pack = gemmi8_qpack_goi_s16__generic,
+            .s32 = gemmi8_qu8_gemm_s32_ukernel_6x16c2__avx2,
+            .rndnu = gemmi8_qu8_gemm_rndnu_ukernel_6x16c2__avx2,
+            .fp32 = gemmi8_qu8_gemm_fp32_ukernel_6x16c2__avx2},
+    .qs8 = {.layout = 0x02000000u | 0x0210,
+            .mr = 6, .nr = 16, .kr = 2, .column_bytes = 4, .weight_bytes = 2,
+            .pack = gemmi8_qpack_goi_s16__generic,
+            .s32 = gemmi8_qs8_gemm_s32_ukernel_6x16c2__avx2,
+            .rndnu = gemmi8_qs8_gemm_rndnu_ukernel_6x16c2__avx2,
+            .fp32 = gemmi8_qs8_gemm_fp32_ukernel_6x16c2__avx2},
     .bin = {.layout = 0x02000000u | 0x0308,
             .mr = 4, .nr = 8,
             .pack = gemmi8_bpack_words__generic,
@@ -217,6 +217,25 @@ static const struct gemmi8_config a64_neondot_config = {
     .qs8 = A64_NEONDOT_QS8,
     .bin = A64_BIN,
 };
+
+/* ARMv8.6 int8 matrix multiply (SMMLA / UMMLA): 6x16 tiles, k groups of 8. */
+static const struct gemmi8_config a64_i8mm_config = {
+    .isa = "i8mm",
+    .qu8 = {.layout = 0x66000000u | 0x0110,
+            .mr = 6, .nr = 16, .kr = 8, .column_bytes = 8,
+            .pack = gemmi8_qpack_goi__generic,
+            .row_sum = gemmi8_qu8_rsum__neon,
+            .s32 = gemmi8_qu8_gemm_s32_ukernel_6x16c8__i8mm,
+            .rndnu = gemmi8_qu8_gemm_rndnu_ukernel_6x16c8__i8mm,
+            .fp32 = gemmi8_qu8_gemm_fp32_ukernel_6x16c8__i8mm},
+    .qs8 = {.layout = 0x66000000u | 0x0210,
+            .mr = 6, .nr = 16, .kr = 8, .column_bytes = 4,
+            .pack = gemmi8_qpack_goi__generic,
+            .s32 = gemmi8_qs8_gemm_s32_ukernel_6x16c8__i8mm,
+            .rndnu = gemmi8_qs8_gemm_rndnu_ukernel_6x16c8__i8mm,
+            .fp32 = gemmi8_qs8_gemm_fp32_ukernel_6x16c8__i8mm},
+    .bin = A64_BIN,
+};
 #endif
 
 /* ---- CPU features ----------------------------------------------------------------- */
@@ -287,6 +306,10 @@ static int has_dotprod(void)
   const unsigned long hwcap = getauxval(AT_HWCAP);
   return (hwcap & HWCAP_ASIMD) && (hwcap & HWCAP_ASIMDDP);
 }
+static int has_i8mm(void)
+{
+  return has_dotprod() && (getauxval(AT_HWCAP2) & HWCAP2_I8MM) != 0;
+}
 #endif
 
 static const struct candidate candidates[] = {
@@ -297,6 +320,7 @@ static const struct candidate candidates[] = {
 #if defined(__aarch64__)
     {&a64_neon_config, has_asimd},
     {&a64_neondot_config, has_dotprod},
+    {&a64_i8mm_config, has_i8mm},
 #endif
 #if defined(__x86_64__)
     {&avx2_config, has_avx2},

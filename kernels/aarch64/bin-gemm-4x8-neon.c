@@ -206,7 +206,7 @@ void gemmi8_bin_gemm_bits_ukernel_4x8__neon(size_t mr, size_t nr, size_t k, cons
   const uint64_t tile = (UINT64_C(1) << nr) - 1; /* nr <= 8 */
 #pragma GCC unroll 4
   for (size_t i = 0; i < MR; i++) {
-    if (i >= mr) break;
+    if (i >= mr) continue;
     /* NaN compares false: a bit is set only for a negative result */
     const uint32x4_t vneg0 = vcltq_f32(vout[i][0], vdupq_n_f32(0.0f));
     const uint32x4_t vneg1 = vcltq_f32(vout[i][1], vdupq_n_f32(0.0f));

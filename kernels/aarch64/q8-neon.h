@@ -52,10 +52,10 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_a64_rows(const size_t MR, size_t mr, con
   for (size_t i = 1; i < MR; i++) ap[i] = i < mr ? ap[i - 1] + a_stride : ap[i - 1];
 }
 
-/* Bytes p[0..n) (1 <= n <= 15) in the low lanes, zeros above. When the row holds at
- * least 16 bytes up to p + n (full16), one load of the 16 bytes ending at p + n and a
- * table lookup that moves them down; otherwise a copy of just n bytes. Never reads
- * outside the row. */
+/* Bytes p[0..n) (1 <= n <= 15) in the low lanes, zeros above; never reads outside
+ * them. When the row holds at least 16 bytes up to p + n (full16): one load of the 16
+ * bytes ending at p + n and a table lookup that moves them down. Otherwise 8-, 4-, 2-
+ * and 1-byte scalar loads assembled in two 64-bit halves (little-endian). */
 static GEMMI8_ALWAYS_INLINE uint8x16_t gemmi8_a64_load_tail(const uint8_t* p, size_t n,
                                                             int full16)
 {
@@ -66,9 +66,30 @@ static GEMMI8_ALWAYS_INLINE uint8x16_t gemmi8_a64_load_tail(const uint8_t* p, si
     const uint8x16_t vidx = vaddq_u8(vld1q_u8(iota), vdupq_n_u8((uint8_t) (16 - n)));
     return vqtbl1q_u8(vld1q_u8(p + n - 16), vidx);
   }
-  uint8_t buffer[16] = {0};
-  memcpy(buffer, p, n);
-  return vld1q_u8(buffer);
+  uint64_t lo = 0, part = 0;
+  unsigned shift = 0;
+  if (n & 8) {
+    memcpy(&lo, p, 8);
+    p += 8;
+  }
+  if (n & 4) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    part = v;
+    shift = 32;
+    p += 4;
+  }
+  if (n & 2) {
+    uint16_t v;
+    memcpy(&v, p, 2);
+    part |= (uint64_t) v << shift;
+    shift += 16;
+    p += 2;
+  }
+  if (n & 1) part |= (uint64_t) *p << shift;
+  const uint64_t hi = (n & 8) ? part : 0;
+  lo = (n & 8) ? lo : part;
+  return vreinterpretq_u8_u64(vcombine_u64(vcreate_u64(lo), vcreate_u64(hi)));
 }
 
 /* acc += coef[column] * rowsum(a[row]) for the qu8 layouts (coef = -b_zp), mod 2^32.
@@ -89,52 +110,60 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_a64_add_row_sums(const size_t MR, const 
   }
 }
 
-/* NJ vectors of per-channel 32-bit values (int32 or float bits) for nr channels. */
+/* NJ vectors of per-channel 32-bit values (int32 or float bits) for nr channels:
+ * stride 0 is one value for all; stride 1 reads p[0..nr) only (zeros above). */
 static GEMMI8_ALWAYS_INLINE void gemmi8_a64_load_channels(const size_t NJ, const void* p,
                                                           size_t stride, size_t nr,
                                                           int32x4_t* v)
 {
+  const int32_t* q = (const int32_t*) p;
   if (stride == 0) {
-    const int32x4_t vone = vld1q_dup_s32((const int32_t*) p);
+    const int32x4_t vone = vld1q_dup_s32(q);
 #pragma GCC unroll 4
     for (size_t j = 0; j < NJ; j++) v[j] = vone;
-  } else if (nr >= 4 * NJ) {
+    return;
+  }
 #pragma GCC unroll 4
-    for (size_t j = 0; j < NJ; j++) v[j] = vld1q_s32((const int32_t*) p + 4 * j);
-  } else {
-    int32_t buffer[16] = {0};
-    memcpy(buffer, p, nr * sizeof(int32_t));
-#pragma GCC unroll 4
-    for (size_t j = 0; j < NJ; j++) v[j] = vld1q_s32(buffer + 4 * j);
+  for (size_t j = 0; j < NJ; j++) {
+    const size_t rest = nr > 4 * j ? nr - 4 * j : 0;
+    if (rest >= 4) {
+      v[j] = vld1q_s32(q + 4 * j);
+    } else if (rest >= 2) {
+      v[j] = vcombine_s32(vld1_s32(q + 4 * j), vdup_n_s32(0));
+      if (rest == 3) v[j] = vld1q_lane_s32(q + 4 * j + 2, v[j], 2);
+    } else {
+      v[j] = vdupq_n_s32(0);
+      if (rest == 1) v[j] = vld1q_lane_s32(q + 4 * j, v[j], 0);
+    }
   }
 }
 
-/* int32 output: nr columns of each of the mr rows, 4/2/1 lanes at the end. */
+/* int32 output: nr columns of each of the mr rows, 4/2/1 lanes at the end. (No
+ * early exit from the unrolled loops: GCC would keep vacc in memory.) */
 static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store_s32(const size_t MR, const size_t NJ,
                                                       size_t mr, size_t nr, void* c,
                                                       size_t c_stride, int32x4_t vacc[][4])
 {
 #pragma GCC unroll 16
   for (size_t i = 0; i < MR; i++) {
-    if (i >= mr) break;
-    int32_t* ci = (int32_t*) ((uint8_t*) c + i * c_stride);
-    size_t rest = nr;
+    if (i < mr) {
+      int32_t* ci = (int32_t*) ((uint8_t*) c + i * c_stride);
 #pragma GCC unroll 4
-    for (size_t j = 0; j < NJ; j++) {
-      if (rest >= 4) {
-        vst1q_s32(ci, vacc[i][j]);
-        ci += 4;
-        rest -= 4;
-        continue;
+      for (size_t j = 0; j < NJ; j++) {
+        const size_t rest = nr > 4 * j ? nr - 4 * j : 0;
+        if (rest >= 4) {
+          vst1q_s32(ci + 4 * j, vacc[i][j]);
+        } else if (rest != 0) {
+          int32_t* cj = ci + 4 * j;
+          int32x2_t vlo = vget_low_s32(vacc[i][j]);
+          if (rest & 2) {
+            vst1_s32(cj, vlo);
+            cj += 2;
+            vlo = vget_high_s32(vacc[i][j]);
+          }
+          if (rest & 1) vst1_lane_s32(cj, vlo, 0);
+        }
       }
-      int32x2_t vlo = vget_low_s32(vacc[i][j]);
-      if (rest & 2) {
-        vst1_s32(ci, vlo);
-        ci += 2;
-        vlo = vget_high_s32(vacc[i][j]);
-      }
-      if (rest & 1) vst1_lane_s32(ci, vlo, 0);
-      break;
     }
   }
 }
@@ -224,7 +253,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store_rndnu(const size_t MR, const s
   const int32x4_t vzp = vdupq_n_s32(p->zero_point);
 #pragma GCC unroll 16
   for (size_t i = 0; i < MR; i++) {
-    if (i >= mr) break;
+    if (i >= mr) continue;
     int32x4_t vout[4];
 #pragma GCC unroll 4
     for (size_t j = 0; j < NJ; j++) {
@@ -256,7 +285,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store_fp32(const size_t MR, const si
   const int32x4_t vzp = vdupq_n_s32(p->zero_point);
 #pragma GCC unroll 16
   for (size_t i = 0; i < MR; i++) {
-    if (i >= mr) break;
+    if (i >= mr) continue;
     int32x4_t vout[4];
 #pragma GCC unroll 4
     for (size_t j = 0; j < NJ; j++) {

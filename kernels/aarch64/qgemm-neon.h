@@ -10,11 +10,12 @@
  * NULL when every coef is 0). Packed block: bias'[4], coef[4] (qu8 only), then
  * [k/16][4][16] bytes: column j's 16 depths are one vector.
  *
- * Registers: vacc<i>x<j> = vacc[i][j] holds 4 partial sums of row i, column j (16
- * accumulators for MR = 4), reduced by pairwise adds at the end; va<i> = 16 depths of
- * row i; vb<j> = 16 depths of column j. One loop iteration is 16 depths: MR + 4 loads,
- * 8 * MR multiplies and 8 * MR pairwise accumulates. Rows past mr alias row mr - 1.
- * The depth tail (k % 16) is one in-bounds load per row; the weights are zero-padded.
+ * Registers: vacc<i>x<j> = vpart[i][j] holds 4 partial sums of row i, column j (16
+ * accumulators for MR = 4), reduced by pairwise adds (ADDP) at the end; va<i> = 16
+ * depths of row i; vb<j> = 16 depths of column j. One loop iteration is 16 depths:
+ * MR + 4 loads, 8 * MR multiplies and 8 * MR pairwise accumulates. Rows past mr alias
+ * row mr - 1. The depth tail (k % 16) is one in-bounds load per row; the weights are
+ * zero-padded to 16 depths.
  *
  * The includer defines GEMMI8_MCA_NAME (q8-neon.h) before including this file.
  */

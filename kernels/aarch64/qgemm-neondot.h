@@ -1,18 +1,20 @@
 /*
  * ARMv8.2 dot-product qu8 / qs8 GEMM microkernel template: MR x 16, k groups of 4.
  *
- * SDOT/UDOT by element: vacc (4 columns) += 4 columns x 4 depths of w . 4 bytes of a
- * (one lane of va). Both operands keep their own type: qs8 multiplies int8 a by the
- * int8 weights (SDOT), qu8 raw uint8 a by the raw uint8 weights (UDOT), so that
+ * SDOT / UDOT by element: vacc (4 columns) += 4 columns x 4 depths of w . 4 bytes of a
+ * (one 32-bit lane of va). Both operands keep their own type: qs8 multiplies int8 a by
+ * the int8 weights (SDOT), qu8 raw uint8 a by the raw uint8 weights (UDOT), so that
  *   acc = bias'[n] + sum_k a * w  (+ coef[n] * rowsum(a) for qu8, coef = -b_zp)
  * exactly modulo 2^32 (common.h); qu8 takes the row sums from the driver
- * (params->row_sum). Packed block: bias'[16], coef[16] (qu8 only), [k/4][16][4] bytes.
+ * (params->row_sum, NULL when every coef is 0). Packed block: bias'[16], coef[16]
+ * (qu8 only), then [k/4][16][4] bytes: a vector is 4 columns x 4 depths.
  *
- * Registers (MR = 4): vacc<i>x<4j..4j+3> = vacc[i][j], 16 accumulators; va<i> = va[i],
- * 16 depths of row i (4 groups, one per lane); vb<4j..4j+3>c<g> = vb[j] for group g.
- * One loop iteration is 16 depths: MR + 16 loads, 16 * MR dot products.
- * NJ = ceil(nr / 4) column groups are computed, so narrow tiles cost less. Rows past
- * mr alias row mr - 1. The depth tail (k % 16) is one in-bounds load per row.
+ * Registers of the 4 x 16 loop (assembly): vacc<i>x0123 .. vacc<i>xCDEF = vacc[i][0..3],
+ * 16 accumulators; va0..va3 = v16..v19, 16 depths of a row, one k group per lane;
+ * vb<columns>c<group> in v20..v23 (groups 0, 2) and v24..v27 (groups 1, 3). One
+ * iteration is 16 depths: 4 + 16 loads, 64 dot products. Narrow tiles compute only
+ * NJ = ceil(nr / 4) column groups, in C. Rows past mr alias row mr - 1. The depth tail
+ * (k % 16) is one in-bounds load per row; the weights are zero-padded to 4 depths.
  *
  * The includer defines GEMMI8_MCA_NAME (q8-neon.h) before including this file.
  */

@@ -1,0 +1,268 @@
+/*
+ * ARMv8.6 int8 matrix multiply (SMMLA / UMMLA) qu8 / qs8 GEMM microkernel template:
+ * 6 x 16, k groups of 8.
+ *
+ * SMMLA / UMMLA: vacc (2 x 2 int32) += va (2 rows x 8 depths) . vb (2 columns x 8
+ * depths)^T, 32 products per instruction. qs8 multiplies int8 by int8 (SMMLA), qu8 raw
+ * uint8 by raw uint8 (UMMLA), so that
+ *   acc = bias'[n] + sum_k a * w  (+ coef[n] * rowsum(a) for qu8, coef = -b_zp)
+ * exactly modulo 2^32 (common.h); qu8 takes the row sums from the driver
+ * (params->row_sum, NULL when every coef is 0). Packed block: bias'[16], coef[16]
+ * (qu8 only), [k/8][16][8] bytes: one vector is two columns' 8 depths, as SMMLA wants.
+ *
+ * a is read in place: 16 depths of rows 2r and 2r+1, interleaved by TRN1 / TRN2 of
+ * 64-bit lanes, give the row-pair operands of depths 0-7 and 8-15. (LD2 of a 64-bit
+ * lane pair does the same in two loads but chains them, 16 cycles of latency.)
+ * Registers (asm loop): vacc<2r,2r+1>x<2q,2q+1> = vpart[r][q], 24 accumulators in the
+ * layout [row 2r col 2q, row 2r col 2q+1, row 2r+1 col 2q, row 2r+1 col 2q+1]; v24..v29
+ * the row pairs (depths 0-7 in v24, v26, v28; 8-15 in v25, v27, v29); v30, v31 the
+ * weights, each reloaded right after its three uses. One iteration is 16 depths:
+ * 6 + 16 loads, 6 TRN, 48 matrix multiplies. The accumulators are unzipped into
+ * rows at the end (UZP1 / UZP2 of 64-bit lanes). Narrow tiles (nr <= 12) compute only
+ * their column pairs in C. Rows past mr alias row mr - 1. The depth tail (k % 16) of
+ * each row is loaded in bounds into a zero-padded buffer that the same assembly
+ * multiplies (one or two k groups; the weights are zero-padded to 8 depths).
+ *
+ * The includer defines GEMMI8_MCA_NAME (q8-neon.h) before including this file.
+ */
+#ifndef GEMMI8_AARCH64_QGEMM_I8MM_H
+#define GEMMI8_AARCH64_QGEMM_I8MM_H
+
+#include "q8-neon.h"
+
+#define GEMMI8_A64_SMMLA(acc, a, b) vmmlaq_s32(acc, a, b)
+#define GEMMI8_A64_UMMLA(acc, a, b)                                                  \
+  vreinterpretq_s32_u32(vmmlaq_u32(vreinterpretq_u32_s32(acc), vreinterpretq_u8_s8(a), \
+                                   vreinterpretq_u8_s8(b)))
+
+/* One k group of 8 (row pairs VA[r], weights at WG) for NQ column pairs, in C. */
+#define GEMMI8_A64_MMLA_GROUP_C(VA, WG)                                              \
+  do {                                                                               \
+    _Pragma("GCC unroll 8") for (size_t q = 0; q < NQ; q++) {                        \
+      const int8x16_t vb = vld1q_s8((WG) + 16 * q);                                  \
+      _Pragma("GCC unroll 3") for (size_t r = 0; r < 3; r++) {                       \
+        vpart[r][q] = is_signed ? GEMMI8_A64_SMMLA(vpart[r][q], VA[r], vb)           \
+                                : GEMMI8_A64_UMMLA(vpart[r][q], VA[r], vb);          \
+      }                                                                              \
+    }                                                                                \
+  } while (0)
+
+/* The 6 x 16 main loop in assembly; the row pointers, the weight pointer and the
+ * count live in x9..x14, x15 and x8 (an asm statement has at most 30 operands and the
+ * 24 accumulators take 24). */
+#define GEMMI8_A64_MMLA(OP, ACC, VA, VB) OP " %[" ACC "].4s, " VA ".16b, " VB ".16b\n\t"
+#define GEMMI8_A64_LDB(Q, OFFSET) "ldr " Q ", [x15, #" OFFSET "]\n\t"
+/* rows R0, R1 (16 depths each, through the free weight registers v30, v31) to the
+ * row-pair operands of depths 0-7 (D0) and 8-15 (D1): TRN1 / TRN2 of 64-bit lanes */
+#define GEMMI8_A64_ROWPAIR(R0, R1, D0, D1)                              \
+  "ldr q30, [" R0 "]\n\t" "ldr q31, [" R1 "]\n\t"                     \
+  "trn1 " D0 ".2d, v30.2d, v31.2d\n\t" "trn2 " D1 ".2d, v30.2d, v31.2d\n\t"
+#define GEMMI8_A64_MMLA_6X16_ITERATION(OP) \
+  GEMMI8_A64_ROWPAIR("x9", "x10", "v24", "v25") \
+  GEMMI8_A64_ROWPAIR("x11", "x12", "v26", "v27") \
+  GEMMI8_A64_ROWPAIR("x13", "x14", "v28", "v29") \
+  "ldr q30, [x15]\n\t" "ldr q31, [x15, #16]\n\t" \
+  GEMMI8_A64_MMLA(OP, "vacc01x01", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x01", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x01", "v28", "v30") GEMMI8_A64_LDB("q30", "32") \
+  GEMMI8_A64_MMLA(OP, "vacc01x23", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23x23", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45x23", "v28", "v31") GEMMI8_A64_LDB("q31", "48") \
+  GEMMI8_A64_MMLA(OP, "vacc01x45", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x45", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x45", "v28", "v30") GEMMI8_A64_LDB("q30", "64") \
+  GEMMI8_A64_MMLA(OP, "vacc01x67", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23x67", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45x67", "v28", "v31") GEMMI8_A64_LDB("q31", "80") \
+  GEMMI8_A64_MMLA(OP, "vacc01x89", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x89", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x89", "v28", "v30") GEMMI8_A64_LDB("q30", "96") \
+  GEMMI8_A64_MMLA(OP, "vacc01xAB", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23xAB", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45xAB", "v28", "v31") GEMMI8_A64_LDB("q31", "112") \
+  GEMMI8_A64_MMLA(OP, "vacc01xCD", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23xCD", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45xCD", "v28", "v30") GEMMI8_A64_LDB("q30", "128") \
+  GEMMI8_A64_MMLA(OP, "vacc01xEF", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23xEF", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45xEF", "v28", "v31") GEMMI8_A64_LDB("q31", "144") \
+  GEMMI8_A64_MMLA(OP, "vacc01x01", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23x01", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45x01", "v29", "v30") GEMMI8_A64_LDB("q30", "160") \
+  GEMMI8_A64_MMLA(OP, "vacc01x23", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23x23", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45x23", "v29", "v31") GEMMI8_A64_LDB("q31", "176") \
+  GEMMI8_A64_MMLA(OP, "vacc01x45", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23x45", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45x45", "v29", "v30") GEMMI8_A64_LDB("q30", "192") \
+  GEMMI8_A64_MMLA(OP, "vacc01x67", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23x67", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45x67", "v29", "v31") GEMMI8_A64_LDB("q31", "208") "add x9, x9, #16\n\t" "add x10, x10, #16\n\t" \
+  GEMMI8_A64_MMLA(OP, "vacc01x89", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23x89", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45x89", "v29", "v30") GEMMI8_A64_LDB("q30", "224") \
+  GEMMI8_A64_MMLA(OP, "vacc01xAB", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23xAB", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45xAB", "v29", "v31") GEMMI8_A64_LDB("q31", "240") "add x11, x11, #16\n\t" "add x12, x12, #16\n\t" \
+  GEMMI8_A64_MMLA(OP, "vacc01xCD", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23xCD", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45xCD", "v29", "v30") \
+  GEMMI8_A64_MMLA(OP, "vacc01xEF", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23xEF", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45xEF", "v29", "v31") "add x13, x13, #16\n\t" "add x14, x14, #16\n\t" \
+  "add x15, x15, #256\n\t"
+/* the depth tail: 1..15 depths of the six rows, zero-padded in a buffer, then one
+ * (groups = 1) or two k groups of 8 */
+#define GEMMI8_A64_TAILPAIR(O0, O1, D0, D1)                                        \
+  "ldr q30, [%[tail], #" O0 "]\n\t" "ldr q31, [%[tail], #" O1 "]\n\t"             \
+  "trn1 " D0 ".2d, v30.2d, v31.2d\n\t" "trn2 " D1 ".2d, v30.2d, v31.2d\n\t"
+#define GEMMI8_A64_MMLA_6X16_TAIL(OP) \
+  GEMMI8_A64_TAILPAIR("0", "16", "v24", "v25") \
+  GEMMI8_A64_TAILPAIR("32", "48", "v26", "v27") \
+  GEMMI8_A64_TAILPAIR("64", "80", "v28", "v29") \
+  GEMMI8_A64_LDB("q30", "0") GEMMI8_A64_MMLA(OP, "vacc01x01", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x01", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x01", "v28", "v30") \
+  GEMMI8_A64_LDB("q31", "16") GEMMI8_A64_MMLA(OP, "vacc01x23", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23x23", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45x23", "v28", "v31") \
+  GEMMI8_A64_LDB("q30", "32") GEMMI8_A64_MMLA(OP, "vacc01x45", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x45", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x45", "v28", "v30") \
+  GEMMI8_A64_LDB("q31", "48") GEMMI8_A64_MMLA(OP, "vacc01x67", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23x67", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45x67", "v28", "v31") \
+  GEMMI8_A64_LDB("q30", "64") GEMMI8_A64_MMLA(OP, "vacc01x89", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x89", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x89", "v28", "v30") \
+  GEMMI8_A64_LDB("q31", "80") GEMMI8_A64_MMLA(OP, "vacc01xAB", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23xAB", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45xAB", "v28", "v31") \
+  GEMMI8_A64_LDB("q30", "96") GEMMI8_A64_MMLA(OP, "vacc01xCD", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23xCD", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45xCD", "v28", "v30") \
+  GEMMI8_A64_LDB("q31", "112") GEMMI8_A64_MMLA(OP, "vacc01xEF", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23xEF", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45xEF", "v28", "v31") \
+  "cmp %[groups], #1\n\t" "b.eq .Lgemmi8_mmla_end%=\n\t" \
+  GEMMI8_A64_LDB("q30", "128") GEMMI8_A64_MMLA(OP, "vacc01x01", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23x01", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45x01", "v29", "v30") \
+  GEMMI8_A64_LDB("q31", "144") GEMMI8_A64_MMLA(OP, "vacc01x23", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23x23", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45x23", "v29", "v31") \
+  GEMMI8_A64_LDB("q30", "160") GEMMI8_A64_MMLA(OP, "vacc01x45", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23x45", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45x45", "v29", "v30") \
+  GEMMI8_A64_LDB("q31", "176") GEMMI8_A64_MMLA(OP, "vacc01x67", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23x67", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45x67", "v29", "v31") \
+  GEMMI8_A64_LDB("q30", "192") GEMMI8_A64_MMLA(OP, "vacc01x89", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23x89", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45x89", "v29", "v30") \
+  GEMMI8_A64_LDB("q31", "208") GEMMI8_A64_MMLA(OP, "vacc01xAB", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23xAB", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45xAB", "v29", "v31") \
+  GEMMI8_A64_LDB("q30", "224") GEMMI8_A64_MMLA(OP, "vacc01xCD", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23xCD", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45xCD", "v29", "v30") \
+  GEMMI8_A64_LDB("q31", "240") GEMMI8_A64_MMLA(OP, "vacc01xEF", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23xEF", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45xEF", "v29", "v31")
+#define GEMMI8_A64_MMLA_6X16_ASM(OP, NAME)                                               \
+  __asm__ volatile(                                                                       \
+      "movi %[vacc01x01].4s, #0\n\t" "movi %[vacc01x23].4s, #0\n\t" "movi %[vacc01x45].4s, #0\n\t" \
+      "movi %[vacc01x67].4s, #0\n\t" "movi %[vacc01x89].4s, #0\n\t" "movi %[vacc01xAB].4s, #0\n\t" \
+      "movi %[vacc01xCD].4s, #0\n\t" "movi %[vacc01xEF].4s, #0\n\t" "movi %[vacc23x01].4s, #0\n\t" \
+      "movi %[vacc23x23].4s, #0\n\t" "movi %[vacc23x45].4s, #0\n\t" "movi %[vacc23x67].4s, #0\n\t" \
+      "movi %[vacc23x89].4s, #0\n\t" "movi %[vacc23xAB].4s, #0\n\t" "movi %[vacc23xCD].4s, #0\n\t" \
+      "movi %[vacc23xEF].4s, #0\n\t" "movi %[vacc45x01].4s, #0\n\t" "movi %[vacc45x23].4s, #0\n\t" \
+      "movi %[vacc45x45].4s, #0\n\t" "movi %[vacc45x67].4s, #0\n\t" "movi %[vacc45x89].4s, #0\n\t" \
+      "movi %[vacc45xAB].4s, #0\n\t" "movi %[vacc45xCD].4s, #0\n\t" "movi %[vacc45xEF].4s, #0\n\t" \
+      "ldp x9, x10, [%[ap]]\n\t"                                                          \
+      "ldp x11, x12, [%[ap], #16]\n\t"                                                    \
+      "ldp x13, x14, [%[ap], #32]\n\t"                                                    \
+      "mov x15, %[w]\n\t"                                                                 \
+      "mov x8, %[iterations]\n\t"                                                         \
+      "cbz x8, .Lgemmi8_mmla_tail%=\n\t"                                                  \
+      GEMMI8_MCA_BEGIN_ASM(NAME)                                                          \
+      ".Lgemmi8_mmla_loop%=:\n\t"                                                         \
+      GEMMI8_A64_MMLA_6X16_ITERATION(OP)                                                  \
+      "subs x8, x8, #1\n\t"                                                               \
+      "b.ne .Lgemmi8_mmla_loop%=\n\t"                                                     \
+      GEMMI8_MCA_END_ASM()                                                                \
+      ".Lgemmi8_mmla_tail%=:\n\t"                                                         \
+      "cbz %[groups], .Lgemmi8_mmla_end%=\n\t"                                            \
+      GEMMI8_A64_MMLA_6X16_TAIL(OP)                                                       \
+      ".Lgemmi8_mmla_end%=:\n\t"                                                          \
+      :                                                                                   \
+        [vacc01x01] "=w"(vpart[0][0]), [vacc01x23] "=w"(vpart[0][1]), \
+        [vacc01x45] "=w"(vpart[0][2]), [vacc01x67] "=w"(vpart[0][3]), \
+        [vacc01x89] "=w"(vpart[0][4]), [vacc01xAB] "=w"(vpart[0][5]), \
+        [vacc01xCD] "=w"(vpart[0][6]), [vacc01xEF] "=w"(vpart[0][7]), \
+        [vacc23x01] "=w"(vpart[1][0]), [vacc23x23] "=w"(vpart[1][1]), \
+        [vacc23x45] "=w"(vpart[1][2]), [vacc23x67] "=w"(vpart[1][3]), \
+        [vacc23x89] "=w"(vpart[1][4]), [vacc23xAB] "=w"(vpart[1][5]), \
+        [vacc23xCD] "=w"(vpart[1][6]), [vacc23xEF] "=w"(vpart[1][7]), \
+        [vacc45x01] "=w"(vpart[2][0]), [vacc45x23] "=w"(vpart[2][1]), \
+        [vacc45x45] "=w"(vpart[2][2]), [vacc45x67] "=w"(vpart[2][3]), \
+        [vacc45x89] "=w"(vpart[2][4]), [vacc45xAB] "=w"(vpart[2][5]), \
+        [vacc45xCD] "=w"(vpart[2][6]), [vacc45xEF] "=w"(vpart[2][7]) \
+      : [ap] "r"(ap), [w] "r"(wk), [iterations] "r"(iterations), [tail] "r"(tail),       \
+        [groups] "r"(groups)                                                              \
+      : "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15", "v24", "v25", "v26", "v27",  \
+        "v28", "v29", "v30", "v31", "cc", "memory")
+#define GEMMI8_A64_MMLA_6X16(OP)                                                          \
+  do {                                                                                    \
+    if (OUT == gemmi8_a64_out_s32) {                                                      \
+      GEMMI8_A64_MMLA_6X16_ASM(OP, GEMMI8_MCA_NAME("s32"));                               \
+    } else if (OUT == gemmi8_a64_out_rndnu) {                                             \
+      GEMMI8_A64_MMLA_6X16_ASM(OP, GEMMI8_MCA_NAME("rndnu"));                             \
+    } else {                                                                              \
+      GEMMI8_A64_MMLA_6X16_ASM(OP, GEMMI8_MCA_NAME("fp32"));                              \
+    }                                                                                     \
+  } while (0)
+
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const int OUT, const size_t NJ,
+                                                        const int is_signed, size_t mr, size_t k,
+                                                        const void* a, size_t a_stride,
+                                                        const void* w,
+                                                        const struct gemmi8_qparams* p,
+                                                        int32x4_t vacc[][4])
+{
+  const size_t NQ = 2 * NJ; /* column pairs */
+  const uint8_t* ap[6];
+  gemmi8_a64_rows(6, mr, a, a_stride, ap);
+  const int32_t* bias = (const int32_t*) w;
+  const int32_t* coef = bias + 16;
+  const int8_t* wk = (const int8_t*) (is_signed ? coef : coef + 16);
+  int32x4_t vpart[3][8];
+  const size_t iterations = k / 16;
+  const size_t kc = k % 16;
+  if (NJ == 4) {
+    /* the depth tail goes through the assembly too, from a zero-padded copy */
+    uint8_t tail[6][16];
+    const size_t groups = kc == 0 ? 0 : (kc > 8 ? 2 : 1);
+    if (kc != 0) {
+#pragma GCC unroll 6
+      for (size_t i = 0; i < 6; i++) {
+        vst1q_u8(tail[i], gemmi8_a64_load_tail(ap[i] + 16 * iterations, kc, k >= 16));
+      }
+    }
+    if (is_signed) {
+      GEMMI8_A64_MMLA_6X16("smmla");
+    } else {
+      GEMMI8_A64_MMLA_6X16("ummla");
+    }
+  } else {
+#pragma GCC unroll 3
+    for (size_t r = 0; r < 3; r++) {
+#pragma GCC unroll 8
+      for (size_t q = 0; q < NQ; q++) vpart[r][q] = vdupq_n_s32(0);
+    }
+    for (size_t it = 0; it < iterations; it++) {
+      int8x16_t vrow[6], va0[3], va1[3];
+#pragma GCC unroll 6
+      for (size_t i = 0; i < 6; i++) vrow[i] = vld1q_s8((const int8_t*) ap[i] + 16 * it);
+#pragma GCC unroll 3
+      for (size_t r = 0; r < 3; r++) {
+        const int64x2_t v0 = vreinterpretq_s64_s8(vrow[2 * r]);
+        const int64x2_t v1 = vreinterpretq_s64_s8(vrow[2 * r + 1]);
+        va0[r] = vreinterpretq_s8_s64(vtrn1q_s64(v0, v1));
+        va1[r] = vreinterpretq_s8_s64(vtrn2q_s64(v0, v1));
+      }
+      GEMMI8_A64_MMLA_GROUP_C(va0, wk);
+      GEMMI8_A64_MMLA_GROUP_C(va1, wk + 128);
+      wk += 256;
+    }
+    if (kc != 0) {
+      int8x16_t va0[3], va1[3];
+#pragma GCC unroll 3
+      for (size_t r = 0; r < 3; r++) {
+        const int64x2_t v0 = vreinterpretq_s64_u8(
+            gemmi8_a64_load_tail(ap[2 * r] + 16 * iterations, kc, k >= 16));
+        const int64x2_t v1 = vreinterpretq_s64_u8(
+            gemmi8_a64_load_tail(ap[2 * r + 1] + 16 * iterations, kc, k >= 16));
+        va0[r] = vreinterpretq_s8_s64(vtrn1q_s64(v0, v1));
+        va1[r] = vreinterpretq_s8_s64(vtrn2q_s64(v0, v1));
+      }
+      /* the weights are zero-padded to a whole group of 8 */
+      GEMMI8_A64_MMLA_GROUP_C(va0, wk);
+      if (kc > 8) GEMMI8_A64_MMLA_GROUP_C(va1, wk + 128);
+    }
+  }
+  /* rows 2r and 2r+1 of columns 4j..4j+3 from two 2 x 2 blocks, plus bias' */
+#pragma GCC unroll 4
+  for (size_t j = 0; j < NJ; j++) {
+    const int32x4_t vbias = vld1q_s32(bias + 4 * j);
+#pragma GCC unroll 3
+    for (size_t r = 0; r < 3; r++) {
+      const int64x2_t vl = vreinterpretq_s64_s32(vpart[r][2 * j]);
+      const int64x2_t vh = vreinterpretq_s64_s32(vpart[r][2 * j + 1]);
+      vacc[2 * r][j] = vaddq_s32(vreinterpretq_s32_s64(vuzp1q_s64(vl, vh)), vbias);
+      vacc[2 * r + 1][j] = vaddq_s32(vreinterpretq_s32_s64(vuzp2q_s64(vl, vh)), vbias);
+    }
+  }
+  if (!is_signed) gemmi8_a64_add_row_sums(6, NJ, mr, coef, p->row_sum, vacc);
+}
+
+#define GEMMI8_QGEMM_I8MM_CASE(NJ, SIGNED, OUT)                                          \
+  case NJ:                                                                               \
+    gemmi8_qgemm_core_i8mm(gemmi8_a64_out_##OUT, NJ, SIGNED, mr, k, a, a_stride, w,      \
+                           params, vacc);                                                \
+    gemmi8_a64_store(gemmi8_a64_out_##OUT, 6, NJ, 16, SIGNED, mr, nr, c, c_stride,       \
+                     params, vacc);                                                      \
+    break;
+
+/* One kernel: OUT is s32, rndnu or fp32; SIGNED 1 for qs8, 0 for qu8. */
+#define GEMMI8_QGEMM_I8MM_KERNEL(fn, SIGNED, OUT)                                         \
+  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
+          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+  {                                                                                      \
+    int32x4_t vacc[6][4];                                                                \
+    switch ((nr + 3) / 4) {                                                              \
+      GEMMI8_QGEMM_I8MM_CASE(1, SIGNED, OUT)                                             \
+      GEMMI8_QGEMM_I8MM_CASE(2, SIGNED, OUT)                                             \
+      GEMMI8_QGEMM_I8MM_CASE(3, SIGNED, OUT)                                             \
+      default:                                                                           \
+      GEMMI8_QGEMM_I8MM_CASE(4, SIGNED, OUT)                                             \
+    }                                                                                    \
+  }
+
+#endif

@@ -1,0 +1,7 @@
+/* qs8 GEMM, 6x16c8, ARMv8.6 int8 matrix multiply (SMMLA): int32, fixed-point and fp32 outputs. */
+#define GEMMI8_MCA_NAME(out) "gemmi8_qs8_gemm_" out "_ukernel_6x16c8__i8mm"
+#include "qgemm-i8mm.h"
+
+GEMMI8_QGEMM_I8MM_KERNEL(gemmi8_qs8_gemm_s32_ukernel_6x16c8__i8mm, 1, s32)
+GEMMI8_QGEMM_I8MM_KERNEL(gemmi8_qs8_gemm_rndnu_ukernel_6x16c8__i8mm, 1, rndnu)
+GEMMI8_QGEMM_I8MM_KERNEL(gemmi8_qs8_gemm_fp32_ukernel_6x16c8__i8mm, 1, fp32)

@@ -1,0 +1,7 @@
+/* qu8 GEMM, 6x16c8, ARMv8.6 int8 matrix multiply (UMMLA): int32, fixed-point and fp32 outputs. */
+#define GEMMI8_MCA_NAME(out) "gemmi8_qu8_gemm_" out "_ukernel_6x16c8__i8mm"
+#include "qgemm-i8mm.h"
+
+GEMMI8_QGEMM_I8MM_KERNEL(gemmi8_qu8_gemm_s32_ukernel_6x16c8__i8mm, 0, s32)
+GEMMI8_QGEMM_I8MM_KERNEL(gemmi8_qu8_gemm_rndnu_ukernel_6x16c8__i8mm, 0, rndnu)
+GEMMI8_QGEMM_I8MM_KERNEL(gemmi8_qu8_gemm_fp32_ukernel_6x16c8__i8mm, 0, fp32)

@@ -1,0 +1,459 @@
+/*
+ * AVX2 qu8 / qs8 GEMM microkernel template: MR x 16 (MR <= 6), k pairs (c2).
+ *
+ * Exact for every input: both operands are int16 and multiplied with vpmaddwd, whose
+ * sums of two products (|.| <= 2 * 255 * 255) always fit in int32. vpmaddubsw,
+ * which saturates, is never used.
+ *
+ * Packed block (gemmi8_qpack_goi_s16__generic, common.h): int32 bias'[16], then
+ * [k/2][16][2] int16 weights w = B - b_zp. 32 bytes hold one k pair of 8 columns,
+ * (w[n][k], w[n][k+1]) in the dword of column n. So
+ *   acc = bias'[n] + sum_k a[k] * w[n][k]
+ * exactly (mod 2^32), for qu8 and qs8 alike, with no row sums and no coef term; the
+ * two types differ only in how a is widened (zero- or sign-extended).
+ *
+ * The rows of a are widened to int16, KC depths at a time, into a stack buffer (row
+ * i at i * 1024 bytes); a k pair of row i is then one dword broadcast straight from
+ * memory (vpbroadcastd: a load, no shuffle). One k pair of the 6 x 16 tile:
+ *   vb0, vb1        = 64 bytes of w                               2 loads
+ *   va              = broadcast(a_i[k], a_i[k+1])                 a load per row
+ *   vacc<i>x<j>    += vpmaddwd(va, vb<j>)                         12 multiply-adds
+ *
+ * The k loop is a small inline-asm loop (below), one per row count and column-group
+ * count: compilers otherwise spill some of the 12 accumulators. Registers: row i in
+ * ymm(2i) (columns 0-7) and ymm(2i+1) (columns 8-15), vb0/vb1 in ymm12/ymm13, va in
+ * ymm14, the product in ymm15. Accumulators enter and leave the loop through memory
+ * once per chunk of KC depths.
+ *
+ * Remainders: only the mr rows are widened and multiplied (a loop for each row
+ * count); rows past mr keep the bias and are never stored. Narrow tiles (nr <= 8)
+ * compute one column group. The depth tail is read as the last 16 bytes of the row
+ * shifted down (in 8/4/2/1-byte pieces when the row is shorter than 16): no read
+ * past the end of a row of a. Requantization is done in registers; columns past nr
+ * are stored 8/4/2/1 at a time and parameter arrays are read for nr columns only
+ * (vpmaskmovd).
+ */
+#ifndef GEMMI8_QGEMM_AVX2_H
+#define GEMMI8_QGEMM_AVX2_H
+
+#include <immintrin.h>
+#include <string.h>
+
+#include "common.h"
+
+#define GEMMI8_ALWAYS_INLINE inline __attribute__((always_inline))
+
+/* Depths widened per chunk, a multiple of 16; rows of the chunk buffer are
+ * KC int16 = 1024 bytes apart (the offsets in the asm loops). */
+#define GEMMI8_AVX2_KC 512
+
+/* ---- loading rows of a ------------------------------------------------------------ */
+
+/* pshufb controls that move the last n bytes of a 16-byte load to the front and
+ * zero the rest: the control for n is at offset 16 - n. */
+static const uint8_t gemmi8_avx2_tail_control[32] = {
+    0,    1,    2,    3,    4,    5,    6,    7,    8,    9,    10,   11,   12,   13,   14,   15,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
+
+/* Bytes p[0..n) (n in 1..15), zero-filled above. `before` bytes of the same row
+ * precede p: with at least 16 - n of them, one load ending at p + n, shifted down;
+ * otherwise pieces of 8/4/2/1 bytes. Never reads outside [p - before, p + n). */
+static GEMMI8_ALWAYS_INLINE __m128i gemmi8_load_tail_avx2(const uint8_t* p, size_t n,
+                                                         size_t before)
+{
+  if (before + n >= 16) {
+    const __m128i v = _mm_loadu_si128((const __m128i*) (p + n - 16));
+    const __m128i control =
+        _mm_loadu_si128((const __m128i*) (gemmi8_avx2_tail_control + 16 - n));
+    return _mm_shuffle_epi8(v, control);
+  }
+  const uint8_t* q = p + (n & 8);
+  uint64_t rest = 0;
+  size_t off = 0;
+  if (n & 4) {
+    uint32_t t;
+    memcpy(&t, q, 4);
+    rest = t;
+    off = 4;
+  }
+  if (n & 2) {
+    uint16_t t;
+    memcpy(&t, q + off, 2);
+    rest |= (uint64_t) t << (8 * off);
+    off += 2;
+  }
+  if (n & 1) rest |= (uint64_t) q[off] << (8 * off);
+  uint64_t lo = rest, hi = 0;
+  if (n & 8) {
+    memcpy(&lo, p, 8);
+    hi = rest;
+  }
+  return _mm_set_epi64x((long long) hi, (long long) lo);
+}
+
+static GEMMI8_ALWAYS_INLINE __m256i gemmi8_widen_avx2(const int is_signed, __m128i v)
+{
+  return is_signed ? _mm256_cvtepi8_epi16(v) : _mm256_cvtepu8_epi16(v);
+}
+
+/* Depths k0..k0+n of a row (n in 1..KC) as int16, zero-padded to a multiple of 16. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_widen_row_avx2(const int is_signed, const uint8_t* row,
+                                                      size_t k0, size_t n, int16_t* out)
+{
+  const uint8_t* a = row + k0;
+  size_t kk = 0;
+  for (; kk + 16 <= n; kk += 16) {
+    const __m128i v = _mm_loadu_si128((const __m128i*) (a + kk));
+    _mm256_store_si256((__m256i*) (out + kk), gemmi8_widen_avx2(is_signed, v));
+  }
+  if (kk < n) {
+    const __m128i v = gemmi8_load_tail_avx2(a + kk, n - kk, k0 + kk);
+    _mm256_store_si256((__m256i*) (out + kk), gemmi8_widen_avx2(is_signed, v));
+  }
+}
+
+/* ---- the k loop ----------------------------------------------------------------------
+ * Row i: broadcast offset in the chunk buffer, accumulator registers, and offsets
+ * of the accumulators in memory (__m256i acc[6][2]). */
+#define GEMMI8_AVX2_R0(X) X("0", "0", "1", "0", "32")
+#define GEMMI8_AVX2_R1(X) X("1024", "2", "3", "64", "96")
+#define GEMMI8_AVX2_R2(X) X("2048", "4", "5", "128", "160")
+#define GEMMI8_AVX2_R3(X) X("3072", "6", "7", "192", "224")
+#define GEMMI8_AVX2_R4(X) X("4096", "8", "9", "256", "288")
+#define GEMMI8_AVX2_R5(X) X("5120", "10", "11", "320", "352")
+#define GEMMI8_AVX2_ROWS_1(X) GEMMI8_AVX2_R0(X)
+#define GEMMI8_AVX2_ROWS_2(X) GEMMI8_AVX2_ROWS_1(X) GEMMI8_AVX2_R1(X)
+#define GEMMI8_AVX2_ROWS_3(X) GEMMI8_AVX2_ROWS_2(X) GEMMI8_AVX2_R2(X)
+#define GEMMI8_AVX2_ROWS_4(X) GEMMI8_AVX2_ROWS_3(X) GEMMI8_AVX2_R3(X)
+#define GEMMI8_AVX2_ROWS_5(X) GEMMI8_AVX2_ROWS_4(X) GEMMI8_AVX2_R4(X)
+#define GEMMI8_AVX2_ROWS_6(X) GEMMI8_AVX2_ROWS_5(X) GEMMI8_AVX2_R5(X)
+
+/* vacc += vpmaddwd(va, vb) */
+#define GEMMI8_AVX2_MADD(vb, c) \
+  "vpmaddwd %%ymm" vb ", %%ymm14, %%ymm15\n\tvpaddd %%ymm15, %%ymm" c ", %%ymm" c "\n\t"
+/* one k pair of one row, for one or two column groups */
+#define GEMMI8_AVX2_STEP_1(a, c0, c1, m0, m1) \
+  "vpbroadcastd " a "(%[a]), %%ymm14\n\t" GEMMI8_AVX2_MADD("12", c0)
+#define GEMMI8_AVX2_STEP_2(a, c0, c1, m0, m1) \
+  GEMMI8_AVX2_STEP_1(a, c0, c1, m0, m1) GEMMI8_AVX2_MADD("13", c1)
+#define GEMMI8_AVX2_LOAD_1(a, c0, c1, m0, m1) "vmovdqa " m0 "(%[acc]), %%ymm" c0 "\n\t"
+#define GEMMI8_AVX2_LOAD_2(a, c0, c1, m0, m1) \
+  GEMMI8_AVX2_LOAD_1(a, c0, c1, m0, m1) "vmovdqa " m1 "(%[acc]), %%ymm" c1 "\n\t"
+#define GEMMI8_AVX2_STORE_1(a, c0, c1, m0, m1) "vmovdqa %%ymm" c0 ", " m0 "(%[acc])\n\t"
+#define GEMMI8_AVX2_STORE_2(a, c0, c1, m0, m1) \
+  GEMMI8_AVX2_STORE_1(a, c0, c1, m0, m1) "vmovdqa %%ymm" c1 ", " m1 "(%[acc])\n\t"
+#define GEMMI8_AVX2_LOAD_B_1 "vmovdqa 0(%[w]), %%ymm12\n\t"
+#define GEMMI8_AVX2_LOAD_B_2 GEMMI8_AVX2_LOAD_B_1 "vmovdqa 32(%[w]), %%ymm13\n\t"
+
+/* n (>= 1) k pairs of ROWS rows and NJ column groups; w advances by 64 bytes
+ * (16 columns x 2 depths x int16) per pair, a by one dword. */
+#define GEMMI8_AVX2_LOOP(ROWS, NJ)                                                        \
+  __asm__ volatile(ROWS(GEMMI8_AVX2_LOAD_##NJ)                                           \
+                   "1:\n\t" GEMMI8_AVX2_LOAD_B_##NJ ROWS(GEMMI8_AVX2_STEP_##NJ)          \
+                   "add $64, %[w]\n\t"                                                   \
+                   "add $4, %[a]\n\t"                                                    \
+                   "dec %[n]\n\t"                                                        \
+                   "jnz 1b\n\t" ROWS(GEMMI8_AVX2_STORE_##NJ)                             \
+                   : [w] "+r"(w), [a] "+r"(a), [n] "+r"(n)                               \
+                   : [acc] "r"(acc)                                                      \
+                   : "cc", "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",     \
+                     "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", \
+                     "xmm14", "xmm15")
+
+#define GEMMI8_AVX2_LOOPS(NJ)                                   \
+  switch (rows) {                                               \
+    case 1: GEMMI8_AVX2_LOOP(GEMMI8_AVX2_ROWS_1, NJ); break;    \
+    case 2: GEMMI8_AVX2_LOOP(GEMMI8_AVX2_ROWS_2, NJ); break;    \
+    case 3: GEMMI8_AVX2_LOOP(GEMMI8_AVX2_ROWS_3, NJ); break;    \
+    case 4: GEMMI8_AVX2_LOOP(GEMMI8_AVX2_ROWS_4, NJ); break;    \
+    case 5: GEMMI8_AVX2_LOOP(GEMMI8_AVX2_ROWS_5, NJ); break;    \
+    default: GEMMI8_AVX2_LOOP(GEMMI8_AVX2_ROWS_6, NJ); break;   \
+  }
+
+/* Accumulates n k pairs of `rows` (1..6) rows into acc; returns the advanced w. */
+static GEMMI8_ALWAYS_INLINE const uint8_t* gemmi8_avx2_pairs(const size_t NJ, size_t rows,
+                                                             size_t n, const uint8_t* w,
+                                                             const int16_t* a,
+                                                             __m256i acc[6][2])
+{
+  if (NJ == 1) {
+    GEMMI8_AVX2_LOOPS(1)
+  } else {
+    GEMMI8_AVX2_LOOPS(2)
+  }
+  return w;
+}
+
+/* Accumulates the MR x (8 * NJ) tile into vacc. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_avx2(const size_t MR, const size_t NJ,
+                                                       const int is_signed, size_t mr, size_t k,
+                                                       const uint8_t* a, size_t a_stride,
+                                                       const void* w, __m256i vacc[][2])
+{
+  _Alignas(32) int16_t buf[6 * GEMMI8_AVX2_KC];
+  _Alignas(32) __m256i acc[6][2];
+  const int32_t* bias = (const int32_t*) w;
+  const uint8_t* wk = (const uint8_t*) (bias + 16);
+#pragma GCC unroll 2
+  for (size_t j = 0; j < NJ; j++) {
+    const __m256i vbias = _mm256_load_si256((const __m256i*) (bias + 8 * j));
+#pragma GCC unroll 6
+    for (size_t i = 0; i < MR; i++) acc[i][j] = vbias;
+  }
+  for (size_t k0 = 0; k0 < k; k0 += GEMMI8_AVX2_KC) {
+    const size_t kc = k - k0 < GEMMI8_AVX2_KC ? k - k0 : GEMMI8_AVX2_KC;
+#pragma GCC unroll 6
+    for (size_t i = 0; i < MR; i++) {
+      if (i < mr) {
+        gemmi8_widen_row_avx2(is_signed, a + i * a_stride, k0, kc, buf + i * GEMMI8_AVX2_KC);
+      }
+    }
+    wk = gemmi8_avx2_pairs(NJ, mr, (kc + 1) / 2, wk, buf, acc);
+  }
+#pragma GCC unroll 6
+  for (size_t i = 0; i < MR; i++) {
+#pragma GCC unroll 2
+    for (size_t j = 0; j < NJ; j++) vacc[i][j] = acc[i][j];
+  }
+}
+
+/* ---- stores ------------------------------------------------------------------------ */
+
+/* Lanes of column group j that lie within nr columns. */
+static GEMMI8_ALWAYS_INLINE __m256i gemmi8_column_mask_avx2(size_t nr, size_t j)
+{
+  const __m256i vidx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t) (nr - 8 * j)), vidx);
+}
+
+/* The first n (0..7) int32 lanes of v. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_store_s32_partial_avx2(int32_t* p, size_t n, __m256i v)
+{
+  __m128i x = _mm256_castsi256_si128(v);
+  if (n & 4) {
+    _mm_storeu_si128((__m128i*) p, x);
+    x = _mm256_extracti128_si256(v, 1);
+    p += 4;
+  }
+  if (n & 2) {
+    _mm_storel_epi64((__m128i*) p, x);
+    x = _mm_unpackhi_epi64(x, x);
+    p += 2;
+  }
+  if (n & 1) _mm_storeu_si32(p, x);
+}
+
+/* The first n (0..15) bytes of v. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_store_u8_partial_avx2(uint8_t* p, size_t n, __m128i v)
+{
+  if (n & 8) {
+    _mm_storel_epi64((__m128i*) p, v);
+    v = _mm_unpackhi_epi64(v, v);
+    p += 8;
+  }
+  if (n & 4) {
+    _mm_storeu_si32(p, v);
+    v = _mm_srli_epi64(v, 32);
+    p += 4;
+  }
+  if (n & 2) {
+    _mm_storeu_si16(p, v);
+    v = _mm_srli_epi32(v, 16);
+    p += 2;
+  }
+  if (n & 1) *p = (uint8_t) _mm_cvtsi128_si32(v);
+}
+
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_s32_avx2(const size_t MR, const size_t NJ,
+                                                            size_t mr, size_t nr, void* c,
+                                                            size_t c_stride, __m256i vacc[][2])
+{
+#pragma GCC unroll 6
+  for (size_t i = 0; i < MR; i++) {
+    if (i < mr) {
+      int32_t* ci = (int32_t*) ((uint8_t*) c + i * c_stride);
+      if (nr >= 8 * NJ) {
+#pragma GCC unroll 2
+        for (size_t j = 0; j < NJ; j++) _mm256_storeu_si256((__m256i*) (ci + 8 * j), vacc[i][j]);
+      } else if (NJ == 2) {
+        _mm256_storeu_si256((__m256i*) ci, vacc[i][0]);
+        gemmi8_store_s32_partial_avx2(ci + 8, nr - 8, vacc[i][1]);
+      } else {
+        gemmi8_store_s32_partial_avx2(ci, nr, vacc[i][0]);
+      }
+    }
+  }
+}
+
+/* Requantized int32 lanes (before the zero point) to bytes: saturate to int16, add
+ * the zero point saturating, saturate to 8 bits, clamp to [min, max]. That equals
+ * clamp(r + zero_point, min, max) for every int32 r. Two rows at a time. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_bytes_avx2(
+    const size_t MR, const size_t NJ, const int is_signed, size_t mr, size_t nr, void* c,
+    size_t c_stride, const struct gemmi8_qparams* p, __m256i vr[][2])
+{
+  const __m256i vzp = _mm256_set1_epi16((int16_t) p->zero_point);
+  const __m256i vmin = _mm256_set1_epi8((char) p->min);
+  const __m256i vmax = _mm256_set1_epi8((char) p->max);
+#pragma GCC unroll 3
+  for (size_t i = 0; i < MR; i += 2) {
+    const size_t i1 = i + 1 < MR ? i + 1 : i;
+    uint8_t* c0 = (uint8_t*) c + i * c_stride;
+    uint8_t* c1 = (uint8_t*) c + i1 * c_stride;
+    __m256i v;
+    __m128i lo, hi;
+    if (NJ == 2) {
+      /* rows i, i1, 16 columns: bytes come out as dwords 0-3 of both rows in lane 0
+       * (columns 0-3, 8-11) and lane 1 (4-7, 12-15), then put in order */
+      const __m256i p0 = _mm256_adds_epi16(_mm256_packs_epi32(vr[i][0], vr[i][1]), vzp);
+      const __m256i p1 = _mm256_adds_epi16(_mm256_packs_epi32(vr[i1][0], vr[i1][1]), vzp);
+      v = is_signed ? _mm256_packs_epi16(p0, p1) : _mm256_packus_epi16(p0, p1);
+      v = _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    } else {
+      /* rows i, i1, 8 columns */
+      const __m256i p01 = _mm256_adds_epi16(_mm256_packs_epi32(vr[i][0], vr[i1][0]), vzp);
+      v = is_signed ? _mm256_packs_epi16(p01, p01) : _mm256_packus_epi16(p01, p01);
+      v = _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 4, 1, 5, 0, 4, 1, 5));
+    }
+    v = is_signed ? _mm256_min_epi8(_mm256_max_epi8(v, vmin), vmax)
+                  : _mm256_min_epu8(_mm256_max_epu8(v, vmin), vmax);
+    lo = _mm256_castsi256_si128(v);
+    hi = _mm256_extracti128_si256(v, 1);
+    if (NJ == 1) hi = _mm_unpackhi_epi64(lo, lo);
+    if (nr >= 8 * NJ) {
+      if (NJ == 2) {
+        if (i1 < mr) _mm_storeu_si128((__m128i*) c1, hi);
+        if (i < mr) _mm_storeu_si128((__m128i*) c0, lo);
+      } else {
+        if (i1 < mr) _mm_storel_epi64((__m128i*) c1, hi);
+        if (i < mr) _mm_storel_epi64((__m128i*) c0, lo);
+      }
+    } else {
+      if (i1 < mr) gemmi8_store_u8_partial_avx2(c1, nr, hi);
+      if (i < mr) gemmi8_store_u8_partial_avx2(c0, nr, lo);
+    }
+  }
+}
+
+/* Per-channel (stride 1) or per-tensor (stride 0) values of group j, within nr. */
+static GEMMI8_ALWAYS_INLINE __m256i gemmi8_load_channel_avx2(const int32_t* p, size_t stride,
+                                                            size_t nr, size_t j)
+{
+  if (!stride) return _mm256_set1_epi32(*p);
+  if (nr >= 8 * (j + 1)) return _mm256_loadu_si256((const __m256i*) (p + 8 * j));
+  return _mm256_maskload_epi32((const int*) (p + 8 * j), gemmi8_column_mask_avx2(nr, j));
+}
+
+/* TFLite fixed-point requantization in registers, then the byte store. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_rndnu_avx2(
+    const size_t MR, const size_t NJ, const int is_signed, size_t mr, size_t nr, void* c,
+    size_t c_stride, const struct gemmi8_qparams* p, __m256i vacc[][2])
+{
+  const __m256i vone = _mm256_set1_epi32(1);
+  const __m256i vzero = _mm256_setzero_si256();
+  const __m256i vnudge = _mm256_set1_epi64x(INT64_C(1) << 30);
+#pragma GCC unroll 2
+  for (size_t j = 0; j < NJ; j++) {
+    const __m256i vmul = gemmi8_load_channel_avx2(p->multiplier, p->channel_stride, nr, j);
+    const __m256i vmul_odd = _mm256_srli_epi64(vmul, 32);
+    const __m256i vshift = gemmi8_load_channel_avx2(p->shift, p->channel_stride, nr, j);
+    const __m256i vleft = _mm256_max_epi32(vshift, vzero);
+    const __m256i vright = _mm256_max_epi32(_mm256_sub_epi32(vzero, vshift), vzero);
+    const __m256i vrmask = _mm256_sub_epi32(_mm256_sllv_epi32(vone, vright), vone);
+    const __m256i vhalf = _mm256_srli_epi32(vrmask, 1);
+    const int left = !_mm256_testz_si256(vleft, vleft);
+#pragma GCC unroll 6
+    for (size_t i = 0; i < MR; i++) {
+      __m256i x = vacc[i][j];
+      if (left) {
+        /* saturating left shift: it overflowed when shifting back loses bits */
+        const __m256i shifted = _mm256_sllv_epi32(x, vleft);
+        const __m256i exact = _mm256_cmpeq_epi32(_mm256_srav_epi32(shifted, vleft), x);
+        const __m256i saturated =
+            _mm256_xor_si256(_mm256_srai_epi32(x, 31), _mm256_set1_epi32(INT32_MAX));
+        x = _mm256_blendv_epi8(saturated, shifted, exact);
+      }
+      /* SaturatingRoundingDoublingHighMul = floor((x * mul + 2^30) / 2^31) (mul >= 0,
+       * so no overflow): even lanes shifted down into the low dwords, odd lanes
+       * doubled into the high dwords */
+      const __m256i peven = _mm256_add_epi64(_mm256_mul_epi32(x, vmul), vnudge);
+      const __m256i podd =
+          _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), vmul_odd), vnudge);
+      const __m256i y =
+          _mm256_blend_epi32(_mm256_srli_epi64(peven, 31), _mm256_add_epi64(podd, podd), 0xAA);
+      /* RoundingDivideByPOT: y >> right, plus one when the remainder exceeds half
+       * (half or more for negative y): half away from zero */
+      const __m256i rem = _mm256_and_si256(y, vrmask);
+      const __m256i threshold = _mm256_sub_epi32(vhalf, _mm256_srai_epi32(y, 31));
+      const __m256i r = _mm256_srav_epi32(y, vright);
+      vacc[i][j] = _mm256_sub_epi32(r, _mm256_cmpgt_epi32(rem, threshold));
+    }
+  }
+  gemmi8_qgemm_store_bytes_avx2(MR, NJ, is_signed, mr, nr, c, c_stride, p, vacc);
+}
+
+/* fp32 requantization: float product, clamp to [min - zp, max - zp] (operands in
+ * the order of the scalar x < lo ? lo : x), round half to even by adding 1.5 * 2^23,
+ * whose low mantissa bits then hold the integer. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_avx2(
+    const size_t MR, const size_t NJ, const int is_signed, size_t mr, size_t nr, void* c,
+    size_t c_stride, const struct gemmi8_qparams* p, __m256i vacc[][2])
+{
+  const __m256 vlo = _mm256_set1_ps((float) (p->min - p->zero_point));
+  const __m256 vhi = _mm256_set1_ps((float) (p->max - p->zero_point));
+  const __m256 vmagic = _mm256_set1_ps(12582912.0f);
+  const __m256i vmagic_bits = _mm256_set1_epi32(0x4B400000);
+#pragma GCC unroll 2
+  for (size_t j = 0; j < NJ; j++) {
+    __m256 vscale;
+    if (!p->channel_stride) {
+      vscale = _mm256_set1_ps(*p->scale);
+    } else if (nr >= 8 * (j + 1)) {
+      vscale = _mm256_loadu_ps(p->scale + 8 * j);
+    } else {
+      vscale = _mm256_maskload_ps(p->scale + 8 * j, gemmi8_column_mask_avx2(nr, j));
+    }
+#pragma GCC unroll 6
+    for (size_t i = 0; i < MR; i++) {
+      __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(vacc[i][j]), vscale);
+      x = _mm256_min_ps(vhi, _mm256_max_ps(vlo, x));
+      vacc[i][j] = _mm256_sub_epi32(_mm256_castps_si256(_mm256_add_ps(x, vmagic)), vmagic_bits);
+    }
+  }
+  gemmi8_qgemm_store_bytes_avx2(MR, NJ, is_signed, mr, nr, c, c_stride, p, vacc);
+}
+
+/* One tile: accumulate, then the output kind (0 int32, 1 fixed-point, 2 fp32). */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_tile_avx2(
+    const size_t MR, const size_t NJ, const int is_signed, const int out, size_t mr, size_t nr,
+    size_t k, const void* a, size_t a_stride, const void* w, void* c, size_t c_stride,
+    const struct gemmi8_qparams* params)
+{
+  __m256i vacc[6][2];
+  gemmi8_qgemm_core_avx2(MR, NJ, is_signed, mr, k, (const uint8_t*) a, a_stride, w, vacc);
+  if (out == 0) gemmi8_qgemm_store_s32_avx2(MR, NJ, mr, nr, c, c_stride, vacc);
+  if (out == 1) gemmi8_qgemm_store_rndnu_avx2(MR, NJ, is_signed, mr, nr, c, c_stride, params, vacc);
+  if (out == 2) gemmi8_qgemm_store_fp32_avx2(MR, NJ, is_signed, mr, nr, c, c_stride, params, vacc);
+}
+
+#define GEMMI8_QGEMM_AVX2_OUT_s32 0
+#define GEMMI8_QGEMM_AVX2_OUT_rndnu 1
+#define GEMMI8_QGEMM_AVX2_OUT_fp32 2
+
+/* One kernel, MR x 16: narrow tiles (nr <= 8) compute one column group only.
+ * OUT is s32, rndnu or fp32. */
+#define GEMMI8_QGEMM_AVX2_KERNEL(fn, MR, SIGNED, OUT)                                      \
+  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
+          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+  {                                                                                      \
+    _Static_assert(MR >= 1 && MR <= 6, "the k loops have 1 to 6 rows");                  \
+    if (nr > 8) {                                                                        \
+      gemmi8_qgemm_tile_avx2(MR, 2, SIGNED, GEMMI8_QGEMM_AVX2_OUT_##OUT, mr, nr, k, a,     \
+                             a_stride, w, c, c_stride, params);                          \
+    } else {                                                                             \
+      gemmi8_qgemm_tile_avx2(MR, 1, SIGNED, GEMMI8_QGEMM_AVX2_OUT_##OUT, mr, nr, k, a,     \
+                             a_stride, w, c, c_stride, params);                          \
+    }                                                                                    \
+  }
+
+#endif

@@ -1,0 +1,6 @@
+/* qs8 GEMM, 6x16c2, AVX2: int32, fixed-point and fp32 outputs (see qgemm-avx2.h). */
+#include "qgemm-avx2.h"
+
+GEMMI8_QGEMM_AVX2_KERNEL(gemmi8_qs8_gemm_s32_ukernel_6x16c2__avx2, 6, 1, s32)
+GEMMI8_QGEMM_AVX2_KERNEL(gemmi8_qs8_gemm_rndnu_ukernel_6x16c2__avx2, 6, 1, rndnu)
+GEMMI8_QGEMM_AVX2_KERNEL(gemmi8_qs8_gemm_fp32_ukernel_6x16c2__avx2, 6, 1, fp32)

@@ -123,11 +123,16 @@ static void pack_into(const struct gemmi8_qgemm_config* cfg, enum gemmi8_type ty
   h->a_zero_point = a_zero_point;
   /* coef = (B - w) - b_zp, as the packer writes it */
   const int32_t delta = cfg->xor_weights ? (src->is_signed ? -128 : 128) : 0;
-  int coef_zero = 1;
-  for (size_t j = 0; j < n && cfg->column_bytes == 8; j++) {
-    coef_zero &= delta - (b_zp ? b_zp[j] : 0) == 0;
+  const int32_t coef0 = delta - (b_zp ? b_zp[0] : 0);
+  int uniform = 1;
+  for (size_t j = 1; j < n && cfg->column_bytes == 8; j++) {
+    uniform &= delta - (b_zp ? b_zp[j] : 0) == coef0;
   }
-  if (coef_zero) h->flags |= GEMMI8_PACKED_NO_ROW_SUM;
+  if (cfg->column_bytes == 8 && uniform) {
+    h->flags |= coef0 == 0 ? GEMMI8_PACKED_NO_ROW_SUM : GEMMI8_PACKED_UNIFORM_COEF;
+    h->coef = coef0;
+  }
+  if (cfg->column_bytes != 8) h->flags |= GEMMI8_PACKED_NO_ROW_SUM;
   cfg->pack(cfg, n, k, src, a_zero_point, b_zp, bias, (size_t) h->block_bytes,
             (uint8_t*) packed + GEMMI8_PACKED_HEADER_BYTES);
 }

@@ -36,10 +36,13 @@ struct gemmi8_packed_header {
   uint64_t block_bytes;
   int32_t a_zero_point;
   uint32_t flags; /* GEMMI8_PACKED_* */
-  uint32_t reserved[4];
+  int32_t coef;   /* with GEMMI8_PACKED_UNIFORM_COEF: the coef of every column */
+  uint32_t reserved[3];
 };
 /* Every coef is 0: the row-sum term vanishes and the driver need not compute it. */
 #define GEMMI8_PACKED_NO_ROW_SUM 1u
+/* Every column has the same coef (per-tensor b_zp, or qs8): header.coef. */
+#define GEMMI8_PACKED_UNIFORM_COEF 2u
 _Static_assert(sizeof(struct gemmi8_packed_header) == GEMMI8_PACKED_HEADER_BYTES,
                "packed header is one cache line");
 
@@ -66,8 +69,11 @@ struct gemmi8_qparams {
   const int32_t* shift;
   const float* scale;
   size_t channel_stride;
-  /* Sums of the tile's rows of a (for configs with a row_sum function), else NULL. */
+  /* Sums of the tile's rows of a (for configs with a row_sum function), else NULL.
+   * row_sum_uniform: every column has the coef row_sum_coef (scaled_row_sum configs). */
   const int32_t* row_sum;
+  int row_sum_uniform;
+  int32_t row_sum_coef;
   int32_t zero_point;
   int32_t min;
   int32_t max;
@@ -237,6 +243,8 @@ struct gemmi8_qgemm_config {
   /* Sums of m rows of k bytes (uint8 for qu8, int8 for qs8), or NULL when the
    * kernels do not need them from the driver. */
   void (*row_sum)(size_t m, size_t k, const void* a, size_t a_stride, int32_t* sums);
+  /* The kernels read row_sum_uniform / row_sum_coef. */
+  uint8_t scaled_row_sum;
   gemmi8_qgemm_ukernel_fn s32;
   gemmi8_qgemm_ukernel_fn rndnu; /* fixed-point requantization */
   gemmi8_qgemm_ukernel_fn fp32;

@@ -134,6 +134,10 @@ static void run(const struct gemmi8_qgemm_config* cfg, gemmi8_qgemm_ukernel_fn u
     qgemm_tiles(&ctx, 0, m, 0, blocks, NULL);
     return;
   }
+  /* One coef for every column: the kernels can add coef * rowsum without a vector
+   * multiply. */
+  ctx.params.row_sum_uniform = cfg->scaled_row_sum && (h->flags & GEMMI8_PACKED_UNIFORM_COEF);
+  ctx.params.row_sum_coef = h->coef;
   int32_t row_sum[MC_MAX];
   size_t mc = gemmi8_min(MC_MAX, MC_BYTES / k);
   mc = mc < cfg->mr ? cfg->mr : mc - mc % cfg->mr;

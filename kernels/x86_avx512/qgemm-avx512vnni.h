@@ -7,7 +7,8 @@
  *   qu8: acc += a (u8, register) * w (s8)      qs8: acc += w (u8) * a (s8, broadcast)
  * and acc = bias' + sum a * w + coef[n] * rowsum(a), exact modulo 2^32 (see common.h).
  * The row sums come from the driver (params->row_sum); NULL when every coef is 0
- * (qu8 with b_zp = 128), and the term is skipped. (Flipping a qs8 row to uint8 in the
+ * (qu8 with b_zp = 128), and the term is skipped; when every column has the same
+ * coef (qs8; qu8 with a per-tensor b_zp) it is one add, with no vector multiply. (Flipping a qs8 row to uint8 in the
  * loop instead, a ^ 0x80, costs one vpxord per broadcast and measured 40% slower.)
  *
  * Registers: vacc<i>x<j>: row i, columns 16j..16j+15 (MR x NJ zmm); vw<j>: 16 columns
@@ -43,7 +44,7 @@ static GEMMI8_ALWAYS_INLINE __mmask16 gemmi8_column_mask(size_t nr, size_t j)
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_avx512vnni(
     const size_t MR, const size_t NJMAX, const size_t NJ, const int signed_a, size_t mr, size_t k,
     const uint8_t* a, size_t a_stride, const void* w, const int32_t* row_sum,
-    __m512i vacc[][4])
+    int row_sum_uniform, int32_t coef0, __m512i vacc[][4])
 {
   const uint8_t* ap[16] = {a};
   const int32_t* rs[16] = {row_sum};
@@ -92,14 +93,24 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_avx512vnni(
       }
     }
   }
-  if (row_sum == NULL) return;
-#pragma GCC unroll 4
-  for (size_t j = 0; j < NJ; j++) {
-    const __m512i vcoef = _mm512_load_si512(coef + 16 * j);
+  /* The row-sum term. */
+  if (row_sum_uniform) {
+    /* one coef for every column: a scalar multiply per row */
 #pragma GCC unroll 16
     for (size_t i = 0; i < MR; i++) {
-      vacc[i][j] = _mm512_add_epi32(vacc[i][j],
-                                    _mm512_mullo_epi32(_mm512_set1_epi32(*rs[i]), vcoef));
+      const __m512i vterm = _mm512_set1_epi32((int32_t) ((uint32_t) *rs[i] * (uint32_t) coef0));
+#pragma GCC unroll 4
+      for (size_t j = 0; j < NJ; j++) vacc[i][j] = _mm512_add_epi32(vacc[i][j], vterm);
+    }
+  } else if (row_sum != NULL) {
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NJ; j++) {
+      const __m512i vcoef = _mm512_load_si512(coef + 16 * j);
+#pragma GCC unroll 16
+      for (size_t i = 0; i < MR; i++) {
+        vacc[i][j] = _mm512_add_epi32(vacc[i][j],
+                                      _mm512_mullo_epi32(_mm512_set1_epi32(*rs[i]), vcoef));
+      }
     }
   }
 }
@@ -238,7 +249,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_avx512(
 #define GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJMAX, NJ, SIGNED_A, OUT)                      \
   case NJ:                                                                               \
     gemmi8_qgemm_core_avx512vnni(MR, NJMAX, NJ, SIGNED_A, mr, k, a, a_stride, w,         \
-                                 params->row_sum, vacc);                                 \
+                                 params->row_sum, params->row_sum_uniform,           \
+                                 params->row_sum_coef, vacc);                                 \
     GEMMI8_QGEMM_STORE_##OUT(MR, NJ);                                                    \
     break;
 

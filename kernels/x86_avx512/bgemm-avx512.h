@@ -1,5 +1,6 @@
 /*
- * AVX-512 binary GEMM microkernel template: MR x NR words-of-K, NR = 8 * NJMAX columns.
+ * AVX-512 binary GEMM microkernel template: MR x NR words-of-K, NR = 8 * NJMAX columns
+ * (NJMAX 3 or 4).
  *
  * Packed weights: for each 64-bit word of depth, NR words (one per column), padding
  * bits and columns 0. Each zmm holds one depth word of 8 columns; a row's word of a
@@ -47,6 +48,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_bgemm_core_avx512(const size_t MR, const
       for (size_t j = 0; j < NJ; j++) {
         vacc[i][j] =
             _mm512_add_epi64(vacc[i][j], GEMMI8_BIN_POPCNT(_mm512_xor_si512(va, vw[j])));
+        /* keeps each accumulator in one register (no copy per iteration) */
+        __asm__("" : "+v"(vacc[i][j]));
       }
     }
   }
@@ -112,8 +115,8 @@ static GEMMI8_ALWAYS_INLINE __m256 gemmi8_bin_affine(__m256i vacc, const struct 
     }                                                                                    \
   }
 
-/* Sign bits: the tile's nr <= 64 bits start at bit params->n0 of the row; a block
- * of NR | 64 columns never straddles a word. */
+/* Sign bits: the tile's nr <= 32 bits start at bit params->n0 of the row and may
+ * run into the next word. */
 #define GEMMI8_BGEMM_STORE_bits(MR, NJ)                                                 \
   _Pragma("GCC unroll 16") for (size_t i = 0; i < MR; i++) {                             \
     if (i < mr) {                                                                        \
@@ -128,8 +131,12 @@ static GEMMI8_ALWAYS_INLINE __m256 gemmi8_bin_affine(__m256i vacc, const struct 
       }                                                                                  \
       uint64_t* word = (uint64_t*) ((uint8_t*) c + i * c_stride) + params->n0 / 64;      \
       const unsigned offset = (unsigned) (params->n0 % 64);                              \
-      const uint64_t keep = nr >= 64 ? 0 : ~(((UINT64_C(1) << nr) - 1) << offset);       \
-      *word = (*word & keep) | (bits << offset);                                         \
+      const uint64_t field = (UINT64_C(1) << nr) - 1;                                    \
+      word[0] = (word[0] & ~(field << offset)) | (bits << offset);                       \
+      if (offset + nr > 64) {                                                            \
+        const unsigned spill = 64 - offset;                                              \
+        word[1] = (word[1] & ~(field >> spill)) | (bits >> spill);                       \
+      }                                                                                  \
     }                                                                                    \
   }
 
@@ -138,7 +145,7 @@ static GEMMI8_ALWAYS_INLINE __m256 gemmi8_bin_affine(__m256i vacc, const struct 
     gemmi8_bgemm_core_avx512(MR, NJMAX, NJ, mr, k, a, a_stride, w, vacc);              \
     GEMMI8_BGEMM_STORE_##OUT(MR, NJ) break;
 
-#define GEMMI8_BGEMM_AVX512_KERNEL(fn, MR, OUT)                                         \
+#define GEMMI8_BGEMM_AVX512_KERNEL(fn, MR, NJMAX, OUT)                                  \
   void fn(size_t mr, size_t nr, size_t k, const uint64_t* a, size_t a_stride,            \
           const void* w, void* c, size_t c_stride, const struct gemmi8_bparams* params)  \
   {                                                                                      \
@@ -146,11 +153,15 @@ static GEMMI8_ALWAYS_INLINE __m256 gemmi8_bin_affine(__m256i vacc, const struct 
     __m512i vacc[MR][4];                                                                 \
     const __m256i vk = _mm256_set1_epi32((int32_t) k);                                   \
     switch ((nr + 7) / 8) {                                                              \
-      GEMMI8_BGEMM_CASE(MR, 4, 1, OUT)                                                   \
-      GEMMI8_BGEMM_CASE(MR, 4, 2, OUT)                                                   \
-      GEMMI8_BGEMM_CASE(MR, 4, 3, OUT)                                                   \
-      GEMMI8_BGEMM_CASE(MR, 4, 4, OUT)                                                   \
+      GEMMI8_BGEMM_CASE(MR, NJMAX, 1, OUT)                                               \
+      GEMMI8_BGEMM_CASE(MR, NJMAX, 2, OUT)                                               \
+      GEMMI8_BGEMM_CASES_##NJMAX(MR, OUT)                                                \
     }                                                                                    \
   }
+/* cases 3 and 4 exist only for wider kernels */
+#define GEMMI8_BGEMM_CASES_3(MR, OUT) GEMMI8_BGEMM_CASE(MR, 3, 3, OUT)
+#define GEMMI8_BGEMM_CASES_4(MR, OUT) \
+  GEMMI8_BGEMM_CASE(MR, 4, 3, OUT)    \
+  GEMMI8_BGEMM_CASE(MR, 4, 4, OUT)
 
 #endif

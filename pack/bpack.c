@@ -40,38 +40,45 @@ static gemmi8_status check_rows(size_t rows, size_t k, const void* x, size_t x_s
 #define NEGATIVE_S8(v) ((v) < 0)
 #define NEGATIVE_U8(v) ((v) < zero_point)
 
-void gemmi8_binarize_f32__generic(size_t k, const void* row, uint8_t zero_point, uint64_t* out)
+void gemmi8_binarize_f32__generic(size_t rows, size_t k, const void* x, size_t x_stride,
+                                  uint8_t zero_point, uint64_t* out, size_t out_stride)
 {
   (void) zero_point;
-  const float* x = row;
-  PACK_ROW(x, k, out, NEGATIVE_F32);
+  for (size_t r = 0; r < rows; r++) {
+    const float* row = (const float*) ((const uint8_t*) x + r * x_stride);
+    PACK_ROW(row, k, out + r * out_stride, NEGATIVE_F32);
+  }
 }
 
-void gemmi8_binarize_s8__generic(size_t k, const void* row, uint8_t zero_point, uint64_t* out)
+void gemmi8_binarize_s8__generic(size_t rows, size_t k, const void* x, size_t x_stride,
+                                 uint8_t zero_point, uint64_t* out, size_t out_stride)
 {
   (void) zero_point;
-  const int8_t* x = row;
-  PACK_ROW(x, k, out, NEGATIVE_S8);
+  for (size_t r = 0; r < rows; r++) {
+    const int8_t* row = (const int8_t*) x + r * x_stride;
+    PACK_ROW(row, k, out + r * out_stride, NEGATIVE_S8);
+  }
 }
 
-void gemmi8_binarize_u8__generic(size_t k, const void* row, uint8_t zero_point, uint64_t* out)
+void gemmi8_binarize_u8__generic(size_t rows, size_t k, const void* x, size_t x_stride,
+                                 uint8_t zero_point, uint64_t* out, size_t out_stride)
 {
-  const uint8_t* x = row;
-  PACK_ROW(x, k, out, NEGATIVE_U8);
+  for (size_t r = 0; r < rows; r++) {
+    const uint8_t* row = (const uint8_t*) x + r * x_stride;
+    PACK_ROW(row, k, out + r * out_stride, NEGATIVE_U8);
+  }
 }
 
 /* fn may be NULL in configs without their own: the portable one is used. */
-static gemmi8_status binarize(gemmi8_binarize_fn fn, gemmi8_binarize_fn fallback, size_t element, size_t rows, size_t k,
-                              const void* x, size_t x_stride, uint8_t zero_point,
-                              uint64_t* out, size_t out_stride)
+static gemmi8_status binarize(gemmi8_binarize_fn fn, gemmi8_binarize_fn fallback, size_t element,
+                              size_t rows, size_t k, const void* x, size_t x_stride,
+                              uint8_t zero_point, uint64_t* out, size_t out_stride)
 {
   gemmi8_status status = check_rows(rows, k, x, x_stride, out, out_stride);
   if (status != gemmi8_status_success) return status;
   if ((rows - 1) > (SIZE_MAX / element - k) / x_stride) return gemmi8_status_invalid_parameter;
   if (fn == NULL) fn = fallback;
-  for (size_t r = 0; r < rows; r++) {
-    fn(k, (const uint8_t*) x + r * x_stride * element, zero_point, out + r * out_stride);
-  }
+  fn(rows, k, x, x_stride * element, zero_point, out, out_stride);
   return gemmi8_status_success;
 }
 

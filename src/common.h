@@ -203,11 +203,14 @@ typedef void (*gemmi8_qpack_fn)(const struct gemmi8_qgemm_config* cfg, size_t n,
 typedef void (*gemmi8_bpack_fn)(size_t nr, size_t n, size_t k, const uint64_t* b,
                                 size_t b_stride, int kn, size_t block_bytes, uint8_t* blocks);
 
-/* Binarizes one row of k values (float, int8, or uint8 against zero_point) into
- * GEMMI8_BIN_WORDS(k) words, padding bits 0. Reads exactly k elements. */
-typedef void (*gemmi8_binarize_fn)(size_t k, const void* row, uint8_t zero_point, uint64_t* out);
-#define GEMMI8_DECLARE_BINARIZE(fn) \
-  GEMMI8_INTERNAL void fn(size_t k, const void* row, uint8_t zero_point, uint64_t* out);
+/* Binarizes rows of k values (float, int8, or uint8 against zero_point; x_stride in
+ * bytes) into rows of GEMMI8_BIN_WORDS(k) words (out_stride in words), padding bits
+ * 0. Reads exactly k elements of each row. */
+typedef void (*gemmi8_binarize_fn)(size_t rows, size_t k, const void* x, size_t x_stride,
+                                   uint8_t zero_point, uint64_t* out, size_t out_stride);
+#define GEMMI8_DECLARE_BINARIZE(fn)                                                  \
+  GEMMI8_INTERNAL void fn(size_t rows, size_t k, const void* x, size_t x_stride,     \
+                          uint8_t zero_point, uint64_t* out, size_t out_stride);
 GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_f32__generic)
 GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_s8__generic)
 GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_u8__generic)

@@ -140,28 +140,39 @@ static GEMMI8_ALWAYS_INLINE __m256 gemmi8_bin_affine(__m256i vacc, const struct 
     }                                                                                    \
   }
 
-#define GEMMI8_BGEMM_CASE(MR, NJMAX, NJ, OUT)                                          \
-  case NJ:                                                                             \
-    gemmi8_bgemm_core_avx512(MR, NJMAX, NJ, mr, k, a, a_stride, w, vacc);              \
-    GEMMI8_BGEMM_STORE_##OUT(MR, NJ) break;
+enum { GEMMI8_BGEMM_S32, GEMMI8_BGEMM_F32, GEMMI8_BGEMM_BITS };
 
-#define GEMMI8_BGEMM_AVX512_KERNEL(fn, MR, NJMAX, OUT)                                  \
-  void fn(size_t mr, size_t nr, size_t k, const uint64_t* a, size_t a_stride,            \
-          const void* w, void* c, size_t c_stride, const struct gemmi8_bparams* params)  \
+/* The three kernels of a tile: one copy of the depth loop, always the full NJMAX
+ * column groups (only a matrix's last block is narrower), the output chosen by a
+ * switch after it. Keeps the library small. */
+#define GEMMI8_BGEMM_AVX512_KERNELS(MR, NJMAX)                                          \
+  static inline __attribute__((always_inline)) void GEMMI8_BGEMM_NAME(any)(             \
+      size_t mr, size_t nr, size_t k, const uint64_t* a, size_t a_stride, const void* w, \
+      void* c, size_t c_stride, const struct gemmi8_bparams* params, int out)            \
   {                                                                                      \
-    (void) params;                                                                       \
     __m512i vacc[MR][4];                                                                 \
     const __m256i vk = _mm256_set1_epi32((int32_t) k);                                   \
-    switch ((nr + 7) / 8) {                                                              \
-      GEMMI8_BGEMM_CASE(MR, NJMAX, 1, OUT)                                               \
-      GEMMI8_BGEMM_CASE(MR, NJMAX, 2, OUT)                                               \
-      GEMMI8_BGEMM_CASES_##NJMAX(MR, OUT)                                                \
+    gemmi8_bgemm_core_avx512(MR, NJMAX, NJMAX, mr, k, a, a_stride, w, vacc);             \
+    switch (out) {                                                                       \
+      case GEMMI8_BGEMM_S32:                                                             \
+        GEMMI8_BGEMM_STORE_s32(MR, NJMAX) break;                                         \
+      case GEMMI8_BGEMM_F32:                                                             \
+        GEMMI8_BGEMM_STORE_f32(MR, NJMAX) break;                                         \
+      default:                                                                           \
+        GEMMI8_BGEMM_STORE_bits(MR, NJMAX) break;                                        \
     }                                                                                    \
+  }                                                                                      \
+  GEMMI8_BGEMM_AVX512_ENTRY(s32, GEMMI8_BGEMM_S32)                                       \
+  GEMMI8_BGEMM_AVX512_ENTRY(f32, GEMMI8_BGEMM_F32)                                       \
+  GEMMI8_BGEMM_AVX512_ENTRY(bits, GEMMI8_BGEMM_BITS)
+
+/* GEMMI8_BGEMM_NAME(out), defined by the includer, names the kernels. */
+#define GEMMI8_BGEMM_AVX512_ENTRY(out, kind)                                            \
+  void GEMMI8_BGEMM_NAME(out)(size_t mr, size_t nr, size_t k, const uint64_t* a,         \
+                              size_t a_stride, const void* w, void* c, size_t c_stride,  \
+                              const struct gemmi8_bparams* params)                       \
+  {                                                                                      \
+    GEMMI8_BGEMM_NAME(any)(mr, nr, k, a, a_stride, w, c, c_stride, params, kind);        \
   }
-/* cases 3 and 4 exist only for wider kernels */
-#define GEMMI8_BGEMM_CASES_3(MR, OUT) GEMMI8_BGEMM_CASE(MR, 3, 3, OUT)
-#define GEMMI8_BGEMM_CASES_4(MR, OUT) \
-  GEMMI8_BGEMM_CASE(MR, 4, 3, OUT)    \
-  GEMMI8_BGEMM_CASE(MR, 4, 4, OUT)
 
 #endif

@@ -17,6 +17,5 @@ static inline __m512i gemmi8_popcnt64_lookup(__m512i x)
 #define GEMMI8_BIN_POPCNT(x) gemmi8_popcnt64_lookup(x)
 #include "bgemm-avx512.h"
 
-GEMMI8_BGEMM_AVX512_KERNEL(gemmi8_bin_gemm_s32_ukernel_6x32__avx512vnni, 6, 4, s32)
-GEMMI8_BGEMM_AVX512_KERNEL(gemmi8_bin_gemm_f32_ukernel_6x32__avx512vnni, 6, 4, f32)
-GEMMI8_BGEMM_AVX512_KERNEL(gemmi8_bin_gemm_bits_ukernel_6x32__avx512vnni, 6, 4, bits)
+#define GEMMI8_BGEMM_NAME(out) gemmi8_bin_gemm_##out##_ukernel_6x32__avx512vnni
+GEMMI8_BGEMM_AVX512_KERNELS(6, 4)

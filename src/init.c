@@ -79,7 +79,10 @@ static const struct gemmi8_config avx2_config = {
             .pack = gemmi8_bpack_words__generic,
             .s32 = gemmi8_bin_gemm_s32_ukernel_4x8__avx2,
             .f32 = gemmi8_bin_gemm_f32_ukernel_4x8__avx2,
-            .bits = gemmi8_bin_gemm_bits_ukernel_4x8__avx2},
+            .bits = gemmi8_bin_gemm_bits_ukernel_4x8__avx2,
+            .binarize_f32 = gemmi8_binarize_f32__avx2,
+            .binarize_s8 = gemmi8_binarize_s8__avx2,
+            .binarize_u8 = gemmi8_binarize_u8__avx2},
 };
 
 /* int8 kernels shared by the AVX-512 levels */

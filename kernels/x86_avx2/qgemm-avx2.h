@@ -14,13 +14,15 @@
  *
  * The rows of a are widened to int16, KC depths at a time, into a stack buffer (row
  * i at i * 1024 bytes); a k pair of row i is then one dword broadcast straight from
- * memory (vpbroadcastd: a load, no shuffle). One k pair of the 6 x 16 tile:
+ * memory (vpbroadcastd: a load, no shuffle). The full 6 x 16 tile widens inside its
+ * k loop, one block of 16 depths ahead. One k pair of the 6 x 16 tile:
  *   vb0, vb1        = 64 bytes of w                               2 loads
  *   va              = broadcast(a_i[k], a_i[k+1])                 a load per row
  *   vacc<i>x<j>    += vpmaddwd(va, vb<j>)                         12 multiply-adds
  *
  * The k loop is a small inline-asm loop (below), one per row count and column-group
- * count: compilers otherwise spill some of the 12 accumulators. Registers: row i in
+ * count, plus one for the full tile that also widens a: compilers otherwise spill
+ * some of the 12 accumulators (GCC 12 did: a third slower). Registers: row i in
  * ymm(2i) (columns 0-7) and ymm(2i+1) (columns 8-15), vb0/vb1 in ymm12/ymm13, va in
  * ymm14, the product in ymm15. Accumulators enter and leave the loop through memory
  * once per chunk of KC depths.
@@ -44,8 +46,9 @@
 #define GEMMI8_ALWAYS_INLINE inline __attribute__((always_inline))
 
 /* Depths widened per chunk, a multiple of 16; rows of the chunk buffer are
- * KC int16 = 1024 bytes apart (the offsets in the asm loops). */
+ * KC int16 = 1024 bytes apart, the offsets written in the asm loops below. */
 #define GEMMI8_AVX2_KC 512
+_Static_assert(GEMMI8_AVX2_KC * sizeof(int16_t) == 1024, "asm row offsets");
 
 /* ---- loading rows of a ------------------------------------------------------------ */
 
@@ -184,12 +187,77 @@ static GEMMI8_ALWAYS_INLINE const uint8_t* gemmi8_avx2_pairs(const size_t NJ, si
   return w;
 }
 
-/* Accumulates the MR x (8 * NJ) tile into vacc. */
+/* The full 6 x 16 tile's k loop, over blocks of 8 k pairs (16 depths), that also
+ * widens the next block of a: in pair p (0..5) of a block, 16 depths of row p from
+ * src (rows 0-2 at src + {0,1,2} * stride, rows 3-5 at src3 + {0,1,2} * stride) into
+ * the chunk buffer one block ahead (dst, row p at p * 1024 bytes), through ymm14
+ * before it takes the broadcast. The widening then rides in the load/store ports and
+ * the shuffle unit, which the multiply-adds leave idle, instead of taking a pass of
+ * its own (about 10% of the time of a long-K tile). The block written is read one
+ * iteration later. */
+#define GEMMI8_AVX2_B2(o0, o1) "vmovdqa " o0 "(%[w]), %%ymm12\n\tvmovdqa " o1 "(%[w]), %%ymm13\n\t"
+#define GEMMI8_AVX2_BM(o, c0, c1) \
+  "vpbroadcastd " o "(%[a]), %%ymm14\n\t" GEMMI8_AVX2_MADD("12", c0) GEMMI8_AVX2_MADD("13", c1)
+#define GEMMI8_AVX2_PAIR6(ob0, ob1, o0, o1, o2, o3, o4, o5)                                \
+  GEMMI8_AVX2_B2(ob0, ob1) GEMMI8_AVX2_BM(o0, "0", "1") GEMMI8_AVX2_BM(o1, "2", "3")       \
+  GEMMI8_AVX2_BM(o2, "4", "5") GEMMI8_AVX2_BM(o3, "6", "7") GEMMI8_AVX2_BM(o4, "8", "9")   \
+  GEMMI8_AVX2_BM(o5, "10", "11")
+#define GEMMI8_AVX2_WIDEN(insn, src, d) insn " " src ", %%ymm14\n\tvmovdqa %%ymm14, " d "(%[dst])\n\t"
+#define GEMMI8_AVX2_LOOP_W(insn)                                                             \
+  __asm__ volatile(                                                                        \
+      GEMMI8_AVX2_ROWS_6(GEMMI8_AVX2_LOAD_2)                                               \
+      "1:\n\t"                                                                             \
+      GEMMI8_AVX2_WIDEN(insn, "(%[src])", "0")                                             \
+      GEMMI8_AVX2_PAIR6("0", "32", "0", "1024", "2048", "3072", "4096", "5120")            \
+      GEMMI8_AVX2_WIDEN(insn, "(%[src],%[stride],1)", "1024")                              \
+      GEMMI8_AVX2_PAIR6("64", "96", "4", "1028", "2052", "3076", "4100", "5124")           \
+      GEMMI8_AVX2_WIDEN(insn, "(%[src],%[stride],2)", "2048")                              \
+      GEMMI8_AVX2_PAIR6("128", "160", "8", "1032", "2056", "3080", "4104", "5128")         \
+      GEMMI8_AVX2_WIDEN(insn, "(%[src3])", "3072")                                         \
+      GEMMI8_AVX2_PAIR6("192", "224", "12", "1036", "2060", "3084", "4108", "5132")        \
+      GEMMI8_AVX2_WIDEN(insn, "(%[src3],%[stride],1)", "4096")                             \
+      GEMMI8_AVX2_PAIR6("256", "288", "16", "1040", "2064", "3088", "4112", "5136")        \
+      GEMMI8_AVX2_WIDEN(insn, "(%[src3],%[stride],2)", "5120")                             \
+      GEMMI8_AVX2_PAIR6("320", "352", "20", "1044", "2068", "3092", "4116", "5140")        \
+      GEMMI8_AVX2_PAIR6("384", "416", "24", "1048", "2072", "3096", "4120", "5144")        \
+      GEMMI8_AVX2_PAIR6("448", "480", "28", "1052", "2076", "3100", "4124", "5148")        \
+      "add $512, %[w]\n\t"                                                                 \
+      "add $32, %[a]\n\t"                                                                  \
+      "add $16, %[src]\n\t"                                                                \
+      "add $16, %[src3]\n\t"                                                               \
+      "add $32, %[dst]\n\t"                                                                \
+      "dec %[n]\n\t"                                                                       \
+      "jnz 1b\n\t" GEMMI8_AVX2_ROWS_6(GEMMI8_AVX2_STORE_2)                                 \
+      : [w] "+r"(w), [a] "+r"(a), [n] "+r"(n), [src] "+r"(src), [src3] "+r"(src3),         \
+        [dst] "+r"(dst)                                                                    \
+      : [acc] "r"(acc), [stride] "r"(stride)                                               \
+      : "cc", "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",    \
+        "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15")
+
+/* n (>= 1) blocks of 8 k pairs of the full 6 x 16 tile, widening n blocks of 16
+ * depths of the 6 rows at src (stride bytes apart) into dst. Returns the advanced w. */
+static GEMMI8_ALWAYS_INLINE const uint8_t* gemmi8_avx2_blocks_6x16(
+    const int is_signed, size_t n, const uint8_t* w, const int16_t* a, __m256i acc[6][2],
+    const uint8_t* src, size_t stride, int16_t* dst)
+{
+  const uint8_t* src3 = src + 3 * stride;
+  if (is_signed) {
+    GEMMI8_AVX2_LOOP_W("vpmovsxbw");
+  } else {
+    GEMMI8_AVX2_LOOP_W("vpmovzxbw");
+  }
+  return w;
+}
+
+/* Accumulates the MR x (8 * NJ) tile into vacc, KC depths at a time. The full
+ * 6 x 16 tile widens the first block of a chunk here and the others inside its k
+ * loop (one block ahead); other tiles widen the chunk first. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_avx2(const size_t MR, const size_t NJ,
                                                        const int is_signed, size_t mr, size_t k,
                                                        const uint8_t* a, size_t a_stride,
                                                        const void* w, __m256i vacc[][2])
 {
+  const size_t KC = GEMMI8_AVX2_KC;
   _Alignas(32) int16_t buf[6 * GEMMI8_AVX2_KC];
   _Alignas(32) __m256i acc[6][2];
   const int32_t* bias = (const int32_t*) w;
@@ -200,15 +268,31 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_avx2(const size_t MR, const s
 #pragma GCC unroll 6
     for (size_t i = 0; i < MR; i++) acc[i][j] = vbias;
   }
-  for (size_t k0 = 0; k0 < k; k0 += GEMMI8_AVX2_KC) {
-    const size_t kc = k - k0 < GEMMI8_AVX2_KC ? k - k0 : GEMMI8_AVX2_KC;
+  for (size_t k0 = 0; k0 < k; k0 += KC) {
+    const size_t kc = k - k0 < KC ? k - k0 : KC;
+    const size_t blocks = kc / 16;
+    size_t widened = 0; /* depths of the chunk already in buf */
+    size_t done = 0;    /* k pairs of the chunk already accumulated */
+    if (MR == 6 && NJ == 2 && mr == 6 && blocks >= 2) {
 #pragma GCC unroll 6
-    for (size_t i = 0; i < MR; i++) {
-      if (i < mr) {
-        gemmi8_widen_row_avx2(is_signed, a + i * a_stride, k0, kc, buf + i * GEMMI8_AVX2_KC);
+      for (size_t i = 0; i < 6; i++) {
+        gemmi8_widen_row_avx2(is_signed, a + i * a_stride, k0, 16, buf + i * KC);
+      }
+      wk = gemmi8_avx2_blocks_6x16(is_signed, blocks - 1, wk, buf, acc, a + k0 + 16, a_stride,
+                                   buf + 16);
+      widened = 16 * blocks;
+      done = 8 * (blocks - 1);
+    }
+    if (widened < kc) {
+#pragma GCC unroll 6
+      for (size_t i = 0; i < MR; i++) {
+        if (i < mr) {
+          gemmi8_widen_row_avx2(is_signed, a + i * a_stride, k0 + widened, kc - widened,
+                                buf + i * KC + widened);
+        }
       }
     }
-    wk = gemmi8_avx2_pairs(NJ, mr, (kc + 1) / 2, wk, buf, acc);
+    wk = gemmi8_avx2_pairs(NJ, mr, (kc + 1) / 2 - done, wk, buf + 2 * done, acc);
   }
 #pragma GCC unroll 6
   for (size_t i = 0; i < MR; i++) {

@@ -77,6 +77,8 @@ struct gemmi8_qparams {
   int32_t zero_point;
   int32_t min;
   int32_t max;
+  /* Fixed-point mode: some shift is positive (a saturating left shift is due). */
+  int left_shift;
 };
 
 typedef void (*gemmi8_qgemm_ukernel_fn)(size_t mr, size_t nr, size_t k, const void* a,

@@ -122,6 +122,9 @@ static void run(const struct gemmi8_qgemm_config* cfg, gemmi8_qgemm_ukernel_fn u
     if (rq->mode == gemmi8_requant_fixedpoint) {
       ctx.params.multiplier = rq->multiplier;
       ctx.params.shift = rq->shift;
+      for (size_t j = 0; j < (rq->per_channel ? n : 1); j++) {
+        ctx.params.left_shift |= rq->shift[j] > 0;
+      }
     } else {
       ctx.params.scale = rq->scale;
     }

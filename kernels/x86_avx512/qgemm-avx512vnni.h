@@ -139,6 +139,31 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_s32_avx512(
   }
 }
 
+/* The saturating left shift of the fixed-point mode (scales above 1 only): a
+ * lane overflows when shifting back loses bits; it then takes INT32_MIN / MAX. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_shift_left_avx512(const size_t MR, const size_t NJ,
+                                                                size_t nr,
+                                                                const struct gemmi8_qparams* p,
+                                                                __m512i vacc[][4])
+{
+  const __m512i vmax = _mm512_set1_epi32(INT32_MAX);
+#pragma GCC unroll 4
+  for (size_t j = 0; j < NJ; j++) {
+    const __m512i vleft = _mm512_max_epi32(
+        gemmi8_load_channel_epi32(p->shift + 16 * j * p->channel_stride, p->channel_stride,
+                                  gemmi8_column_mask(nr, j)),
+        _mm512_setzero_si512());
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) {
+      const __m512i x = vacc[i][j];
+      const __m512i shifted = _mm512_sllv_epi32(x, vleft);
+      const __mmask16 overflow = _mm512_cmpneq_epi32_mask(_mm512_srav_epi32(shifted, vleft), x);
+      vacc[i][j] =
+          _mm512_mask_mov_epi32(shifted, overflow, _mm512_xor_si512(_mm512_srai_epi32(x, 31), vmax));
+    }
+  }
+}
+
 /* TFLite fixed-point requantization of every lane, bytes stored under the mask.
  * SaturatingRoundingDoublingHighMul and RoundingDivideByPOT(e) fold into one exact
  * rounding of the 64-bit product p = x * multiplier:
@@ -150,6 +175,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_rndnu_avx512(
     const size_t MR, const size_t NJ, size_t mr, size_t nr, void* c, size_t c_stride,
     const struct gemmi8_qparams* p, __m512i vacc[][4])
 {
+  if (p->left_shift) gemmi8_qgemm_shift_left_avx512(MR, NJ, nr, p, vacc);
   const __m512i vzero = _mm512_setzero_si512();
   const __m512i vlo = _mm512_set1_epi32(p->min - p->zero_point);
   const __m512i vhi = _mm512_set1_epi32(p->max - p->zero_point);
@@ -170,7 +196,6 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_rndnu_avx512(
     const __m512i vmul_odd = _mm512_srli_epi64(vmul, 32);
     const __m512i vshift = gemmi8_load_channel_epi32(p->shift + 16 * j * p->channel_stride,
                                                      p->channel_stride, mask);
-    const __m512i vleft = _mm512_max_epi32(vshift, vzero);
     const __m512i vright = _mm512_max_epi32(_mm512_sub_epi32(vzero, vshift), vzero);
     const __m512i ve_even = _mm512_and_si512(vright, vlow32);
     const __m512i ve_odd = _mm512_srli_epi64(vright, 32);
@@ -182,19 +207,9 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_rndnu_avx512(
         v2_30, _mm512_maskz_sllv_epi64(round_odd, vone64, _mm512_add_epi64(ve_odd, v30)));
     const __m512i vsh_even = _mm512_add_epi64(ve_even, v31);
     const __m512i vsh_odd = _mm512_add_epi64(ve_odd, v31);
-    const int left = _mm512_test_epi32_mask(vleft, vleft) != 0;
 #pragma GCC unroll 16
     for (size_t i = 0; i < MR; i++) {
-      __m512i x = vacc[i][j];
-      if (left) {
-        /* saturating left shift: overflow when shifting back loses bits */
-        const __m512i shifted = _mm512_sllv_epi32(x, vleft);
-        const __mmask16 overflow =
-            _mm512_cmpneq_epi32_mask(_mm512_srav_epi32(shifted, vleft), x);
-        const __m512i saturated =
-            _mm512_xor_si512(_mm512_srai_epi32(x, 31), _mm512_set1_epi32(INT32_MAX));
-        x = _mm512_mask_mov_epi32(shifted, overflow, saturated);
-      }
+      const __m512i x = vacc[i][j];
       __m512i peven = _mm512_mul_epi32(x, vmul);
       __m512i podd = _mm512_mul_epi32(_mm512_srli_epi64(x, 32), vmul_odd);
       const __mmask8 neg_even = _mm512_movepi64_mask(peven) & round_even;

@@ -89,10 +89,15 @@ ISAFLAGS_neondot       := -march=armv8.2-a+dotprod
 ISAFLAGS_i8mm          := -march=armv8.2-a+dotprod+i8mm
 ISAS := avx2 avx512vnni avx512vpopcnt neon neondot i8mm
 isaflags = $(foreach i,$(ISAS),$(if $(filter %-$(i).c,$(1)),$(ISAFLAGS_$(i))))
+# Microkernels are leaf functions that call nothing back: no unwind tables. Drivers
+# and packing run once per call or per tile: compiled for size.
+kernelflags = $(if $(filter kernels/%,$(1)),-fno-asynchronous-unwind-tables)$(if \
+                $(filter src/% pack/%,$(1)), -Os)
 
 $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h kernels/*/*.h test/*.h bench/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(ARCHFLAGS) $(call isaflags,$<) $(SANFLAGS) $(CFLAGS) -c $< -o $@
+	$(CC) $(BASEFLAGS) $(ARCHFLAGS) $(call isaflags,$<) $(call kernelflags,$<) $(SANFLAGS) \
+	  $(CFLAGS) -c $< -o $@
 
 $(LIBDIR)/libgemmi8.a: $(LIB_OBJS)
 	rm -f $@

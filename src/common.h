@@ -324,9 +324,15 @@ static inline int32_t gemmi8_requantize_fp32(int32_t acc, float scale, int32_t z
   return (int32_t) rounded + zero_point;
 }
 
-static inline int32_t gemmi8_clamp(int32_t x, int32_t min, int32_t max)
+/* Binary float output of column j of a tile: (float) acc * scale + bias, two
+ * roundings; a NULL scale is 1, a NULL bias 0. */
+static inline float gemmi8_bin_affine1(int32_t acc, const struct gemmi8_bparams* p, size_t j)
 {
-  return x < min ? min : (x > max ? max : x);
+  const float scale = p->scale ? p->scale[j] : 1.0f;
+  const float bias = p->bias ? p->bias[j] : 0.0f;
+  const float product = (float) acc * scale;
+  return product + bias;
 }
+
 
 #endif

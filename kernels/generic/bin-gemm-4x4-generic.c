@@ -28,14 +28,6 @@ static void accumulate(size_t mr, size_t k, const uint64_t* a, size_t a_stride,
   }
 }
 
-static inline float affine(int32_t acc, const struct gemmi8_bparams* p, size_t j)
-{
-  const float scale = p->scale ? p->scale[j] : 1.0f;
-  const float bias = p->bias ? p->bias[j] : 0.0f;
-  const float product = (float) acc * scale;
-  return product + bias;
-}
-
 void gemmi8_bin_gemm_s32_ukernel_4x4__generic(size_t mr, size_t nr, size_t k, const uint64_t* a,
                                               size_t a_stride, const void* w, void* c,
                                               size_t c_stride, const struct gemmi8_bparams* p)
@@ -57,7 +49,7 @@ void gemmi8_bin_gemm_f32_ukernel_4x4__generic(size_t mr, size_t nr, size_t k, co
   accumulate(mr, k, a, a_stride, w, acc);
   for (size_t i = 0; i < mr; i++) {
     float* ci = (float*) ((uint8_t*) c + i * c_stride);
-    for (size_t j = 0; j < nr; j++) ci[j] = affine(acc[i][j], p, j);
+    for (size_t j = 0; j < nr; j++) ci[j] = gemmi8_bin_affine1(acc[i][j], p, j);
   }
 }
 
@@ -72,7 +64,7 @@ void gemmi8_bin_gemm_bits_ukernel_4x4__generic(size_t mr, size_t nr, size_t k, c
     for (size_t j = 0; j < nr; j++) {
       const size_t bit = p->n0 + j;
       const uint64_t one = UINT64_C(1) << (bit % 64);
-      if (affine(acc[i][j], p, j) < 0.0f) {
+      if (gemmi8_bin_affine1(acc[i][j], p, j) < 0.0f) {
         ci[bit / 64] |= one;
       } else {
         ci[bit / 64] &= ~one;

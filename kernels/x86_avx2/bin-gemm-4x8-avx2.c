@@ -73,14 +73,6 @@ static inline void accumulate(size_t mr, size_t k, const uint64_t* a, size_t a_s
   }
 }
 
-static inline float affine(int32_t acc, const struct gemmi8_bparams* p, size_t j)
-{
-  const float scale = p->scale ? p->scale[j] : 1.0f;
-  const float bias = p->bias ? p->bias[j] : 0.0f;
-  const float product = (float) acc * scale;
-  return product + bias;
-}
-
 void gemmi8_bin_gemm_s32_ukernel_4x8__avx2(size_t mr, size_t nr, size_t k, const uint64_t* a,
                                            size_t a_stride, const void* w, void* c,
                                            size_t c_stride, const struct gemmi8_bparams* p)
@@ -112,7 +104,7 @@ void gemmi8_bin_gemm_f32_ukernel_4x8__avx2(size_t mr, size_t nr, size_t k, const
       const __m256 vacc = _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i*) acc[i]));
       _mm256_storeu_ps(ci, _mm256_add_ps(_mm256_mul_ps(vacc, vscale), vbias));
     } else {
-      for (size_t j = 0; j < nr; j++) ci[j] = affine(acc[i][j], p, j);
+      for (size_t j = 0; j < nr; j++) ci[j] = gemmi8_bin_affine1(acc[i][j], p, j);
     }
   }
 }
@@ -127,7 +119,9 @@ void gemmi8_bin_gemm_bits_ukernel_4x8__avx2(size_t mr, size_t nr, size_t k, cons
   const uint64_t field = ((UINT64_C(1) << nr) - 1) << offset; /* NR | 64: one word */
   for (size_t i = 0; i < mr; i++) {
     uint64_t bits = 0;
-    for (size_t j = 0; j < nr; j++) bits |= (uint64_t) (affine(acc[i][j], p, j) < 0.0f) << j;
+    for (size_t j = 0; j < nr; j++) {
+      bits |= (uint64_t) (gemmi8_bin_affine1(acc[i][j], p, j) < 0.0f) << j;
+    }
     uint64_t* word = (uint64_t*) ((uint8_t*) c + i * c_stride) + p->n0 / 64;
     *word = (*word & ~field) | (bits << offset);
   }

@@ -15,15 +15,18 @@ void gemmi8_qpack_goi__generic(const struct gemmi8_qgemm_config* cfg, size_t n, 
                                uint8_t* blocks)
 {
   const size_t nr = cfg->nr, kr = cfg->kr;
-  for (size_t n0 = 0; n0 < n; n0 += nr) {
-    uint8_t* block = blocks + (n0 / nr) * block_bytes;
+  const size_t block_count = gemmi8_divide_round_up(n, nr);
+  for (size_t blk = 0; blk < block_count; blk++) {
+    const size_t n0 = gemmi8_qblock_start(cfg, n, blk);
+    const size_t n1 = blk + 1 < block_count ? gemmi8_qblock_start(cfg, n, blk + 1) : n;
+    uint8_t* block = blocks + blk * block_bytes;
     memset(block, 0, block_bytes);
     int32_t* packed_bias = (int32_t*) block;
     int32_t* coef = packed_bias + nr;
     uint8_t* w = (uint8_t*) (cfg->column_bytes == 8 ? coef + nr : coef);
     const uint8_t flip = cfg->xor_weights ? 0x80 : 0;
     if (flip) memset(w, flip, gemmi8_round_up(k, kr) * nr);
-    for (size_t j = 0; j < nr && n0 + j < n; j++) {
+    for (size_t j = 0; n0 + j < n1; j++) {
       const size_t col = n0 + j;
       const int32_t zp = b_zp ? b_zp[col] : 0;
       uint32_t col_sum = 0;

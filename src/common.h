@@ -253,6 +253,10 @@ struct gemmi8_qgemm_config {
   void (*row_sum)(size_t m, size_t k, const void* a, size_t a_stride, int32_t* sums);
   /* The kernels read row_sum_uniform / row_sum_coef. */
   uint8_t scaled_row_sum;
+  /* Column group of the kernels (16 for a zmm of int32), or 0: when the last block
+   * would hold a single group, the last two blocks share the remainder evenly, so
+   * that no tile runs one group wide (see gemmi8_qblock_start). */
+  uint8_t group;
   gemmi8_qgemm_ukernel_fn s32;
   gemmi8_qgemm_ukernel_fn rndnu; /* fixed-point requantization */
   gemmi8_qgemm_ukernel_fn fp32;
@@ -279,6 +283,20 @@ struct gemmi8_config {
 
 /* The configuration in use, chosen on first call. */
 GEMMI8_INTERNAL const struct gemmi8_config* gemmi8_get_config(void);
+
+/* First column of packed block b (of ceil(n / nr)); block b ends where b + 1 starts,
+ * the last at n. Blocks are nr wide, except that with cfg->group a remainder of one
+ * group is merged with the block before and split in two halves (48 + 16 -> 32 + 32). */
+static inline size_t gemmi8_qblock_start(const struct gemmi8_qgemm_config* cfg, size_t n,
+                                         size_t b)
+{
+  const size_t nr = cfg->nr, blocks = gemmi8_divide_round_up(n, nr);
+  if (cfg->group != 0 && blocks >= 2 && b == blocks - 1 && n % nr != 0 &&
+      n % nr <= cfg->group) {
+    return n - gemmi8_round_up((nr + n % nr) / 2, cfg->group);
+  }
+  return b * nr;
+}
 
 static inline size_t gemmi8_qblock_bytes(const struct gemmi8_qgemm_config* cfg, size_t k)
 {

@@ -90,7 +90,7 @@ static const struct gemmi8_config avx2_config = {
   {.layout = 0x03000000u | 0x0130, \
   .mr = 7, .nr = 48, .kr = 4, .column_bytes = 8, .xor_weights = 1, \
   .pack = gemmi8_qpack_goi__generic, \
-  .row_sum = gemmi8_qu8_rsum__avx512vnni, .scaled_row_sum = 1, \
+  .row_sum = gemmi8_qu8_rsum__avx512vnni, .scaled_row_sum = 1, .group = 16, \
   .s32 = gemmi8_qu8_gemm_s32_ukernel_7x48c4__avx512vnni, \
   .rndnu = gemmi8_qu8_gemm_rndnu_ukernel_7x48c4__avx512vnni, \
   .fp32 = gemmi8_qu8_gemm_fp32_ukernel_7x48c4__avx512vnni}
@@ -98,7 +98,7 @@ static const struct gemmi8_config avx2_config = {
   {.layout = 0x03000000u | 0x0230, \
   .mr = 7, .nr = 48, .kr = 4, .column_bytes = 8, .xor_weights = 1, \
   .pack = gemmi8_qpack_goi__generic, \
-  .row_sum = gemmi8_qs8_rsum__avx512vnni, .scaled_row_sum = 1, \
+  .row_sum = gemmi8_qs8_rsum__avx512vnni, .scaled_row_sum = 1, .group = 16, \
   .s32 = gemmi8_qs8_gemm_s32_ukernel_7x48c4__avx512vnni, \
   .rndnu = gemmi8_qs8_gemm_rndnu_ukernel_7x48c4__avx512vnni, \
   .fp32 = gemmi8_qs8_gemm_fp32_ukernel_7x48c4__avx512vnni}

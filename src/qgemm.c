@@ -6,6 +6,7 @@
 #include "common.h"
 
 struct qgemm_context {
+  const struct gemmi8_qgemm_config* cfg;
   gemmi8_qgemm_ukernel_fn ukernel;
   size_t mr, nr;
   size_t m, n, k;
@@ -30,8 +31,10 @@ static void qgemm_tiles(const struct qgemm_context* ctx, size_t m0, size_t m1, s
                         size_t b1, const int32_t* row_sum)
 {
   for (size_t b = b0; b < b1; b++) {
-    const size_t n0 = b * ctx->nr;
-    const size_t nr = gemmi8_min(ctx->nr, ctx->n - n0);
+    const size_t blocks = gemmi8_divide_round_up(ctx->n, ctx->nr);
+    const size_t n0 = gemmi8_qblock_start(ctx->cfg, ctx->n, b);
+    const size_t n1 = b + 1 < blocks ? gemmi8_qblock_start(ctx->cfg, ctx->n, b + 1) : ctx->n;
+    const size_t nr = n1 - n0;
     struct gemmi8_qparams p = ctx->params;
     if (p.multiplier) p.multiplier += n0 * p.channel_stride;
     if (p.shift) p.shift += n0 * p.channel_stride;
@@ -103,6 +106,7 @@ static void run(const struct gemmi8_qgemm_config* cfg, gemmi8_qgemm_ukernel_fn u
 {
   const struct gemmi8_packed_header* h = packed_b;
   struct qgemm_context ctx = {
+      .cfg = cfg,
       .ukernel = ukernel,
       .mr = cfg->mr,
       .nr = cfg->nr,

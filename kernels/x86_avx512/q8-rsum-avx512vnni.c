@@ -40,14 +40,58 @@ static inline int32_t row_sum_s8(size_t k, const uint8_t* a)
   return (int32_t) (_mm512_reduce_add_epi64(vsum) - 128 * (int64_t) gemmi8_round_up(k, 64));
 }
 
+/* Rows of at most 64 bytes, eight at a time: one masked load and vpsadbw per row,
+ * then a transposing add tree turns the eight rows' quadword partials into eight
+ * sums at once (instead of eight horizontal reductions). flip as in row_sum_s8. */
+static inline __m512i sad8(const uint8_t* p, __mmask64 valid, __m512i vflip)
+{
+  return _mm512_sad_epu8(_mm512_xor_si512(_mm512_maskz_loadu_epi8(valid, p), vflip),
+                         _mm512_setzero_si512());
+}
+
+static inline __m512i pair_sum(__m512i x, __m512i y)
+{
+  return _mm512_add_epi64(_mm512_unpacklo_epi64(x, y), _mm512_unpackhi_epi64(x, y));
+}
+
+static inline __m512i lane_sum(__m512i x, __m512i y)
+{
+  return _mm512_add_epi64(_mm512_shuffle_i64x2(x, y, 0x88), _mm512_shuffle_i64x2(x, y, 0xDD));
+}
+
+static inline size_t short_rows8(size_t m, size_t k, const uint8_t* a, size_t a_stride,
+                                 int32_t* sums, uint8_t flip)
+{
+  const __mmask64 valid = _bzhi_u64(~UINT64_C(0), (unsigned) k);
+  const __m512i vflip = _mm512_set1_epi8((char) flip);
+  const __m256i voffset = _mm256_set1_epi32(flip ? 128 * 64 : 0);
+  size_t i = 0;
+  for (; i + 8 <= m; i += 8) {
+    const uint8_t* p = a + i * a_stride;
+    const __m512i t0 = pair_sum(sad8(p, valid, vflip), sad8(p + a_stride, valid, vflip));
+    const __m512i t1 =
+        pair_sum(sad8(p + 2 * a_stride, valid, vflip), sad8(p + 3 * a_stride, valid, vflip));
+    const __m512i t2 =
+        pair_sum(sad8(p + 4 * a_stride, valid, vflip), sad8(p + 5 * a_stride, valid, vflip));
+    const __m512i t3 =
+        pair_sum(sad8(p + 6 * a_stride, valid, vflip), sad8(p + 7 * a_stride, valid, vflip));
+    const __m512i v = lane_sum(lane_sum(t0, t1), lane_sum(t2, t3));
+    _mm256_storeu_si256((__m256i*) (sums + i),
+                        _mm256_sub_epi32(_mm512_cvtepi64_epi32(v), voffset));
+  }
+  return i;
+}
+
 void gemmi8_qu8_rsum__avx512vnni(size_t m, size_t k, const void* a, size_t a_stride,
                                  int32_t* sums)
 {
-  for (size_t i = 0; i < m; i++) sums[i] = row_sum_u8(k, (const uint8_t*) a + i * a_stride);
+  size_t i = k <= 64 ? short_rows8(m, k, a, a_stride, sums, 0) : 0;
+  for (; i < m; i++) sums[i] = row_sum_u8(k, (const uint8_t*) a + i * a_stride);
 }
 
 void gemmi8_qs8_rsum__avx512vnni(size_t m, size_t k, const void* a, size_t a_stride,
                                  int32_t* sums)
 {
-  for (size_t i = 0; i < m; i++) sums[i] = row_sum_s8(k, (const uint8_t*) a + i * a_stride);
+  size_t i = k <= 64 ? short_rows8(m, k, a, a_stride, sums, 0x80) : 0;
+  for (; i < m; i++) sums[i] = row_sum_s8(k, (const uint8_t*) a + i * a_stride);
 }

@@ -24,11 +24,10 @@ static gemmi8_status bgemm(enum bin_output output, size_t m, size_t n, size_t k,
     return gemmi8_status_invalid_parameter;
   }
   if (k > GEMMI8_BIN_MAX_K) return gemmi8_status_unsupported_parameter;
-  const struct gemmi8_packed_header* h = packed_b;
-  if ((uintptr_t) packed_b % GEMMI8_PACK_ALIGNMENT != 0 || h->magic != GEMMI8_PACKED_MAGIC ||
-      h->type != gemmi8_type_bin || h->layout != cfg->layout || h->n != n || h->k != k) {
+  if (!gemmi8_packed_matches(packed_b, gemmi8_type_bin, cfg->layout, n, k)) {
     return gemmi8_status_invalid_parameter;
   }
+  const struct gemmi8_packed_header* h = packed_b;
 
   const gemmi8_bgemm_ukernel_fn ukernel =
       output == bin_s32 ? cfg->s32 : (output == bin_f32 ? cfg->f32 : cfg->bits);

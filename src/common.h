@@ -46,6 +46,15 @@ struct gemmi8_packed_header {
 _Static_assert(sizeof(struct gemmi8_packed_header) == GEMMI8_PACKED_HEADER_BYTES,
                "packed header is one cache line");
 
+/* 1 if packed is a 64-byte aligned buffer packed for this type, kernel layout, n, k. */
+static inline int gemmi8_packed_matches(const void* packed, uint32_t type, uint32_t layout,
+                                        size_t n, size_t k)
+{
+  const struct gemmi8_packed_header* h = packed;
+  return (uintptr_t) packed % GEMMI8_PACK_ALIGNMENT == 0 && h->magic == GEMMI8_PACKED_MAGIC &&
+         h->type == type && h->layout == layout && h->n == n && h->k == k;
+}
+
 /* ---- microkernels ----------------------------------------------------------------
  * A quantized microkernel computes an mr x nr tile (mr <= MR, nr <= NR) of C over
  * the whole depth k from a (mr rows, row stride a_stride bytes) and one packed

@@ -8,8 +8,7 @@
 struct qgemm_context {
   const struct gemmi8_qgemm_config* cfg;
   gemmi8_qgemm_ukernel_fn ukernel;
-  size_t mr, nr;
-  size_t m, n, k;
+  size_t n, k;
   const uint8_t* a;
   size_t a_stride;
   const uint8_t* blocks;
@@ -30,8 +29,9 @@ struct qgemm_context {
 static void qgemm_tiles(const struct qgemm_context* ctx, size_t m0, size_t m1, size_t b0,
                         size_t b1, const int32_t* row_sum)
 {
+  const size_t blocks = gemmi8_divide_round_up(ctx->n, ctx->cfg->nr);
+  const size_t tile_rows = ctx->cfg->mr;
   for (size_t b = b0; b < b1; b++) {
-    const size_t blocks = gemmi8_divide_round_up(ctx->n, ctx->nr);
     const size_t n0 = gemmi8_qblock_start(ctx->cfg, ctx->n, b);
     const size_t n1 = b + 1 < blocks ? gemmi8_qblock_start(ctx->cfg, ctx->n, b + 1) : ctx->n;
     const size_t nr = n1 - n0;
@@ -40,8 +40,8 @@ static void qgemm_tiles(const struct qgemm_context* ctx, size_t m0, size_t m1, s
     if (p.shift) p.shift += n0 * p.channel_stride;
     if (p.scale) p.scale += n0 * p.channel_stride;
     const uint8_t* w = ctx->blocks + b * ctx->block_bytes;
-    for (size_t i = m0; i < m1; i += ctx->mr) {
-      const size_t mr = gemmi8_min(ctx->mr, m1 - i);
+    for (size_t i = m0; i < m1; i += tile_rows) {
+      const size_t mr = gemmi8_min(tile_rows, m1 - i);
       p.row_sum = row_sum ? row_sum + (i - m0) : NULL;
       ctx->ukernel(mr, nr, ctx->k, ctx->a + i * ctx->a_stride, ctx->a_stride, w,
                    ctx->c + i * ctx->c_stride + n0 * ctx->c_size, ctx->c_stride, &p);
@@ -61,9 +61,7 @@ static gemmi8_status check_gemm(enum gemmi8_type type, const struct gemmi8_qgemm
     return gemmi8_status_invalid_parameter;
   }
   if (k > max_k) return gemmi8_status_unsupported_parameter;
-  const struct gemmi8_packed_header* h = packed_b;
-  if ((uintptr_t) packed_b % GEMMI8_PACK_ALIGNMENT != 0 || h->magic != GEMMI8_PACKED_MAGIC ||
-      h->type != (uint32_t) type || h->layout != cfg->layout || h->n != n || h->k != k) {
+  if (!gemmi8_packed_matches(packed_b, (uint32_t) type, cfg->layout, n, k)) {
     return gemmi8_status_invalid_parameter;
   }
   return gemmi8_status_success;
@@ -108,9 +106,6 @@ static void run(const struct gemmi8_qgemm_config* cfg, gemmi8_qgemm_ukernel_fn u
   struct qgemm_context ctx = {
       .cfg = cfg,
       .ukernel = ukernel,
-      .mr = cfg->mr,
-      .nr = cfg->nr,
-      .m = m,
       .n = n,
       .k = k,
       .a = a,

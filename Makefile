@@ -77,6 +77,7 @@ lib: $(LIBDIR)/libgemmi8.a $(LIBDIR)/libgemmi8.so
 
 # Per-ISA flags, chosen by the file name's last part.
 ISAFLAGS_avx2          := -mavx2 -mfma -mbmi2
+ISAFLAGS_avx512bw      := -mavx512f -mavx512bw -mavx512dq -mavx512vl -mbmi2
 ISAFLAGS_avx512vnni    := -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni -mfma -mbmi2
 ISAFLAGS_avx512vpopcnt := -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vpopcntdq \
                           -mavx512bitalg -mbmi2
@@ -87,7 +88,7 @@ else
 endif
 ISAFLAGS_neondot       := -march=armv8.2-a+dotprod
 ISAFLAGS_i8mm          := -march=armv8.2-a+dotprod+i8mm
-ISAS := avx2 avx512vnni avx512vpopcnt neon neondot i8mm
+ISAS := avx2 avx512bw avx512vnni avx512vpopcnt neon neondot i8mm
 isaflags = $(foreach i,$(ISAS),$(if $(filter %-$(i).c,$(1)),$(ISAFLAGS_$(i))))
 # Microkernels are leaf functions that call nothing back: no unwind tables. Drivers
 # and packing run once per call or per tile: compiled for size.

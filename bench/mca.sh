@@ -227,7 +227,7 @@ for arch in aarch64 aarch32; do
         continue
       fi
       # regions of one file with the same cycles and MACs (one loop inlined into the
-      # s32 / rndnu / fp32 kernels) are listed once
+      # s32 / fixedpoint / fp32 kernels) are listed once
       regions < "$TMP/$base.$cpu.out" | awk -F'|' '!seen[$2 "|" $3 "|" $4]++' |
       while IFS='|' read -r name it cyc rt; do
         label=${name%%:*}

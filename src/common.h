@@ -118,33 +118,33 @@ typedef void (*gemmi8_bgemm_ukernel_fn)(size_t mr, size_t nr, size_t k, const ui
                           const struct gemmi8_bparams* params);
 
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_s32_ukernel_4x8c4__generic)
-GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_rndnu_ukernel_4x8c4__generic)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fixedpoint_ukernel_4x8c4__generic)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fp32_ukernel_4x8c4__generic)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_s32_ukernel_4x8c4__generic)
-GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_rndnu_ukernel_4x8c4__generic)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fixedpoint_ukernel_4x8c4__generic)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fp32_ukernel_4x8c4__generic)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_s32_ukernel_7x48c4__avx512vnni)
-GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_rndnu_ukernel_7x48c4__avx512vnni)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fixedpoint_ukernel_7x48c4__avx512vnni)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fp32_ukernel_7x48c4__avx512vnni)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_s32_ukernel_7x48c4__avx512vnni)
-GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_rndnu_ukernel_7x48c4__avx512vnni)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fixedpoint_ukernel_7x48c4__avx512vnni)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fp32_ukernel_7x48c4__avx512vnni)
 GEMMI8_INTERNAL void gemmi8_qu8_rsum__avx512vnni(size_t m, size_t k, const void* a,
                                                  size_t a_stride, int32_t* sums);
 GEMMI8_INTERNAL void gemmi8_qs8_rsum__avx512vnni(size_t m, size_t k, const void* a,
                                                  size_t a_stride, int32_t* sums);
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_s32_ukernel_6x16c2__avx2)
-GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_rndnu_ukernel_6x16c2__avx2)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fixedpoint_ukernel_6x16c2__avx2)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fp32_ukernel_6x16c2__avx2)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_s32_ukernel_6x16c2__avx2)
-GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_rndnu_ukernel_6x16c2__avx2)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fixedpoint_ukernel_6x16c2__avx2)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fp32_ukernel_6x16c2__avx2)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_s32_ukernel_4x8__avx2)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_4x8__avx2)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_bits_ukernel_4x8__avx2)
-GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_s32_ukernel_6x32__avx512vnni)
-GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_6x32__avx512vnni)
-GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_bits_ukernel_6x32__avx512vnni)
+GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_s32_ukernel_6x32__avx512bw)
+GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_6x32__avx512bw)
+GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_bits_ukernel_6x32__avx512bw)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_s32_ukernel_6x32__avx512vpopcnt)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_6x32__avx512vpopcnt)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_bits_ukernel_6x32__avx512vpopcnt)
@@ -153,10 +153,10 @@ GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_4x4__generic)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_bits_ukernel_4x4__generic)
 /* aarch32 NEON (kernels/aarch32) */
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_s32_ukernel_4x8c1__neon)
-GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_rndnu_ukernel_4x8c1__neon)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fixedpoint_ukernel_4x8c1__neon)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fp32_ukernel_4x8c1__neon)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_s32_ukernel_4x8c1__neon)
-GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_rndnu_ukernel_4x8c1__neon)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fixedpoint_ukernel_4x8c1__neon)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fp32_ukernel_4x8c1__neon)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_s32_ukernel_4x4__neon)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_4x4__neon)
@@ -164,22 +164,22 @@ GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_bits_ukernel_4x4__neon)
 /* end aarch32 NEON */
 /* aarch64 (kernels/aarch64) */
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_s32_ukernel_4x16c4__neondot)
-GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_rndnu_ukernel_4x16c4__neondot)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fixedpoint_ukernel_4x16c4__neondot)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fp32_ukernel_4x16c4__neondot)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_s32_ukernel_4x16c4__neondot)
-GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_rndnu_ukernel_4x16c4__neondot)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fixedpoint_ukernel_4x16c4__neondot)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fp32_ukernel_4x16c4__neondot)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_s32_ukernel_4x4c16__neon)
-GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_rndnu_ukernel_4x4c16__neon)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fixedpoint_ukernel_4x4c16__neon)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fp32_ukernel_4x4c16__neon)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_s32_ukernel_4x4c16__neon)
-GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_rndnu_ukernel_4x4c16__neon)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fixedpoint_ukernel_4x4c16__neon)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fp32_ukernel_4x4c16__neon)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_s32_ukernel_6x16c8__i8mm)
-GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_rndnu_ukernel_6x16c8__i8mm)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fixedpoint_ukernel_6x16c8__i8mm)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qu8_gemm_fp32_ukernel_6x16c8__i8mm)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_s32_ukernel_6x16c8__i8mm)
-GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_rndnu_ukernel_6x16c8__i8mm)
+GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fixedpoint_ukernel_6x16c8__i8mm)
 GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_qs8_gemm_fp32_ukernel_6x16c8__i8mm)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_s32_ukernel_4x8__neon)
 GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_4x8__neon)
@@ -228,9 +228,9 @@ GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_u8__generic)
 GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_f32__avx2)
 GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_s8__avx2)
 GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_u8__avx2)
-GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_f32__avx512vnni)
-GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_s8__avx512vnni)
-GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_u8__avx512vnni)
+GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_f32__avx512bw)
+GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_s8__avx512bw)
+GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_u8__avx512bw)
 
 GEMMI8_INTERNAL void gemmi8_qpack_goi_s16__generic(const struct gemmi8_qgemm_config* cfg,
                                                    size_t n, size_t k,
@@ -267,7 +267,7 @@ struct gemmi8_qgemm_config {
    * that no tile runs one group wide (see gemmi8_qblock_start). */
   uint8_t group;
   gemmi8_qgemm_ukernel_fn s32;
-  gemmi8_qgemm_ukernel_fn rndnu; /* fixed-point requantization */
+  gemmi8_qgemm_ukernel_fn fixedpoint; /* fixed-point requantization */
   gemmi8_qgemm_ukernel_fn fp32;
 };
 
@@ -316,7 +316,7 @@ static inline size_t gemmi8_qblock_bytes(const struct gemmi8_qgemm_config* cfg, 
 }
 
 /* ---- scalar requantization (kernels/generic and the scalar tails of SIMD kernels) --- */
-static inline int32_t gemmi8_requantize_rndnu(int32_t acc, int32_t multiplier, int32_t shift)
+static inline int32_t gemmi8_requantize_fixedpoint(int32_t acc, int32_t multiplier, int32_t shift)
 {
   const int32_t left = shift > 0 ? shift : 0;
   const int32_t right = shift > 0 ? 0 : -shift;

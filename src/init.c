@@ -39,13 +39,13 @@ static const struct gemmi8_config generic_config = {
             .mr = 4, .nr = 8, .kr = 4, .column_bytes = 8,
             .pack = gemmi8_qpack_goi__generic,
             .s32 = gemmi8_qu8_gemm_s32_ukernel_4x8c4__generic,
-            .rndnu = gemmi8_qu8_gemm_rndnu_ukernel_4x8c4__generic,
+            .fixedpoint = gemmi8_qu8_gemm_fixedpoint_ukernel_4x8c4__generic,
             .fp32 = gemmi8_qu8_gemm_fp32_ukernel_4x8c4__generic},
     .qs8 = {.layout = layout_generic | 0x0208,
             .mr = 4, .nr = 8, .kr = 4, .column_bytes = 4,
             .pack = gemmi8_qpack_goi__generic,
             .s32 = gemmi8_qs8_gemm_s32_ukernel_4x8c4__generic,
-            .rndnu = gemmi8_qs8_gemm_rndnu_ukernel_4x8c4__generic,
+            .fixedpoint = gemmi8_qs8_gemm_fixedpoint_ukernel_4x8c4__generic,
             .fp32 = gemmi8_qs8_gemm_fp32_ukernel_4x8c4__generic},
     .bin = {.layout = layout_generic | 0x0304,
             .mr = 4, .nr = 4,
@@ -66,13 +66,13 @@ static const struct gemmi8_config avx2_config = {
             .mr = 6, .nr = 16, .kr = 2, .column_bytes = 4, .weight_bytes = 2,
             .pack = gemmi8_qpack_goi_s16__generic,
             .s32 = gemmi8_qu8_gemm_s32_ukernel_6x16c2__avx2,
-            .rndnu = gemmi8_qu8_gemm_rndnu_ukernel_6x16c2__avx2,
+            .fixedpoint = gemmi8_qu8_gemm_fixedpoint_ukernel_6x16c2__avx2,
             .fp32 = gemmi8_qu8_gemm_fp32_ukernel_6x16c2__avx2},
     .qs8 = {.layout = 0x02000000u | 0x0210,
             .mr = 6, .nr = 16, .kr = 2, .column_bytes = 4, .weight_bytes = 2,
             .pack = gemmi8_qpack_goi_s16__generic,
             .s32 = gemmi8_qs8_gemm_s32_ukernel_6x16c2__avx2,
-            .rndnu = gemmi8_qs8_gemm_rndnu_ukernel_6x16c2__avx2,
+            .fixedpoint = gemmi8_qs8_gemm_fixedpoint_ukernel_6x16c2__avx2,
             .fp32 = gemmi8_qs8_gemm_fp32_ukernel_6x16c2__avx2},
     .bin = {.layout = 0x02000000u | 0x0308,
             .mr = 4, .nr = 8,
@@ -92,7 +92,7 @@ static const struct gemmi8_config avx2_config = {
   .pack = gemmi8_qpack_goi__generic, \
   .row_sum = gemmi8_qu8_rsum__avx512vnni, .scaled_row_sum = 1, .group = 16, \
   .s32 = gemmi8_qu8_gemm_s32_ukernel_7x48c4__avx512vnni, \
-  .rndnu = gemmi8_qu8_gemm_rndnu_ukernel_7x48c4__avx512vnni, \
+  .fixedpoint = gemmi8_qu8_gemm_fixedpoint_ukernel_7x48c4__avx512vnni, \
   .fp32 = gemmi8_qu8_gemm_fp32_ukernel_7x48c4__avx512vnni}
 #define AVX512VNNI_QS8 \
   {.layout = 0x03000000u | 0x0230, \
@@ -100,13 +100,13 @@ static const struct gemmi8_config avx2_config = {
   .pack = gemmi8_qpack_goi__generic, \
   .row_sum = gemmi8_qs8_rsum__avx512vnni, .scaled_row_sum = 1, .group = 16, \
   .s32 = gemmi8_qs8_gemm_s32_ukernel_7x48c4__avx512vnni, \
-  .rndnu = gemmi8_qs8_gemm_rndnu_ukernel_7x48c4__avx512vnni, \
+  .fixedpoint = gemmi8_qs8_gemm_fixedpoint_ukernel_7x48c4__avx512vnni, \
   .fp32 = gemmi8_qs8_gemm_fp32_ukernel_7x48c4__avx512vnni}
 
 #define AVX512_BINARIZE                             \
-  .binarize_f32 = gemmi8_binarize_f32__avx512vnni, \
-  .binarize_s8 = gemmi8_binarize_s8__avx512vnni,   \
-  .binarize_u8 = gemmi8_binarize_u8__avx512vnni
+  .binarize_f32 = gemmi8_binarize_f32__avx512bw, \
+  .binarize_s8 = gemmi8_binarize_s8__avx512bw,   \
+  .binarize_u8 = gemmi8_binarize_u8__avx512bw
 
 static const struct gemmi8_config avx512vnni_config = {
     .isa = "avx512vnni",
@@ -115,9 +115,9 @@ static const struct gemmi8_config avx512vnni_config = {
     .bin = {.layout = 0x03000000u | 0x0320,
             .mr = 6, .nr = 32,
             .pack = gemmi8_bpack_words__generic,
-            .s32 = gemmi8_bin_gemm_s32_ukernel_6x32__avx512vnni,
-            .f32 = gemmi8_bin_gemm_f32_ukernel_6x32__avx512vnni,
-            .bits = gemmi8_bin_gemm_bits_ukernel_6x32__avx512vnni,
+            .s32 = gemmi8_bin_gemm_s32_ukernel_6x32__avx512bw,
+            .f32 = gemmi8_bin_gemm_f32_ukernel_6x32__avx512bw,
+            .bits = gemmi8_bin_gemm_bits_ukernel_6x32__avx512bw,
             AVX512_BINARIZE},
 };
 
@@ -146,13 +146,13 @@ static const struct gemmi8_config neon_config = {
             .mr = 4, .nr = 8, .kr = 1, .column_bytes = 8,
             .pack = gemmi8_qpack_goi__generic,
             .s32 = gemmi8_qu8_gemm_s32_ukernel_4x8c1__neon,
-            .rndnu = gemmi8_qu8_gemm_rndnu_ukernel_4x8c1__neon,
+            .fixedpoint = gemmi8_qu8_gemm_fixedpoint_ukernel_4x8c1__neon,
             .fp32 = gemmi8_qu8_gemm_fp32_ukernel_4x8c1__neon},
     .qs8 = {.layout = 0x32000000u | 0x0208,
             .mr = 4, .nr = 8, .kr = 1, .column_bytes = 4,
             .pack = gemmi8_qpack_goi__generic,
             .s32 = gemmi8_qs8_gemm_s32_ukernel_4x8c1__neon,
-            .rndnu = gemmi8_qs8_gemm_rndnu_ukernel_4x8c1__neon,
+            .fixedpoint = gemmi8_qs8_gemm_fixedpoint_ukernel_4x8c1__neon,
             .fp32 = gemmi8_qs8_gemm_fp32_ukernel_4x8c1__neon},
     .bin = {.layout = layout_generic | 0x0304,
             .mr = 4, .nr = 4,
@@ -176,14 +176,14 @@ static const struct gemmi8_config neon_config = {
    .pack = gemmi8_qpack_goi__generic,                               \
    .row_sum = gemmi8_qu8_rsum__neon,                                \
    .s32 = gemmi8_qu8_gemm_s32_ukernel_4x16c4__neondot,              \
-   .rndnu = gemmi8_qu8_gemm_rndnu_ukernel_4x16c4__neondot,          \
+   .fixedpoint = gemmi8_qu8_gemm_fixedpoint_ukernel_4x16c4__neondot,          \
    .fp32 = gemmi8_qu8_gemm_fp32_ukernel_4x16c4__neondot}
 #define A64_NEONDOT_QS8                                             \
   {.layout = 0x65000000u | 0x0210,                                  \
    .mr = 4, .nr = 16, .kr = 4, .column_bytes = 4,                   \
    .pack = gemmi8_qpack_goi__generic,                               \
    .s32 = gemmi8_qs8_gemm_s32_ukernel_4x16c4__neondot,              \
-   .rndnu = gemmi8_qs8_gemm_rndnu_ukernel_4x16c4__neondot,          \
+   .fixedpoint = gemmi8_qs8_gemm_fixedpoint_ukernel_4x16c4__neondot,          \
    .fp32 = gemmi8_qs8_gemm_fp32_ukernel_4x16c4__neondot}
 /* binary kernels of every level: the generic layout with NR = 8 */
 #define A64_BIN                                                     \
@@ -202,13 +202,13 @@ static const struct gemmi8_config a64_neon_config = {
             .pack = gemmi8_qpack_goi__generic,
             .row_sum = gemmi8_qu8_rsum__neon,
             .s32 = gemmi8_qu8_gemm_s32_ukernel_4x4c16__neon,
-            .rndnu = gemmi8_qu8_gemm_rndnu_ukernel_4x4c16__neon,
+            .fixedpoint = gemmi8_qu8_gemm_fixedpoint_ukernel_4x4c16__neon,
             .fp32 = gemmi8_qu8_gemm_fp32_ukernel_4x4c16__neon},
     .qs8 = {.layout = 0x64000000u | 0x0204,
             .mr = 4, .nr = 4, .kr = 16, .column_bytes = 4,
             .pack = gemmi8_qpack_goi__generic,
             .s32 = gemmi8_qs8_gemm_s32_ukernel_4x4c16__neon,
-            .rndnu = gemmi8_qs8_gemm_rndnu_ukernel_4x4c16__neon,
+            .fixedpoint = gemmi8_qs8_gemm_fixedpoint_ukernel_4x4c16__neon,
             .fp32 = gemmi8_qs8_gemm_fp32_ukernel_4x4c16__neon},
     .bin = A64_BIN,
 };
@@ -229,13 +229,13 @@ static const struct gemmi8_config a64_i8mm_config = {
             .pack = gemmi8_qpack_goi__generic,
             .row_sum = gemmi8_qu8_rsum__neon,
             .s32 = gemmi8_qu8_gemm_s32_ukernel_6x16c8__i8mm,
-            .rndnu = gemmi8_qu8_gemm_rndnu_ukernel_6x16c8__i8mm,
+            .fixedpoint = gemmi8_qu8_gemm_fixedpoint_ukernel_6x16c8__i8mm,
             .fp32 = gemmi8_qu8_gemm_fp32_ukernel_6x16c8__i8mm},
     .qs8 = {.layout = 0x66000000u | 0x0210,
             .mr = 6, .nr = 16, .kr = 8, .column_bytes = 4,
             .pack = gemmi8_qpack_goi__generic,
             .s32 = gemmi8_qs8_gemm_s32_ukernel_6x16c8__i8mm,
-            .rndnu = gemmi8_qs8_gemm_rndnu_ukernel_6x16c8__i8mm,
+            .fixedpoint = gemmi8_qs8_gemm_fixedpoint_ukernel_6x16c8__i8mm,
             .fp32 = gemmi8_qs8_gemm_fp32_ukernel_6x16c8__i8mm},
     .bin = A64_BIN,
 };

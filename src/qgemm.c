@@ -162,7 +162,7 @@ static gemmi8_status qgemm(enum gemmi8_type type, size_t max_k, int32_t lo, int3
   if (status != gemmi8_status_success) return status;
   status = check_requant(rq, n, lo, hi);
   if (status != gemmi8_status_success) return status;
-  run(cfg, rq->mode == gemmi8_requant_fixedpoint ? cfg->rndnu : cfg->fp32, m, n, k, a,
+  run(cfg, rq->mode == gemmi8_requant_fixedpoint ? cfg->fixedpoint : cfg->fp32, m, n, k, a,
       a_stride, packed_b, c, c_stride, 1, rq);
   return gemmi8_status_success;
 }

@@ -298,7 +298,7 @@ static GEMMI8_ALWAYS_INLINE uint8x8_t gemmi8_qneon_narrow(const int is_signed, i
  * VRSHL rounds half up; subtracting 1 from negative y first turns ties on negative
  * values downwards and changes nothing else. y > INT32_MIN (multiplier < 2^31), so
  * y - 1 does not wrap. */
-static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_qneon_rndnu(int32x4_t acc, int32x4_t vmul,
+static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_qneon_fixedpoint(int32x4_t acc, int32x4_t vmul,
                                                          int32x4_t vleft, int32x4_t vright,
                                                          uint32x4_t vno_right)
 {
@@ -308,7 +308,7 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_qneon_rndnu(int32x4_t acc, int32x4_
   return vrshlq_s32(y, vright);
 }
 
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_rndnu__neon(const int is_signed, size_t mr,
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint__neon(const int is_signed, size_t mr,
                                                                size_t nr, void* c,
                                                                size_t c_stride,
                                                                const struct gemmi8_qparams* p,
@@ -330,8 +330,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_rndnu__neon(const int is_sig
   gemmi8_qneon_store_8(                                                                   \
       c##I, nr,                                                                           \
       gemmi8_qneon_narrow(                                                                \
-          is_signed, gemmi8_qneon_rndnu(vacc[I][0], vmul[0], vleft0, vright0, vno_right0), \
-          gemmi8_qneon_rndnu(vacc[I][1], vmul[1], vleft1, vright1, vno_right1), vzp, vmin, \
+          is_signed, gemmi8_qneon_fixedpoint(vacc[I][0], vmul[0], vleft0, vright0, vno_right0), \
+          gemmi8_qneon_fixedpoint(vacc[I][1], vmul[1], vleft1, vright1, vno_right1), vzp, vmin, \
           vmax))
   GEMMI8_QNEON_RNDNU_ROW(3);
   GEMMI8_QNEON_RNDNU_ROW(2);
@@ -385,7 +385,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32__neon(size_t mr,
 #undef GEMMI8_QNEON_FP32_ROW
 }
 
-/* One kernel function; OUT is s32, rndnu or fp32. */
+/* One kernel function; OUT is s32, fixedpoint or fp32. */
 #define GEMMI8_QGEMM_4X8C1_NEON_KERNEL(fn, IS_SIGNED, OUT)                                 \
   void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
           void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
@@ -397,8 +397,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32__neon(size_t mr,
   }
 #define GEMMI8_QNEON_STORE_s32(IS_SIGNED) \
   ((void) params, gemmi8_qgemm_store_s32__neon(mr, nr, c, c_stride, vacc))
-#define GEMMI8_QNEON_STORE_rndnu(IS_SIGNED) \
-  gemmi8_qgemm_store_rndnu__neon(IS_SIGNED, mr, nr, c, c_stride, params, vacc)
+#define GEMMI8_QNEON_STORE_fixedpoint(IS_SIGNED) \
+  gemmi8_qgemm_store_fixedpoint__neon(IS_SIGNED, mr, nr, c, c_stride, params, vacc)
 #define GEMMI8_QNEON_STORE_fp32(IS_SIGNED) \
   gemmi8_qgemm_store_fp32__neon(mr, nr, c, c_stride, params, vacc)
 

@@ -3,5 +3,5 @@
 #include "qgemm-neon.h"
 
 GEMMI8_QGEMM_4X8C1_NEON_KERNEL(gemmi8_qu8_gemm_s32_ukernel_4x8c1__neon, 0, s32)
-GEMMI8_QGEMM_4X8C1_NEON_KERNEL(gemmi8_qu8_gemm_rndnu_ukernel_4x8c1__neon, 0, rndnu)
+GEMMI8_QGEMM_4X8C1_NEON_KERNEL(gemmi8_qu8_gemm_fixedpoint_ukernel_4x8c1__neon, 0, fixedpoint)
 GEMMI8_QGEMM_4X8C1_NEON_KERNEL(gemmi8_qu8_gemm_fp32_ukernel_4x8c1__neon, 0, fp32)

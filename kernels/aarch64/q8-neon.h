@@ -28,7 +28,7 @@
 #define GEMMI8_ALWAYS_INLINE inline __attribute__((always_inline))
 
 /* Output kinds of a kernel (template parameter). */
-enum { gemmi8_a64_out_s32 = 0, gemmi8_a64_out_rndnu = 1, gemmi8_a64_out_fp32 = 2 };
+enum { gemmi8_a64_out_s32 = 0, gemmi8_a64_out_fixedpoint = 1, gemmi8_a64_out_fp32 = 2 };
 
 /* The includer defines GEMMI8_MCA_NAME(out) to name its regions, e.g.
  *   #define GEMMI8_MCA_NAME(out) "gemmi8_qu8_gemm_" out "_ukernel_4x16c4__neondot"  */
@@ -36,8 +36,8 @@ enum { gemmi8_a64_out_s32 = 0, gemmi8_a64_out_rndnu = 1, gemmi8_a64_out_fp32 = 2
   do {                                                                             \
     if ((OUT) == gemmi8_a64_out_s32) {                                             \
       GEMMI8_MCA_BEGIN(GEMMI8_MCA_NAME("s32"));                                    \
-    } else if ((OUT) == gemmi8_a64_out_rndnu) {                                    \
-      GEMMI8_MCA_BEGIN(GEMMI8_MCA_NAME("rndnu"));                                  \
+    } else if ((OUT) == gemmi8_a64_out_fixedpoint) {                                    \
+      GEMMI8_MCA_BEGIN(GEMMI8_MCA_NAME("fixedpoint"));                                  \
     } else {                                                                       \
       GEMMI8_MCA_BEGIN(GEMMI8_MCA_NAME("fp32"));                                   \
     }                                                                              \
@@ -234,7 +234,7 @@ static GEMMI8_ALWAYS_INLINE uint8x16_t gemmi8_a64_clamp(const int is_signed, uin
 }
 
 /* Fixed-point (TFLite / gemmlowp) requantization and 8-bit stores. */
-static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store_rndnu(const size_t MR, const size_t NJ,
+static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store_fixedpoint(const size_t MR, const size_t NJ,
                                                         const size_t NR, const int is_signed,
                                                         size_t mr, size_t nr, void* c,
                                                         size_t c_stride,
@@ -308,8 +308,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store(const int OUT, const size_t MR
 {
   if (OUT == gemmi8_a64_out_s32) {
     gemmi8_a64_store_s32(MR, NJ, mr, nr, c, c_stride, vacc);
-  } else if (OUT == gemmi8_a64_out_rndnu) {
-    gemmi8_a64_store_rndnu(MR, NJ, NR, is_signed, mr, nr, c, c_stride, p, vacc);
+  } else if (OUT == gemmi8_a64_out_fixedpoint) {
+    gemmi8_a64_store_fixedpoint(MR, NJ, NR, is_signed, mr, nr, c, c_stride, p, vacc);
   } else {
     gemmi8_a64_store_fp32(MR, NJ, NR, is_signed, mr, nr, c, c_stride, p, vacc);
   }

@@ -152,8 +152,8 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed,
   do {                                                                                  \
     if (OUT == gemmi8_a64_out_s32) {                                                    \
       GEMMI8_A64_MULL_4X4_ASM(MUL, ADALP, GEMMI8_MCA_NAME("s32"));                      \
-    } else if (OUT == gemmi8_a64_out_rndnu) {                                           \
-      GEMMI8_A64_MULL_4X4_ASM(MUL, ADALP, GEMMI8_MCA_NAME("rndnu"));                    \
+    } else if (OUT == gemmi8_a64_out_fixedpoint) {                                           \
+      GEMMI8_A64_MULL_4X4_ASM(MUL, ADALP, GEMMI8_MCA_NAME("fixedpoint"));                    \
     } else {                                                                            \
       GEMMI8_A64_MULL_4X4_ASM(MUL, ADALP, GEMMI8_MCA_NAME("fp32"));                     \
     }                                                                                   \
@@ -216,7 +216,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neon(const int OUT, const siz
   if (!is_signed) gemmi8_a64_add_row_sums(MR, 1, mr, coef, p->row_sum, vacc);
 }
 
-/* One kernel: OUT is s32, rndnu or fp32; SIGNED 1 for qs8, 0 for qu8. */
+/* One kernel: OUT is s32, fixedpoint or fp32; SIGNED 1 for qs8, 0 for qu8. */
 #define GEMMI8_QGEMM_NEON_KERNEL(fn, MR, SIGNED, OUT)                                    \
   void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
           void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \

@@ -154,8 +154,8 @@
   do {                                                                                  \
     if (OUT == gemmi8_a64_out_s32) {                                                    \
       GEMMI8_A64_DOT_4X16_ASM(OP, GEMMI8_MCA_NAME("s32"));                              \
-    } else if (OUT == gemmi8_a64_out_rndnu) {                                           \
-      GEMMI8_A64_DOT_4X16_ASM(OP, GEMMI8_MCA_NAME("rndnu"));                            \
+    } else if (OUT == gemmi8_a64_out_fixedpoint) {                                           \
+      GEMMI8_A64_DOT_4X16_ASM(OP, GEMMI8_MCA_NAME("fixedpoint"));                            \
     } else {                                                                            \
       GEMMI8_A64_DOT_4X16_ASM(OP, GEMMI8_MCA_NAME("fp32"));                             \
     }                                                                                   \
@@ -231,7 +231,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neondot(const int OUT, const 
                      params, vacc);                                                        \
     break;
 
-/* One kernel: OUT is s32, rndnu or fp32; SIGNED 1 for qs8, 0 for qu8. */
+/* One kernel: OUT is s32, fixedpoint or fp32; SIGNED 1 for qs8, 0 for qu8. */
 #define GEMMI8_QGEMM_NEONDOT_KERNEL(fn, MR, SIGNED, OUT)                                   \
   void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
           void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \

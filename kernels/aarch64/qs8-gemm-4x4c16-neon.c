@@ -3,5 +3,5 @@
 #include "qgemm-neon.h"
 
 GEMMI8_QGEMM_NEON_KERNEL(gemmi8_qs8_gemm_s32_ukernel_4x4c16__neon, 4, 1, s32)
-GEMMI8_QGEMM_NEON_KERNEL(gemmi8_qs8_gemm_rndnu_ukernel_4x4c16__neon, 4, 1, rndnu)
+GEMMI8_QGEMM_NEON_KERNEL(gemmi8_qs8_gemm_fixedpoint_ukernel_4x4c16__neon, 4, 1, fixedpoint)
 GEMMI8_QGEMM_NEON_KERNEL(gemmi8_qs8_gemm_fp32_ukernel_4x4c16__neon, 4, 1, fp32)

@@ -3,5 +3,5 @@
 #include "qgemm-neondot.h"
 
 GEMMI8_QGEMM_NEONDOT_KERNEL(gemmi8_qu8_gemm_s32_ukernel_4x16c4__neondot, 4, 0, s32)
-GEMMI8_QGEMM_NEONDOT_KERNEL(gemmi8_qu8_gemm_rndnu_ukernel_4x16c4__neondot, 4, 0, rndnu)
+GEMMI8_QGEMM_NEONDOT_KERNEL(gemmi8_qu8_gemm_fixedpoint_ukernel_4x16c4__neondot, 4, 0, fixedpoint)
 GEMMI8_QGEMM_NEONDOT_KERNEL(gemmi8_qu8_gemm_fp32_ukernel_4x16c4__neondot, 4, 0, fp32)

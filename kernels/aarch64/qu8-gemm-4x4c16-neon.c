@@ -3,5 +3,5 @@
 #include "qgemm-neon.h"
 
 GEMMI8_QGEMM_NEON_KERNEL(gemmi8_qu8_gemm_s32_ukernel_4x4c16__neon, 4, 0, s32)
-GEMMI8_QGEMM_NEON_KERNEL(gemmi8_qu8_gemm_rndnu_ukernel_4x4c16__neon, 4, 0, rndnu)
+GEMMI8_QGEMM_NEON_KERNEL(gemmi8_qu8_gemm_fixedpoint_ukernel_4x4c16__neon, 4, 0, fixedpoint)
 GEMMI8_QGEMM_NEON_KERNEL(gemmi8_qu8_gemm_fp32_ukernel_4x4c16__neon, 4, 0, fp32)

@@ -1,7 +1,7 @@
 /*
  * qs8 GEMM microkernels, 4x8c4, portable C: the reference every ISA must equal.
  *   acc[i][j] = bias'[j] + sum_k a[i][k] * w[k][j]   (mod 2^32; weights symmetric)
- * then int32 out, fixed-point (rndnu) or fp32 requantization.
+ * then int32 out, fixed-point or fp32 requantization.
  * Block: int32 bias'[8], weights in k groups of 4: [k/4][8][4].
  */
 #include "common.h"
@@ -45,7 +45,7 @@ void gemmi8_qs8_gemm_s32_ukernel_4x8c4__generic(size_t mr, size_t nr, size_t k,
   }
 }
 
-void gemmi8_qs8_gemm_rndnu_ukernel_4x8c4__generic(size_t mr, size_t nr, size_t k,
+void gemmi8_qs8_gemm_fixedpoint_ukernel_4x8c4__generic(size_t mr, size_t nr, size_t k,
                                                   const void* a, size_t a_stride, const void* w,
                                                   void* c, size_t c_stride,
                                                   const struct gemmi8_qparams* p)
@@ -55,7 +55,7 @@ void gemmi8_qs8_gemm_rndnu_ukernel_4x8c4__generic(size_t mr, size_t nr, size_t k
   for (size_t i = 0; i < mr; i++) {
     int8_t* ci = (int8_t*) c + i * c_stride;
     for (size_t j = 0; j < nr; j++) {
-      const int32_t r = gemmi8_requantize_rndnu(acc[i][j], p->multiplier[j * p->channel_stride],
+      const int32_t r = gemmi8_requantize_fixedpoint(acc[i][j], p->multiplier[j * p->channel_stride],
                                                 p->shift[j * p->channel_stride]);
       const int64_t y = (int64_t) r + p->zero_point;
       ci[j] = (int8_t) (y < p->min ? p->min : (y > p->max ? p->max : (int32_t) y));

@@ -429,7 +429,7 @@ static GEMMI8_ALWAYS_INLINE __m256i gemmi8_load_channel_avx2(const int32_t* p, s
 }
 
 /* TFLite fixed-point requantization in registers, then the byte store. */
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_rndnu_avx2(
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint_avx2(
     const size_t MR, const size_t NJ, const int is_signed, size_t mr, size_t nr, void* c,
     size_t c_stride, const struct gemmi8_qparams* p, __m256i vacc[][2])
 {
@@ -516,16 +516,16 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_tile_avx2(
   __m256i vacc[6][2];
   gemmi8_qgemm_core_avx2(MR, NJ, is_signed, mr, k, (const uint8_t*) a, a_stride, w, vacc);
   if (out == 0) gemmi8_qgemm_store_s32_avx2(MR, NJ, mr, nr, c, c_stride, vacc);
-  if (out == 1) gemmi8_qgemm_store_rndnu_avx2(MR, NJ, is_signed, mr, nr, c, c_stride, params, vacc);
+  if (out == 1) gemmi8_qgemm_store_fixedpoint_avx2(MR, NJ, is_signed, mr, nr, c, c_stride, params, vacc);
   if (out == 2) gemmi8_qgemm_store_fp32_avx2(MR, NJ, is_signed, mr, nr, c, c_stride, params, vacc);
 }
 
 #define GEMMI8_QGEMM_AVX2_OUT_s32 0
-#define GEMMI8_QGEMM_AVX2_OUT_rndnu 1
+#define GEMMI8_QGEMM_AVX2_OUT_fixedpoint 1
 #define GEMMI8_QGEMM_AVX2_OUT_fp32 2
 
 /* One kernel, MR x 16: narrow tiles (nr <= 8) compute one column group only.
- * OUT is s32, rndnu or fp32. */
+ * OUT is s32, fixedpoint or fp32. */
 #define GEMMI8_QGEMM_AVX2_KERNEL(fn, MR, SIGNED, OUT)                                      \
   void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
           void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \

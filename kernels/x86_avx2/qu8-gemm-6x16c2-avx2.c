@@ -2,5 +2,5 @@
 #include "qgemm-avx2.h"
 
 GEMMI8_QGEMM_AVX2_KERNEL(gemmi8_qu8_gemm_s32_ukernel_6x16c2__avx2, 6, 0, s32)
-GEMMI8_QGEMM_AVX2_KERNEL(gemmi8_qu8_gemm_rndnu_ukernel_6x16c2__avx2, 6, 0, rndnu)
+GEMMI8_QGEMM_AVX2_KERNEL(gemmi8_qu8_gemm_fixedpoint_ukernel_6x16c2__avx2, 6, 0, fixedpoint)
 GEMMI8_QGEMM_AVX2_KERNEL(gemmi8_qu8_gemm_fp32_ukernel_6x16c2__avx2, 6, 0, fp32)

@@ -171,7 +171,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_shift_left_avx512(const size_t MR,
  * (q = floor((p + 2^30) / 2^31) then floor((q + 2^(e-1) - [q < 0]) / 2^e); for e > 0,
  * [q < 0] may be replaced by [p < 0]: where they differ, -2^30 <= p < 0, both give 0).
  * Even lanes and odd lanes are computed in the quadwords and interleaved back. */
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_rndnu_avx512(
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint_avx512(
     const size_t MR, const size_t NJ, size_t mr, size_t nr, void* c, size_t c_stride,
     const struct gemmi8_qparams* p, __m512i vacc[][4])
 {
@@ -260,7 +260,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_avx512(
 }
 
 /* One kernel: dispatch on the number of column groups so that narrow tiles only
- * compute what they store. OUT is s32, rndnu or fp32. */
+ * compute what they store. OUT is s32, fixedpoint or fp32. */
 #define GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJMAX, NJ, SIGNED_A, OUT)                      \
   case NJ:                                                                               \
     gemmi8_qgemm_core_avx512vnni(MR, NJMAX, NJ, SIGNED_A, mr, k, a, a_stride, w,         \
@@ -289,8 +289,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_avx512(
   GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 4, 4, SIGNED_A, OUT)
 #define GEMMI8_QGEMM_STORE_s32(MR, NJ) \
   gemmi8_qgemm_store_s32_avx512(MR, NJ, mr, nr, c, c_stride, vacc)
-#define GEMMI8_QGEMM_STORE_rndnu(MR, NJ) \
-  gemmi8_qgemm_store_rndnu_avx512(MR, NJ, mr, nr, c, c_stride, params, vacc)
+#define GEMMI8_QGEMM_STORE_fixedpoint(MR, NJ) \
+  gemmi8_qgemm_store_fixedpoint_avx512(MR, NJ, mr, nr, c, c_stride, params, vacc)
 #define GEMMI8_QGEMM_STORE_fp32(MR, NJ) \
   gemmi8_qgemm_store_fp32_avx512(MR, NJ, mr, nr, c, c_stride, params, vacc)
 

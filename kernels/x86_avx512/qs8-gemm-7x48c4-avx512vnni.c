@@ -2,5 +2,5 @@
 #include "qgemm-avx512vnni.h"
 
 GEMMI8_QGEMM_AVX512VNNI_KERNEL(gemmi8_qs8_gemm_s32_ukernel_7x48c4__avx512vnni, 7, 3, 1, s32)
-GEMMI8_QGEMM_AVX512VNNI_KERNEL(gemmi8_qs8_gemm_rndnu_ukernel_7x48c4__avx512vnni, 7, 3, 1, rndnu)
+GEMMI8_QGEMM_AVX512VNNI_KERNEL(gemmi8_qs8_gemm_fixedpoint_ukernel_7x48c4__avx512vnni, 7, 3, 1, fixedpoint)
 GEMMI8_QGEMM_AVX512VNNI_KERNEL(gemmi8_qs8_gemm_fp32_ukernel_7x48c4__avx512vnni, 7, 3, 1, fp32)

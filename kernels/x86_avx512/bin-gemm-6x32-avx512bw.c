@@ -17,5 +17,5 @@ static inline __m512i gemmi8_popcnt64_lookup(__m512i x)
 #define GEMMI8_BIN_POPCNT(x) gemmi8_popcnt64_lookup(x)
 #include "bgemm-avx512.h"
 
-#define GEMMI8_BGEMM_NAME(out) gemmi8_bin_gemm_##out##_ukernel_6x32__avx512vnni
+#define GEMMI8_BGEMM_NAME(out) gemmi8_bin_gemm_##out##_ukernel_6x32__avx512bw
 GEMMI8_BGEMM_AVX512_KERNELS(6, 4)

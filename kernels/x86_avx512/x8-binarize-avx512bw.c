@@ -16,7 +16,7 @@ static inline uint64_t negative16(const float* x, __mmask16 valid)
                                  _CMP_LT_OQ);
 }
 
-void gemmi8_binarize_f32__avx512vnni(size_t rows, size_t k, const void* x, size_t x_stride,
+void gemmi8_binarize_f32__avx512bw(size_t rows, size_t k, const void* x, size_t x_stride,
                                      uint8_t zero_point, uint64_t* out, size_t out_stride)
 {
   (void) zero_point;
@@ -42,7 +42,7 @@ void gemmi8_binarize_f32__avx512vnni(size_t rows, size_t k, const void* x, size_
   }
 }
 
-void gemmi8_binarize_s8__avx512vnni(size_t rows, size_t k, const void* x, size_t x_stride,
+void gemmi8_binarize_s8__avx512bw(size_t rows, size_t k, const void* x, size_t x_stride,
                                     uint8_t zero_point, uint64_t* out, size_t out_stride)
 {
   (void) zero_point;
@@ -56,7 +56,7 @@ void gemmi8_binarize_s8__avx512vnni(size_t rows, size_t k, const void* x, size_t
   }
 }
 
-void gemmi8_binarize_u8__avx512vnni(size_t rows, size_t k, const void* x, size_t x_stride,
+void gemmi8_binarize_u8__avx512bw(size_t rows, size_t k, const void* x, size_t x_stride,
                                     uint8_t zero_point, uint64_t* out, size_t out_stride)
 {
   const __m512i vzp = _mm512_set1_epi8((char) zero_point);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
+#include "config.h"
 
 /* ---- bit packing of activations ------------------------------------------------ */
 
@@ -85,21 +85,21 @@ static gemmi8_status binarize(gemmi8_binarize_fn fn, gemmi8_binarize_fn fallback
 gemmi8_status gemmi8_bin_pack_rows_f32(size_t rows, size_t k, const float* x, size_t x_stride,
                                        uint64_t* out, size_t out_stride)
 {
-  return binarize(gemmi8_get_config()->bin.binarize_f32, gemmi8_binarize_f32__generic, sizeof(float), rows, k, x, x_stride,
+  return binarize(gemmi8_get_config()->bin->binarize_f32, gemmi8_binarize_f32__generic, sizeof(float), rows, k, x, x_stride,
                   0, out, out_stride);
 }
 
 gemmi8_status gemmi8_bin_pack_rows_s8(size_t rows, size_t k, const int8_t* x, size_t x_stride,
                                       uint64_t* out, size_t out_stride)
 {
-  return binarize(gemmi8_get_config()->bin.binarize_s8, gemmi8_binarize_s8__generic, 1, rows, k, x, x_stride, 0, out,
+  return binarize(gemmi8_get_config()->bin->binarize_s8, gemmi8_binarize_s8__generic, 1, rows, k, x, x_stride, 0, out,
                   out_stride);
 }
 
 gemmi8_status gemmi8_bin_pack_rows_u8(size_t rows, size_t k, const uint8_t* x, size_t x_stride,
                                       uint8_t zero_point, uint64_t* out, size_t out_stride)
 {
-  return binarize(gemmi8_get_config()->bin.binarize_u8, gemmi8_binarize_u8__generic, 1, rows, k, x, x_stride, zero_point,
+  return binarize(gemmi8_get_config()->bin->binarize_u8, gemmi8_binarize_u8__generic, 1, rows, k, x, x_stride, zero_point,
                   out, out_stride);
 }
 
@@ -162,13 +162,13 @@ static gemmi8_status bin_size(const struct gemmi8_bgemm_config* cfg, size_t n, s
 gemmi8_status gemmi8_bin_pack_size(size_t n, size_t k, size_t* size)
 {
   if (size == NULL) return gemmi8_status_invalid_parameter;
-  return bin_size(&gemmi8_get_config()->bin, n, k, size);
+  return bin_size(gemmi8_get_config()->bin, n, k, size);
 }
 
 gemmi8_status gemmi8_bin_pack(size_t n, size_t k, const uint64_t* b, size_t b_stride,
                               uint32_t flags, void* packed, size_t packed_size)
 {
-  const struct gemmi8_bgemm_config* cfg = &gemmi8_get_config()->bin;
+  const struct gemmi8_bgemm_config* cfg = gemmi8_get_config()->bin;
   if (b == NULL || packed == NULL || (flags & ~GEMMI8_B_KN)) {
     return gemmi8_status_invalid_parameter;
   }
@@ -188,7 +188,7 @@ gemmi8_status gemmi8_bin_pack(size_t n, size_t k, const uint64_t* b, size_t b_st
   memset(h, 0, sizeof(*h));
   h->magic = GEMMI8_PACKED_MAGIC;
   h->type = gemmi8_type_bin;
-  h->layout = cfg->layout;
+  h->layout = gemmi8_bgemm_layout(cfg);
   h->nr = cfg->nr;
   h->n = n;
   h->k = k;

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "common.h"
+#include "config.h"
 
 void gemmi8_qpack_goi_s16__generic(const struct gemmi8_qgemm_config* cfg, size_t n, size_t k,
                                    const struct gemmi8_qpack_source* src, int32_t a_zero_point,

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
+#include "config.h"
 
 /* The layout of common.h: int32 bias'[NR], int32 coef[NR] (when column_bytes is 8),
  * then round_up(k, KR) x NR bytes as [k / KR][NR][KR]. Columns past n and depth past k
@@ -81,12 +81,12 @@ static gemmi8_status pack_size(const struct gemmi8_qgemm_config* cfg, size_t n, 
 
 gemmi8_status gemmi8_qu8_pack_size(size_t n, size_t k, size_t* size)
 {
-  return pack_size(&gemmi8_get_config()->qu8, n, k, GEMMI8_QU8_MAX_K, size);
+  return pack_size(gemmi8_get_config()->qu8, n, k, GEMMI8_QU8_MAX_K, size);
 }
 
 gemmi8_status gemmi8_qs8_pack_size(size_t n, size_t k, size_t* size)
 {
-  return pack_size(&gemmi8_get_config()->qs8, n, k, GEMMI8_QS8_MAX_K, size);
+  return pack_size(gemmi8_get_config()->qs8, n, k, GEMMI8_QS8_MAX_K, size);
 }
 
 /* Everything both types check; the packed buffer is written only after it. */
@@ -118,7 +118,7 @@ static void pack_into(const struct gemmi8_qgemm_config* cfg, enum gemmi8_type ty
   memset(h, 0, sizeof(*h));
   h->magic = GEMMI8_PACKED_MAGIC;
   h->type = (uint32_t) type;
-  h->layout = cfg->layout;
+  h->layout = gemmi8_qgemm_layout(cfg, (uint32_t) type);
   h->nr = cfg->nr;
   h->n = n;
   h->k = k;
@@ -145,7 +145,7 @@ gemmi8_status gemmi8_qu8_pack(size_t n, size_t k, const uint8_t* b, size_t b_str
                               const uint8_t* b_zero_point, int b_zp_per_channel,
                               const int32_t* bias, void* packed, size_t packed_size)
 {
-  const struct gemmi8_qgemm_config* cfg = &gemmi8_get_config()->qu8;
+  const struct gemmi8_qgemm_config* cfg = gemmi8_get_config()->qu8;
   gemmi8_status status =
       check_pack(cfg, n, k, GEMMI8_QU8_MAX_K, b, b_stride, flags, packed, packed_size);
   if (status != gemmi8_status_success) return status;
@@ -165,7 +165,7 @@ gemmi8_status gemmi8_qs8_pack(size_t n, size_t k, const int8_t* b, size_t b_stri
                               uint32_t flags, int8_t a_zero_point, const int32_t* bias,
                               void* packed, size_t packed_size)
 {
-  const struct gemmi8_qgemm_config* cfg = &gemmi8_get_config()->qs8;
+  const struct gemmi8_qgemm_config* cfg = gemmi8_get_config()->qs8;
   gemmi8_status status =
       check_pack(cfg, n, k, GEMMI8_QS8_MAX_K, b, b_stride, flags, packed, packed_size);
   if (status != gemmi8_status_success) return status;

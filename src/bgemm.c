@@ -1,17 +1,66 @@
 /*
- * Binary GEMM drivers: validation, then tiles of MR x NR over the packed blocks.
+ * Binary GEMM drivers: validation, a plan, then tile tasks over the packed blocks.
+ *
+ * A tile task computes rows [m0, m0 + rows) x blocks [b0, b0 + blocks) from the
+ * context alone. For the bits output every task spans whole 64-bit output words
+ * (a multiple of 64 / NR blocks, or the last columns), so that no two tasks ever
+ * write the same word; the task holding the last word clears its padding bits.
  */
-#include "common.h"
+#include "config.h"
 
 enum bin_output { bin_s32, bin_f32, bin_bits };
 
+struct bgemm_context {
+  gemmi8_bgemm_ukernel_fn ukernel[GEMMI8_MAX_MR]; /* by tile height, as qgemm.c */
+  size_t mr, nr;
+  size_t m, n, k;
+  const uint64_t* a;
+  size_t a_stride; /* words */
+  const uint8_t* blocks;
+  size_t block_bytes;
+  uint8_t* c;
+  size_t c_stride; /* bytes */
+  size_t c_size;   /* bytes per element; 0 for bits */
+  const float* scale;
+  const float* bias;
+  size_t mc, nb;
+};
+
+/* Rows per task: a chunk of A that stays in L2 while every block of B passes. */
 #define MC_BYTES (256 * 1024)
+
+static void bgemm_tile_task(const struct bgemm_context* ctx, size_t m0, size_t b0, size_t rows,
+                            size_t blocks)
+{
+  const size_t m1 = m0 + rows;
+  for (size_t b = b0; b < b0 + blocks; b++) {
+    const size_t n0 = b * ctx->nr;
+    const size_t nr = gemmi8_min(ctx->nr, ctx->n - n0);
+    const struct gemmi8_bparams p = {ctx->scale ? ctx->scale + n0 : NULL,
+                                     ctx->bias ? ctx->bias + n0 : NULL, n0};
+    const uint8_t* w = ctx->blocks + b * ctx->block_bytes;
+    uint8_t* c_col = ctx->c + n0 * ctx->c_size;
+    for (size_t i = m0; i < m1; i += ctx->mr) {
+      const size_t mr = gemmi8_min(ctx->mr, m1 - i);
+      ctx->ukernel[mr - 1](mr, nr, ctx->k, ctx->a + i * ctx->a_stride, ctx->a_stride, w,
+                           c_col + i * ctx->c_stride, ctx->c_stride, &p);
+    }
+  }
+  /* bits: the task with the last word clears the bits past n */
+  if (ctx->c_size == 0 && ctx->n % 64 != 0 && (b0 + blocks) * ctx->nr >= ctx->n) {
+    const uint64_t keep = (UINT64_C(1) << (ctx->n % 64)) - 1;
+    for (size_t i = m0; i < m1; i++) {
+      uint64_t* row = (uint64_t*) (ctx->c + i * ctx->c_stride);
+      row[ctx->n / 64] &= keep;
+    }
+  }
+}
 
 static gemmi8_status bgemm(enum bin_output output, size_t m, size_t n, size_t k,
                            const uint64_t* a, size_t a_stride, const void* packed_b,
                            const float* scale, const float* bias, void* c, size_t c_stride)
 {
-  const struct gemmi8_bgemm_config* cfg = &gemmi8_get_config()->bin;
+  const struct gemmi8_bgemm_config* cfg = gemmi8_get_config()->bin;
   if (a == NULL || packed_b == NULL || c == NULL) return gemmi8_status_invalid_parameter;
   if (m == 0 || n == 0 || k == 0) return gemmi8_status_invalid_parameter;
   const size_t a_words = GEMMI8_BIN_WORDS(k);
@@ -24,41 +73,48 @@ static gemmi8_status bgemm(enum bin_output output, size_t m, size_t n, size_t k,
     return gemmi8_status_invalid_parameter;
   }
   if (k > GEMMI8_BIN_MAX_K) return gemmi8_status_unsupported_parameter;
-  if (!gemmi8_packed_matches(packed_b, gemmi8_type_bin, cfg->layout, n, k)) {
+  if (!gemmi8_packed_matches(packed_b, gemmi8_type_bin, gemmi8_bgemm_layout(cfg), n, k)) {
     return gemmi8_status_invalid_parameter;
   }
   const struct gemmi8_packed_header* h = packed_b;
 
-  const gemmi8_bgemm_ukernel_fn ukernel =
-      output == bin_s32 ? cfg->s32 : (output == bin_f32 ? cfg->f32 : cfg->bits);
-  const uint8_t* blocks = (const uint8_t*) packed_b + GEMMI8_PACKED_HEADER_BYTES;
-  const size_t c_stride_bytes = c_stride * c_size;
-  /* Chunks of rows small enough to stay in L2 with their rows of C while every
-   * block of B passes: C's rows are finished chunk by chunk (a tile may end mid
-   * cache line). Bit outputs: a tile may share a word with its neighbours. */
-  size_t mc = gemmi8_min(1024, MC_BYTES / (a_words * sizeof(uint64_t)));
-  mc = mc < cfg->mr ? cfg->mr : mc - mc % cfg->mr;
-  for (size_t m0 = 0; m0 < m; m0 += mc) {
-    const size_t m1 = gemmi8_min(m, m0 + mc);
-    for (size_t n0 = 0; n0 < n; n0 += cfg->nr) {
-      const size_t nr = gemmi8_min(cfg->nr, n - n0);
-      const struct gemmi8_bparams p = {scale ? scale + n0 : NULL, bias ? bias + n0 : NULL, n0};
-      const uint8_t* w = blocks + (n0 / cfg->nr) * (size_t) h->block_bytes;
-      uint8_t* c_col = (uint8_t*) c + (output == bin_bits ? 0 : n0 * c_size);
-      for (size_t i = m0; i < m1; i += cfg->mr) {
-        const size_t mr = gemmi8_min(cfg->mr, m1 - i);
-        ukernel(mr, nr, k, a + i * a_stride, a_stride, w, c_col + i * c_stride_bytes,
-                c_stride_bytes, &p);
-      }
-    }
+  /* plan */
+  struct bgemm_context ctx = {
+      .mr = cfg->mr,
+      .nr = cfg->nr,
+      .m = m,
+      .n = n,
+      .k = k,
+      .a = a,
+      .a_stride = a_stride,
+      .blocks = (const uint8_t*) packed_b + GEMMI8_PACKED_HEADER_BYTES,
+      .block_bytes = (size_t) h->block_bytes,
+      .c = c,
+      .c_stride = c_stride * c_size,
+      .c_size = output == bin_bits ? 0 : c_size,
+      .scale = scale,
+      .bias = bias,
+  };
+  for (size_t r = cfg->mr; r >= 1; r--) {
+    const struct gemmi8_bgemm_ukernels* u = &cfg->gemm[r - 1];
+    gemmi8_bgemm_ukernel_fn fn = output == bin_s32 ? u->s32 : (output == bin_f32 ? u->f32 : u->bits);
+    ctx.ukernel[r - 1] = fn != NULL ? fn : ctx.ukernel[r];
   }
-  if (output == bin_bits && n % 64 != 0) {
-    const uint64_t keep = (UINT64_C(1) << (n % 64)) - 1;
-    for (size_t i = 0; i < m; i++) ((uint64_t*) c)[i * c_stride + n / 64] &= keep;
+  const size_t blocks = gemmi8_divide_round_up(n, cfg->nr);
+  size_t mc = gemmi8_min(m, MC_BYTES / (a_words * sizeof(uint64_t)));
+  ctx.mc = mc <= cfg->mr ? cfg->mr : mc - mc % cfg->mr;
+  /* bits: whole output words per task (NR divides 64) */
+  const size_t word_blocks = output == bin_bits ? 64 / cfg->nr : 1;
+  ctx.nb = gemmi8_round_up(blocks, word_blocks);
+
+  for (size_t m0 = 0; m0 < m; m0 += ctx.mc) {
+    const size_t rows = gemmi8_min(ctx.mc, m - m0);
+    for (size_t b0 = 0; b0 < blocks; b0 += ctx.nb) {
+      bgemm_tile_task(&ctx, m0, b0, rows, gemmi8_min(ctx.nb, blocks - b0));
+    }
   }
   return gemmi8_status_success;
 }
-
 gemmi8_status gemmi8_bin_gemm_s32(size_t m, size_t n, size_t k, const uint64_t* a,
                                   size_t a_stride, const void* packed_b, int32_t* c,
                                   size_t c_stride)

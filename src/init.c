@@ -1,12 +1,13 @@
 /*
- * Kernel selection: one configuration per instruction set, best last; the best one
- * the CPU supports is chosen once, unless GEMMI8_ISA names a lower one.
+ * Kernel selection: the family tables of every kernel set compiled in, and the
+ * cascade that picks, once, the best of each family that the CPU supports and
+ * GEMMI8_ISA allows.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
+#include "config.h"
 #include "isa.h"
 
 #if defined(__x86_64__)
@@ -31,217 +32,144 @@
 #endif
 #endif
 
-enum { layout_generic = 0x01000000u };
+/* ---- family tables, per kernel set ------------------------------------------------ */
 
-static const struct gemmi8_config generic_config = {
-    .isa = "generic",
-    .qu8 = {.layout = layout_generic | 0x0108,
-            .mr = 4, .nr = 8, .kr = 4, .column_bytes = 8,
-            .pack = gemmi8_qpack_goi__generic,
-            .s32 = gemmi8_qu8_gemm_s32_ukernel_4x8c4__generic,
-            .fixedpoint = gemmi8_qu8_gemm_fixedpoint_ukernel_4x8c4__generic,
-            .fp32 = gemmi8_qu8_gemm_fp32_ukernel_4x8c4__generic},
-    .qs8 = {.layout = layout_generic | 0x0208,
-            .mr = 4, .nr = 8, .kr = 4, .column_bytes = 4,
-            .pack = gemmi8_qpack_goi__generic,
-            .s32 = gemmi8_qs8_gemm_s32_ukernel_4x8c4__generic,
-            .fixedpoint = gemmi8_qs8_gemm_fixedpoint_ukernel_4x8c4__generic,
-            .fp32 = gemmi8_qs8_gemm_fp32_ukernel_4x8c4__generic},
-    .bin = {.layout = layout_generic | 0x0304,
-            .mr = 4, .nr = 4,
-            .pack = gemmi8_bpack_words__generic,
-            .s32 = gemmi8_bin_gemm_s32_ukernel_4x4__generic,
-            .f32 = gemmi8_bin_gemm_f32_ukernel_4x4__generic,
-            .bits = gemmi8_bin_gemm_bits_ukernel_4x4__generic,
-            .binarize_f32 = gemmi8_binarize_f32__generic,
-            .binarize_s8 = gemmi8_binarize_s8__generic,
-            .binarize_u8 = gemmi8_binarize_u8__generic},
-};
+/* The three outputs of one quantized tile / binary tile, by name. */
+#define QGEMM(type, tile, isa)                                   \
+  {gemmi8_##type##_gemm_s32_ukernel_##tile##__##isa,             \
+   gemmi8_##type##_gemm_fixedpoint_ukernel_##tile##__##isa,      \
+   gemmi8_##type##_gemm_fp32_ukernel_##tile##__##isa}
+#define BGEMM(tile, isa)                                         \
+  {gemmi8_bin_gemm_s32_ukernel_##tile##__##isa,                  \
+   gemmi8_bin_gemm_f32_ukernel_##tile##__##isa,                  \
+   gemmi8_bin_gemm_bits_ukernel_##tile##__##isa}
+
+static const struct gemmi8_qgemm_config qu8_generic = {
+    .isa = "generic", .mr = 4, .nr = 8, .kr = 4, .column_bytes = 8,
+    .pack = gemmi8_qpack_goi__generic,
+    .gemm = {[3] = QGEMM(qu8, 4x8c4, generic)}};
+static const struct gemmi8_qgemm_config qs8_generic = {
+    .isa = "generic", .mr = 4, .nr = 8, .kr = 4, .column_bytes = 4,
+    .pack = gemmi8_qpack_goi__generic,
+    .gemm = {[3] = QGEMM(qs8, 4x8c4, generic)}};
+static const struct gemmi8_bgemm_config bin_generic = {
+    .isa = "generic", .mr = 4, .nr = 4,
+    .pack = gemmi8_bpack_words__generic,
+    .gemm = {[3] = BGEMM(4x4, generic)},
+    .binarize_f32 = gemmi8_binarize_f32__generic,
+    .binarize_s8 = gemmi8_binarize_s8__generic,
+    .binarize_u8 = gemmi8_binarize_u8__generic};
 
 #if defined(__x86_64__)
-/* AVX2 (x86-64-v3 without AVX-512). */
-static const struct gemmi8_config avx2_config = {
-    .isa = "avx2",
-    .qu8 = {.layout = 0x02000000u | 0x0110,
-            .mr = 6, .nr = 16, .kr = 2, .column_bytes = 4, .weight_bytes = 2,
-            .pack = gemmi8_qpack_goi_s16__generic,
-            .s32 = gemmi8_qu8_gemm_s32_ukernel_6x16c2__avx2,
-            .fixedpoint = gemmi8_qu8_gemm_fixedpoint_ukernel_6x16c2__avx2,
-            .fp32 = gemmi8_qu8_gemm_fp32_ukernel_6x16c2__avx2},
-    .qs8 = {.layout = 0x02000000u | 0x0210,
-            .mr = 6, .nr = 16, .kr = 2, .column_bytes = 4, .weight_bytes = 2,
-            .pack = gemmi8_qpack_goi_s16__generic,
-            .s32 = gemmi8_qs8_gemm_s32_ukernel_6x16c2__avx2,
-            .fixedpoint = gemmi8_qs8_gemm_fixedpoint_ukernel_6x16c2__avx2,
-            .fp32 = gemmi8_qs8_gemm_fp32_ukernel_6x16c2__avx2},
-    .bin = {.layout = 0x02000000u | 0x0308,
-            .mr = 4, .nr = 8,
-            .pack = gemmi8_bpack_words__generic,
-            .s32 = gemmi8_bin_gemm_s32_ukernel_4x8__avx2,
-            .f32 = gemmi8_bin_gemm_f32_ukernel_4x8__avx2,
-            .bits = gemmi8_bin_gemm_bits_ukernel_4x8__avx2,
-            .binarize_f32 = gemmi8_binarize_f32__avx2,
-            .binarize_s8 = gemmi8_binarize_s8__avx2,
-            .binarize_u8 = gemmi8_binarize_u8__avx2},
-};
+/* AVX2: int16 weights (vpmaddwd), 6x16 tiles and 1, 2, 4-row tiles for small M. */
+#define AVX2_Q8(type)                                                              \
+  {.isa = "avx2", .mr = 6, .nr = 16, .kr = 2, .column_bytes = 4, .weight_bytes = 2, \
+   .pack = gemmi8_qpack_goi_s16__generic,                                           \
+   .gemm = {[0] = QGEMM(type, 1x16c2, avx2), [1] = QGEMM(type, 2x16c2, avx2),        \
+            [3] = QGEMM(type, 4x16c2, avx2), [5] = QGEMM(type, 6x16c2, avx2)}}
+static const struct gemmi8_qgemm_config qu8_avx2 = AVX2_Q8(qu8);
+static const struct gemmi8_qgemm_config qs8_avx2 = AVX2_Q8(qs8);
+static const struct gemmi8_bgemm_config bin_avx2 = {
+    .isa = "avx2", .mr = 4, .nr = 8,
+    .pack = gemmi8_bpack_words__generic,
+    .gemm = {[3] = BGEMM(4x8, avx2)},
+    .binarize_f32 = gemmi8_binarize_f32__avx2,
+    .binarize_s8 = gemmi8_binarize_s8__avx2,
+    .binarize_u8 = gemmi8_binarize_u8__avx2};
 
-/* int8 kernels shared by the AVX-512 levels */
-#define AVX512VNNI_QU8 \
-  {.layout = 0x03000000u | 0x0130, \
-  .mr = 7, .nr = 48, .kr = 4, .column_bytes = 8, .xor_weights = 1, \
-  .pack = gemmi8_qpack_goi__generic, \
-  .row_sum = gemmi8_qu8_rsum__avx512vnni, .scaled_row_sum = 1, .group = 16, \
-  .s32 = gemmi8_qu8_gemm_s32_ukernel_7x48c4__avx512vnni, \
-  .fixedpoint = gemmi8_qu8_gemm_fixedpoint_ukernel_7x48c4__avx512vnni, \
-  .fp32 = gemmi8_qu8_gemm_fp32_ukernel_7x48c4__avx512vnni}
-#define AVX512VNNI_QS8 \
-  {.layout = 0x03000000u | 0x0230, \
-  .mr = 7, .nr = 48, .kr = 4, .column_bytes = 8, .xor_weights = 1, \
-  .pack = gemmi8_qpack_goi__generic, \
-  .row_sum = gemmi8_qs8_rsum__avx512vnni, .scaled_row_sum = 1, .group = 16, \
-  .s32 = gemmi8_qs8_gemm_s32_ukernel_7x48c4__avx512vnni, \
-  .fixedpoint = gemmi8_qs8_gemm_fixedpoint_ukernel_7x48c4__avx512vnni, \
-  .fp32 = gemmi8_qs8_gemm_fp32_ukernel_7x48c4__avx512vnni}
+/* AVX-512 VNNI: vpdpbusd on weights xor 0x80, row sums from the driver; 7x48 tiles
+ * and 1, 2, 4-row tiles for small M. */
+#define AVX512VNNI_Q8(type)                                                           \
+  {.isa = "avx512vnni", .mr = 7, .nr = 48, .kr = 4, .column_bytes = 8, .xor_weights = 1, \
+   .scaled_row_sum = 1, .group = 16,                                                   \
+   .pack = gemmi8_qpack_goi__generic, .row_sum = gemmi8_##type##_rsum__avx512vnni,     \
+   .gemm = {[0] = QGEMM(type, 1x48c4, avx512vnni), [1] = QGEMM(type, 2x48c4, avx512vnni), \
+            [3] = QGEMM(type, 4x48c4, avx512vnni), [6] = QGEMM(type, 7x48c4, avx512vnni)}}
+static const struct gemmi8_qgemm_config qu8_avx512vnni = AVX512VNNI_Q8(qu8);
+static const struct gemmi8_qgemm_config qs8_avx512vnni = AVX512VNNI_Q8(qs8);
 
-#define AVX512_BINARIZE                             \
-  .binarize_f32 = gemmi8_binarize_f32__avx512bw, \
-  .binarize_s8 = gemmi8_binarize_s8__avx512bw,   \
-  .binarize_u8 = gemmi8_binarize_u8__avx512bw
-
-static const struct gemmi8_config avx512vnni_config = {
-    .isa = "avx512vnni",
-    .qu8 = AVX512VNNI_QU8,
-    .qs8 = AVX512VNNI_QS8,
-    .bin = {.layout = 0x03000000u | 0x0320,
-            .mr = 6, .nr = 32,
-            .pack = gemmi8_bpack_words__generic,
-            .s32 = gemmi8_bin_gemm_s32_ukernel_6x32__avx512bw,
-            .f32 = gemmi8_bin_gemm_f32_ukernel_6x32__avx512bw,
-            .bits = gemmi8_bin_gemm_bits_ukernel_6x32__avx512bw,
-            AVX512_BINARIZE},
-};
-
-/* The same int8 kernels; binary GEMM by VPOPCNTDQ. */
-static const struct gemmi8_config avx512vpopcnt_config = {
-    .isa = "avx512vpopcnt",
-    .qu8 = AVX512VNNI_QU8,
-    .qs8 = AVX512VNNI_QS8,
-    .bin = {.layout = 0x03000000u | 0x0320,
-            .mr = 6, .nr = 32,
-            .pack = gemmi8_bpack_words__generic,
-            .s32 = gemmi8_bin_gemm_s32_ukernel_6x32__avx512vpopcnt,
-            .f32 = gemmi8_bin_gemm_f32_ukernel_6x32__avx512vpopcnt,
-            .bits = gemmi8_bin_gemm_bits_ukernel_6x32__avx512vpopcnt,
-            AVX512_BINARIZE},
-};
+/* Binary GEMM on AVX-512BW (vpshufb nibble popcounts) and on VPOPCNTDQ. */
+#define AVX512_BIN(name, set)                                 \
+  {.isa = name, .mr = 6, .nr = 32,                            \
+   .pack = gemmi8_bpack_words__generic,                           \
+   .gemm = {[5] = BGEMM(6x32, set)},                               \
+   .binarize_f32 = gemmi8_binarize_f32__avx512bw,                 \
+   .binarize_s8 = gemmi8_binarize_s8__avx512bw,                   \
+   .binarize_u8 = gemmi8_binarize_u8__avx512bw}
+static const struct gemmi8_bgemm_config bin_avx512bw = AVX512_BIN("avx512bw", avx512bw);
+static const struct gemmi8_bgemm_config bin_avx512vpopcnt =
+    AVX512_BIN("avx512vpopcnt", avx512vpopcnt);
 #endif
 
 #if defined(__arm__)
 /* ARMv7 NEON (kernels/aarch32): VMLAL int8 kernels on the generic packer with KR = 1;
- * the binary kernels use the generic binary layout (same packer, NR = 4), so they
- * share its id. */
-static const struct gemmi8_config neon_config = {
-    .isa = "neon",
-    .qu8 = {.layout = 0x32000000u | 0x0108,
-            .mr = 4, .nr = 8, .kr = 1, .column_bytes = 8,
-            .pack = gemmi8_qpack_goi__generic,
-            .s32 = gemmi8_qu8_gemm_s32_ukernel_4x8c1__neon,
-            .fixedpoint = gemmi8_qu8_gemm_fixedpoint_ukernel_4x8c1__neon,
-            .fp32 = gemmi8_qu8_gemm_fp32_ukernel_4x8c1__neon},
-    .qs8 = {.layout = 0x32000000u | 0x0208,
-            .mr = 4, .nr = 8, .kr = 1, .column_bytes = 4,
-            .pack = gemmi8_qpack_goi__generic,
-            .s32 = gemmi8_qs8_gemm_s32_ukernel_4x8c1__neon,
-            .fixedpoint = gemmi8_qs8_gemm_fixedpoint_ukernel_4x8c1__neon,
-            .fp32 = gemmi8_qs8_gemm_fp32_ukernel_4x8c1__neon},
-    .bin = {.layout = layout_generic | 0x0304,
-            .mr = 4, .nr = 4,
-            .pack = gemmi8_bpack_words__generic,
-            .s32 = gemmi8_bin_gemm_s32_ukernel_4x4__neon,
-            .f32 = gemmi8_bin_gemm_f32_ukernel_4x4__neon,
-            .bits = gemmi8_bin_gemm_bits_ukernel_4x4__neon,
-            .binarize_f32 = gemmi8_binarize_f32__generic,
-            .binarize_s8 = gemmi8_binarize_s8__generic,
-            .binarize_u8 = gemmi8_binarize_u8__generic},
-};
+ * the binary kernels use the generic binary layout (same packer, NR = 4). */
+static const struct gemmi8_qgemm_config qu8_neon = {
+    .isa = "neon", .mr = 4, .nr = 8, .kr = 1, .column_bytes = 8,
+    .pack = gemmi8_qpack_goi__generic,
+    .gemm = {[3] = QGEMM(qu8, 4x8c1, neon)}};
+static const struct gemmi8_qgemm_config qs8_neon = {
+    .isa = "neon", .mr = 4, .nr = 8, .kr = 1, .column_bytes = 4,
+    .pack = gemmi8_qpack_goi__generic,
+    .gemm = {[3] = QGEMM(qs8, 4x8c1, neon)}};
+static const struct gemmi8_bgemm_config bin_neon = {
+    .isa = "neon", .mr = 4, .nr = 4,
+    .pack = gemmi8_bpack_words__generic,
+    .gemm = {[3] = BGEMM(4x4, neon)},
+    .binarize_f32 = gemmi8_binarize_f32__generic,
+    .binarize_s8 = gemmi8_binarize_s8__generic,
+    .binarize_u8 = gemmi8_binarize_u8__generic};
 #endif
 
 #if defined(__aarch64__)
 /* AArch64 (kernels/aarch64). qu8 kernels multiply the raw uint8 operands and take the
  * zero-point term coef * rowsum(a) from the driver's row sums; qs8 kernels multiply
  * int8 by int8 and need no row sums. Weights are stored as given (no xor). */
-#define A64_NEONDOT_QU8                                             \
-  {.layout = 0x65000000u | 0x0110,                                  \
-   .mr = 4, .nr = 16, .kr = 4, .column_bytes = 8,                   \
-   .pack = gemmi8_qpack_goi__generic,                               \
-   .row_sum = gemmi8_qu8_rsum__neon,                                \
-   .s32 = gemmi8_qu8_gemm_s32_ukernel_4x16c4__neondot,              \
-   .fixedpoint = gemmi8_qu8_gemm_fixedpoint_ukernel_4x16c4__neondot,          \
-   .fp32 = gemmi8_qu8_gemm_fp32_ukernel_4x16c4__neondot}
-#define A64_NEONDOT_QS8                                             \
-  {.layout = 0x65000000u | 0x0210,                                  \
-   .mr = 4, .nr = 16, .kr = 4, .column_bytes = 4,                   \
-   .pack = gemmi8_qpack_goi__generic,                               \
-   .s32 = gemmi8_qs8_gemm_s32_ukernel_4x16c4__neondot,              \
-   .fixedpoint = gemmi8_qs8_gemm_fixedpoint_ukernel_4x16c4__neondot,          \
-   .fp32 = gemmi8_qs8_gemm_fp32_ukernel_4x16c4__neondot}
-/* binary kernels of every level: the generic layout with NR = 8 */
-#define A64_BIN                                                     \
-  {.layout = 0x64000000u | 0x0308,                                  \
-   .mr = 4, .nr = 8,                                                \
-   .pack = gemmi8_bpack_words__generic,                             \
-   .s32 = gemmi8_bin_gemm_s32_ukernel_4x8__neon,                    \
-   .f32 = gemmi8_bin_gemm_f32_ukernel_4x8__neon,                    \
-   .bits = gemmi8_bin_gemm_bits_ukernel_4x8__neon}
-
 /* Baseline ARMv8 NEON: widening multiplies (SMULL / UMULL) and pairwise adds. */
-static const struct gemmi8_config a64_neon_config = {
-    .isa = "neon",
-    .qu8 = {.layout = 0x64000000u | 0x0104,
-            .mr = 4, .nr = 4, .kr = 16, .column_bytes = 8,
-            .pack = gemmi8_qpack_goi__generic,
-            .row_sum = gemmi8_qu8_rsum__neon,
-            .s32 = gemmi8_qu8_gemm_s32_ukernel_4x4c16__neon,
-            .fixedpoint = gemmi8_qu8_gemm_fixedpoint_ukernel_4x4c16__neon,
-            .fp32 = gemmi8_qu8_gemm_fp32_ukernel_4x4c16__neon},
-    .qs8 = {.layout = 0x64000000u | 0x0204,
-            .mr = 4, .nr = 4, .kr = 16, .column_bytes = 4,
-            .pack = gemmi8_qpack_goi__generic,
-            .s32 = gemmi8_qs8_gemm_s32_ukernel_4x4c16__neon,
-            .fixedpoint = gemmi8_qs8_gemm_fixedpoint_ukernel_4x4c16__neon,
-            .fp32 = gemmi8_qs8_gemm_fp32_ukernel_4x4c16__neon},
-    .bin = A64_BIN,
-};
-
+static const struct gemmi8_qgemm_config qu8_a64_neon = {
+    .isa = "neon", .mr = 4, .nr = 4, .kr = 16, .column_bytes = 8,
+    .pack = gemmi8_qpack_goi__generic, .row_sum = gemmi8_qu8_rsum__neon,
+    .gemm = {[3] = QGEMM(qu8, 4x4c16, neon)}};
+static const struct gemmi8_qgemm_config qs8_a64_neon = {
+    .isa = "neon", .mr = 4, .nr = 4, .kr = 16, .column_bytes = 4,
+    .pack = gemmi8_qpack_goi__generic,
+    .gemm = {[3] = QGEMM(qs8, 4x4c16, neon)}};
 /* ARMv8.2 dot product (SDOT / UDOT). */
-static const struct gemmi8_config a64_neondot_config = {
-    .isa = "neondot",
-    .qu8 = A64_NEONDOT_QU8,
-    .qs8 = A64_NEONDOT_QS8,
-    .bin = A64_BIN,
-};
-
+static const struct gemmi8_qgemm_config qu8_a64_neondot = {
+    .isa = "neondot", .mr = 4, .nr = 16, .kr = 4, .column_bytes = 8,
+    .pack = gemmi8_qpack_goi__generic, .row_sum = gemmi8_qu8_rsum__neon,
+    .gemm = {[3] = QGEMM(qu8, 4x16c4, neondot)}};
+static const struct gemmi8_qgemm_config qs8_a64_neondot = {
+    .isa = "neondot", .mr = 4, .nr = 16, .kr = 4, .column_bytes = 4,
+    .pack = gemmi8_qpack_goi__generic,
+    .gemm = {[3] = QGEMM(qs8, 4x16c4, neondot)}};
 /* ARMv8.6 int8 matrix multiply (SMMLA / UMMLA): 6x16 tiles, k groups of 8. */
-static const struct gemmi8_config a64_i8mm_config = {
-    .isa = "i8mm",
-    .qu8 = {.layout = 0x66000000u | 0x0110,
-            .mr = 6, .nr = 16, .kr = 8, .column_bytes = 8,
-            .pack = gemmi8_qpack_goi__generic,
-            .row_sum = gemmi8_qu8_rsum__neon,
-            .s32 = gemmi8_qu8_gemm_s32_ukernel_6x16c8__i8mm,
-            .fixedpoint = gemmi8_qu8_gemm_fixedpoint_ukernel_6x16c8__i8mm,
-            .fp32 = gemmi8_qu8_gemm_fp32_ukernel_6x16c8__i8mm},
-    .qs8 = {.layout = 0x66000000u | 0x0210,
-            .mr = 6, .nr = 16, .kr = 8, .column_bytes = 4,
-            .pack = gemmi8_qpack_goi__generic,
-            .s32 = gemmi8_qs8_gemm_s32_ukernel_6x16c8__i8mm,
-            .fixedpoint = gemmi8_qs8_gemm_fixedpoint_ukernel_6x16c8__i8mm,
-            .fp32 = gemmi8_qs8_gemm_fp32_ukernel_6x16c8__i8mm},
-    .bin = A64_BIN,
-};
+static const struct gemmi8_qgemm_config qu8_a64_i8mm = {
+    .isa = "i8mm", .mr = 6, .nr = 16, .kr = 8, .column_bytes = 8,
+    .pack = gemmi8_qpack_goi__generic, .row_sum = gemmi8_qu8_rsum__neon,
+    .gemm = {[5] = QGEMM(qu8, 6x16c8, i8mm)}};
+static const struct gemmi8_qgemm_config qs8_a64_i8mm = {
+    .isa = "i8mm", .mr = 6, .nr = 16, .kr = 8, .column_bytes = 4,
+    .pack = gemmi8_qpack_goi__generic,
+    .gemm = {[5] = QGEMM(qs8, 6x16c8, i8mm)}};
+/* binary kernels of every level: the generic layout with NR = 8 */
+static const struct gemmi8_bgemm_config bin_a64_neon = {
+    .isa = "neon", .mr = 4, .nr = 8,
+    .pack = gemmi8_bpack_words__generic,
+    .gemm = {[3] = BGEMM(4x8, neon)}};
 #endif
 
 /* ---- CPU features ----------------------------------------------------------------- */
+
+enum {
+  feature_avx2 = 1u << 0,          /* AVX2, FMA, BMI2 with ymm state */
+  feature_avx512bw = 1u << 1,      /* AVX-512 F, BW, DQ, VL with zmm state */
+  feature_avx512vnni = 1u << 2,
+  feature_avx512vpopcnt = 1u << 3, /* VPOPCNTDQ and BITALG */
+  feature_neon = 1u << 8,          /* ARMv7 NEON or AArch64 Advanced SIMD */
+  feature_neondot = 1u << 9,
+  feature_i8mm = 1u << 10,
+};
 
 #if defined(__x86_64__)
 static uint64_t xgetbv0(void)
@@ -251,13 +179,9 @@ static uint64_t xgetbv0(void)
   return ((uint64_t) edx << 32) | eax;
 }
 
-struct x86_features {
-  int avx2, avx512vnni, avx512vpopcnt;
-};
-
-static struct x86_features detect_x86(void)
+static unsigned detect_features(void)
 {
-  struct x86_features f = {0, 0, 0};
+  unsigned f = 0;
   unsigned eax, ebx, ecx, edx;
   if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return f;
   const int osxsave = (ecx >> 27) & 1, avx = (ecx >> 28) & 1, fma = (ecx >> 12) & 1;
@@ -272,122 +196,193 @@ static struct x86_features detect_x86(void)
   const int avx512bw = (ebx >> 30) & 1, avx512vl = (ebx >> 31) & 1;
   const int avx512vnni = (ecx >> 11) & 1, avx512bitalg = (ecx >> 12) & 1;
   const int avx512vpopcntdq = (ecx >> 14) & 1;
-  f.avx2 = ymm_state && avx2 && fma && bmi2;
-  const int avx512 = f.avx2 && zmm_state && avx512f && avx512dq && avx512bw && avx512vl;
-  f.avx512vnni = avx512 && avx512vnni;
-  f.avx512vpopcnt = avx512 && avx512vpopcntdq && avx512bitalg;
+  if (!(ymm_state && avx2 && fma && bmi2)) return f;
+  f |= feature_avx2;
+  if (!(zmm_state && avx512f && avx512dq && avx512bw && avx512vl)) return f;
+  f |= feature_avx512bw;
+  if (avx512vnni) f |= feature_avx512vnni;
+  if (avx512vpopcntdq && avx512bitalg) f |= feature_avx512vpopcnt;
   return f;
 }
+#elif defined(__arm__)
+static unsigned detect_features(void)
+{
+  return (getauxval(AT_HWCAP) & HWCAP_NEON) ? feature_neon : 0;
+}
+#elif defined(__aarch64__)
+static unsigned detect_features(void)
+{
+  const unsigned long hwcap = getauxval(AT_HWCAP), hwcap2 = getauxval(AT_HWCAP2);
+  unsigned f = 0;
+  if (!(hwcap & HWCAP_ASIMD)) return f;
+  f |= feature_neon;
+  if (!(hwcap & HWCAP_ASIMDDP)) return f;
+  f |= feature_neondot;
+  if (hwcap2 & HWCAP2_I8MM) f |= feature_i8mm;
+  return f;
+}
+#else
+static unsigned detect_features(void) { return 0; }
 #endif
 
-/* ---- the table ---------------------------------------------------------------------- */
-
-struct candidate {
-  const struct gemmi8_config* config;
-  int (*supported)(void);
+/* ---- levels and cascades --------------------------------------------------------------
+ * A level (the names GEMMI8_ISA takes) is a set of features, each level a superset of
+ * the one before. Each family takes, from its cascade, the last kernel set whose
+ * features the CPU has and the level allows: a CPU with AVX-512BW and no VNNI gets
+ * the AVX-512BW binary kernels and the AVX2 int8 kernels. */
+struct level {
+  const char* name;
+  unsigned features;
 };
 
-static int always(void) { return 1; }
-
+static const struct level levels[] = {
+    {"generic", 0},
 #if defined(__x86_64__)
-static int has_avx2(void) { return detect_x86().avx2; }
-static int has_avx512vnni(void) { return detect_x86().avx512vnni; }
-static int has_avx512vpopcnt(void)
-{
-  const struct x86_features f = detect_x86();
-  return f.avx512vnni && f.avx512vpopcnt;
-}
+    {"avx2", feature_avx2},
+    {"avx512bw", feature_avx2 | feature_avx512bw},
+    {"avx512vnni", feature_avx2 | feature_avx512bw | feature_avx512vnni},
+    {"avx512vpopcnt", feature_avx2 | feature_avx512bw | feature_avx512vnni | feature_avx512vpopcnt},
 #endif
-
 #if defined(__arm__)
-static int has_neon(void) { return (getauxval(AT_HWCAP) & HWCAP_NEON) != 0; }
+    {"neon", feature_neon},
 #endif
 #if defined(__aarch64__)
-static int has_asimd(void) { return (getauxval(AT_HWCAP) & HWCAP_ASIMD) != 0; }
-static int has_dotprod(void)
-{
-  const unsigned long hwcap = getauxval(AT_HWCAP);
-  return (hwcap & HWCAP_ASIMD) && (hwcap & HWCAP_ASIMDDP);
-}
-static int has_i8mm(void)
-{
-  return has_dotprod() && (getauxval(AT_HWCAP2) & HWCAP2_I8MM) != 0;
-}
-#endif
-
-static const struct candidate candidates[] = {
-    {&generic_config, always},
-#if defined(__arm__)
-    {&neon_config, has_neon},
-#endif
-#if defined(__aarch64__)
-    {&a64_neon_config, has_asimd},
-    {&a64_neondot_config, has_dotprod},
-    {&a64_i8mm_config, has_i8mm},
-#endif
-#if defined(__x86_64__)
-    {&avx2_config, has_avx2},
-    {&avx512vnni_config, has_avx512vnni},
-    {&avx512vpopcnt_config, has_avx512vpopcnt},
+    {"neon", feature_neon},
+    {"neondot", feature_neon | feature_neondot},
+    {"i8mm", feature_neon | feature_neondot | feature_i8mm},
 #endif
 };
-#define CANDIDATES (sizeof(candidates) / sizeof(candidates[0]))
+#define LEVELS (sizeof(levels) / sizeof(levels[0]))
 
-static const struct gemmi8_config* selected;
+struct qcandidate {
+  const struct gemmi8_qgemm_config* qu8;
+  const struct gemmi8_qgemm_config* qs8;
+  unsigned features;
+};
+
+struct bcandidate {
+  const struct gemmi8_bgemm_config* bin;
+  unsigned features;
+};
+
+/* best last */
+static const struct qcandidate qcandidates[] = {
+    {&qu8_generic, &qs8_generic, 0},
+#if defined(__x86_64__)
+    {&qu8_avx2, &qs8_avx2, feature_avx2},
+    {&qu8_avx512vnni, &qs8_avx512vnni, feature_avx2 | feature_avx512bw | feature_avx512vnni},
+#endif
+#if defined(__arm__)
+    {&qu8_neon, &qs8_neon, feature_neon},
+#endif
+#if defined(__aarch64__)
+    {&qu8_a64_neon, &qs8_a64_neon, feature_neon},
+    {&qu8_a64_neondot, &qs8_a64_neondot, feature_neon | feature_neondot},
+    {&qu8_a64_i8mm, &qs8_a64_i8mm, feature_neon | feature_neondot | feature_i8mm},
+#endif
+};
+
+static const struct bcandidate bcandidates[] = {
+    {&bin_generic, 0},
+#if defined(__x86_64__)
+    {&bin_avx2, feature_avx2},
+    {&bin_avx512bw, feature_avx2 | feature_avx512bw},
+    {&bin_avx512vpopcnt, feature_avx2 | feature_avx512bw | feature_avx512vpopcnt},
+#endif
+#if defined(__arm__)
+    {&bin_neon, feature_neon},
+#endif
+#if defined(__aarch64__)
+    {&bin_a64_neon, feature_neon},
+#endif
+};
+#define QCANDIDATES (sizeof(qcandidates) / sizeof(qcandidates[0]))
+#define BCANDIDATES (sizeof(bcandidates) / sizeof(bcandidates[0]))
+
+static unsigned cpu_features;
+static struct gemmi8_config selected;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static int subset(unsigned needed, unsigned allowed) { return (needed & ~allowed) == 0; }
+
+/* Fills the tables for the features allowed. */
+static void fill(unsigned allowed)
+{
+  for (size_t i = 0; i < LEVELS; i++) {
+    if (subset(levels[i].features, allowed)) selected.isa = levels[i].name;
+  }
+  for (size_t i = 0; i < QCANDIDATES; i++) {
+    if (subset(qcandidates[i].features, allowed)) {
+      selected.qu8 = qcandidates[i].qu8;
+      selected.qs8 = qcandidates[i].qs8;
+    }
+  }
+  for (size_t i = 0; i < BCANDIDATES; i++) {
+    if (subset(bcandidates[i].features, allowed)) selected.bin = bcandidates[i].bin;
+  }
+}
+
+static const struct level* find_level(const char* name)
+{
+  for (size_t i = 0; name != NULL && i < LEVELS; i++) {
+    if (strcmp(name, levels[i].name) == 0) return &levels[i];
+  }
+  return NULL;
+}
 
 static void select_config(void)
 {
-  size_t best = 0;
-  for (size_t i = 0; i < CANDIDATES; i++) {
-    if (candidates[i].supported()) best = i;
-  }
-  const char* forced = getenv("GEMMI8_ISA");
-  if (forced != NULL) {
-    for (size_t i = 0; i <= best; i++) {
-      if (strcmp(forced, candidates[i].config->isa) == 0 && candidates[i].supported()) {
-        best = i;
-      }
-    }
-  }
-  selected = candidates[best].config;
+  cpu_features = detect_features();
+  unsigned allowed = cpu_features;
+  const struct level* forced = find_level(getenv("GEMMI8_ISA"));
+  if (forced != NULL && subset(forced->features, cpu_features)) allowed = forced->features;
+  fill(allowed);
 }
 
 const struct gemmi8_config* gemmi8_get_config(void)
 {
   pthread_once(&once, select_config);
-  return selected;
+  return &selected;
 }
 
 const char* gemmi8_isa_name(void) { return gemmi8_get_config()->isa; }
 
 const char* const* gemmi8_isa_compiled(void)
 {
-  static const char* names[CANDIDATES + 1];
-  for (size_t i = 0; i < CANDIDATES; i++) names[i] = candidates[i].config->isa;
-  names[CANDIDATES] = NULL;
+  static const char* names[LEVELS + 1];
+  for (size_t i = 0; i < LEVELS; i++) names[i] = levels[i].name;
+  names[LEVELS] = NULL;
   return names;
 }
 
 int gemmi8_isa_supported(const char* name)
 {
-  for (size_t i = 0; i < CANDIDATES; i++) {
-    if (name != NULL && strcmp(name, candidates[i].config->isa) == 0) {
-      return candidates[i].supported();
-    }
-  }
-  return 0;
+  gemmi8_get_config();
+  const struct level* l = find_level(name);
+  return l != NULL && subset(l->features, cpu_features);
 }
 
 int gemmi8_isa_force(const char* name)
 {
   gemmi8_get_config();
-  for (size_t i = 0; i < CANDIDATES; i++) {
-    if (name != NULL && strcmp(name, candidates[i].config->isa) == 0 &&
-        candidates[i].supported()) {
-      selected = candidates[i].config;
-      return 0;
-    }
-  }
-  return -1;
+  const struct level* l = find_level(name);
+  if (l == NULL || !subset(l->features, cpu_features)) return -1;
+  fill(l->features);
+  return 0;
+}
+
+const struct gemmi8_qgemm_config* gemmi8_qgemm_config_at(uint32_t type, size_t i, int* supported)
+{
+  if (i >= QCANDIDATES) return NULL;
+  gemmi8_get_config();
+  if (supported != NULL) *supported = subset(qcandidates[i].features, cpu_features);
+  return type == gemmi8_type_qu8 ? qcandidates[i].qu8 : qcandidates[i].qs8;
+}
+
+const struct gemmi8_bgemm_config* gemmi8_bgemm_config_at(size_t i, int* supported)
+{
+  if (i >= BCANDIDATES) return NULL;
+  gemmi8_get_config();
+  if (supported != NULL) *supported = subset(bcandidates[i].features, cpu_features);
+  return bcandidates[i].bin;
 }

@@ -5,9 +5,10 @@
 #define GEMMI8_ISA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-/* Names of every kernel set compiled in for this architecture, best last,
- * terminated by NULL. "generic" is always first. */
+/* Names of every kernel-set level compiled in for this architecture (the names
+ * GEMMI8_ISA takes), best last, terminated by NULL. "generic" is always first. */
 const char* const* gemmi8_isa_compiled(void);
 
 /* 1 if the named set is compiled in and supported by this CPU and OS. */
@@ -16,5 +17,14 @@ int gemmi8_isa_supported(const char* name);
 /* Switches the library to the named kernel set (tests only: not thread-safe with
  * concurrent GEMM calls). Returns 0 on success, -1 if the set is not supported. */
 int gemmi8_isa_force(const char* name);
+
+struct gemmi8_qgemm_config;
+struct gemmi8_bgemm_config;
+
+/* The family tables of every kernel set compiled in, for the kernel tests: entry i
+ * (from 0; NULL past the last) of the qu8 or qs8 cascade (type 1 or 2) or of the
+ * binary cascade; *supported says whether this CPU runs it. */
+const struct gemmi8_qgemm_config* gemmi8_qgemm_config_at(uint32_t type, size_t i, int* supported);
+const struct gemmi8_bgemm_config* gemmi8_bgemm_config_at(size_t i, int* supported);
 
 #endif

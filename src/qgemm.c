@@ -1,14 +1,28 @@
 /*
- * qu8 / qs8 GEMM drivers: validation, then tiles of MR x NR over the packed blocks.
+ * qu8 / qs8 GEMM drivers: validation, a plan, then tile tasks over the packed blocks.
  */
 #include <float.h>
+#include <stdlib.h>
 
-#include "common.h"
+#include "config.h"
 
+/*
+ * Plan, then tiles. An entry point validates, then plans once (the kernels per tile
+ * height, the tiling, the row-sum workspace) into a context; the work is then two
+ * kinds of pure task over that context:
+ *   - row sums: rows [m0, m0 + rows) of A summed into the workspace (families whose
+ *     kernels take the zero-point term from the driver);
+ *   - tiles: rows [m0, m0 + rows) x packed blocks [b0, b0 + blocks) of C.
+ * A task reads the context (and, for tiles, the row sums of its own rows) and writes
+ * only its own rows of the workspace or its own tile of C. They run here in a plain
+ * loop, M chunk by M chunk: each chunk's row sums, then its tiles.
+ */
 struct qgemm_context {
+  /* ukernel[r - 1] computes tiles of r rows (the smallest kernel that holds them) */
+  gemmi8_qgemm_ukernel_fn ukernel[GEMMI8_MAX_MR];
+  size_t mr; /* main tile height */
   const struct gemmi8_qgemm_config* cfg;
-  gemmi8_qgemm_ukernel_fn ukernel;
-  size_t n, k;
+  size_t m, n, k;
   const uint8_t* a;
   size_t a_stride;
   const uint8_t* blocks;
@@ -17,34 +31,42 @@ struct qgemm_context {
   size_t c_stride; /* bytes */
   size_t c_size;   /* bytes per element */
   struct gemmi8_qparams params;
+  /* Row sums of A, one per row of A, or NULL when the kernels need none. */
+  int32_t* row_sums;
+  /* Tiling: rows and blocks per tile task. */
+  size_t mc, nb;
 };
 
-/* Rows per chunk: the chunk of a is reused by every block of B, so it should stay in
- * the L2 cache; its row sums live on the stack. */
-#define MC_MAX 1024
+/* Rows per task: a chunk of A stays in the L2 cache while every block of B passes. */
 #define MC_BYTES (384 * 1024)
+/* Row sums of up to this many rows live on the stack; more are allocated. */
+#define ROW_SUMS_ON_STACK 1024
 
-/* Computes the tiles of rows [m0, m1) and packed blocks [b0, b1): the unit of work a
- * thread pool can split. row_sum: sums of rows m0.. when the kernels need them. */
-static void qgemm_tiles(const struct qgemm_context* ctx, size_t m0, size_t m1, size_t b0,
-                        size_t b1, const int32_t* row_sum)
+static void qgemm_row_sum_task(const struct qgemm_context* ctx, size_t m0, size_t rows)
 {
-  const size_t blocks = gemmi8_divide_round_up(ctx->n, ctx->cfg->nr);
-  const size_t tile_rows = ctx->cfg->mr;
+  ctx->cfg->row_sum(rows, ctx->k, ctx->a + m0 * ctx->a_stride, ctx->a_stride,
+                    ctx->row_sums + m0);
+}
+
+static void qgemm_tile_task(const struct qgemm_context* ctx, size_t m0, size_t b0, size_t rows,
+                            size_t blocks)
+{
+  const size_t nblocks = gemmi8_divide_round_up(ctx->n, ctx->cfg->nr);
+  const size_t m1 = m0 + rows, b1 = b0 + blocks;
   for (size_t b = b0; b < b1; b++) {
     const size_t n0 = gemmi8_qblock_start(ctx->cfg, ctx->n, b);
-    const size_t n1 = b + 1 < blocks ? gemmi8_qblock_start(ctx->cfg, ctx->n, b + 1) : ctx->n;
+    const size_t n1 = b + 1 < nblocks ? gemmi8_qblock_start(ctx->cfg, ctx->n, b + 1) : ctx->n;
     const size_t nr = n1 - n0;
     struct gemmi8_qparams p = ctx->params;
     if (p.multiplier) p.multiplier += n0 * p.channel_stride;
     if (p.shift) p.shift += n0 * p.channel_stride;
     if (p.scale) p.scale += n0 * p.channel_stride;
     const uint8_t* w = ctx->blocks + b * ctx->block_bytes;
-    for (size_t i = m0; i < m1; i += tile_rows) {
-      const size_t mr = gemmi8_min(tile_rows, m1 - i);
-      p.row_sum = row_sum ? row_sum + (i - m0) : NULL;
-      ctx->ukernel(mr, nr, ctx->k, ctx->a + i * ctx->a_stride, ctx->a_stride, w,
-                   ctx->c + i * ctx->c_stride + n0 * ctx->c_size, ctx->c_stride, &p);
+    for (size_t i = m0; i < m1; i += ctx->mr) {
+      const size_t mr = gemmi8_min(ctx->mr, m1 - i);
+      p.row_sum = ctx->row_sums ? ctx->row_sums + i : NULL;
+      ctx->ukernel[mr - 1](mr, nr, ctx->k, ctx->a + i * ctx->a_stride, ctx->a_stride, w,
+                           ctx->c + i * ctx->c_stride + n0 * ctx->c_size, ctx->c_stride, &p);
     }
   }
 }
@@ -61,7 +83,7 @@ static gemmi8_status check_gemm(enum gemmi8_type type, const struct gemmi8_qgemm
     return gemmi8_status_invalid_parameter;
   }
   if (k > max_k) return gemmi8_status_unsupported_parameter;
-  if (!gemmi8_packed_matches(packed_b, (uint32_t) type, cfg->layout, n, k)) {
+  if (!gemmi8_packed_matches(packed_b, (uint32_t) type, gemmi8_qgemm_layout(cfg, (uint32_t) type), n, k)) {
     return gemmi8_status_invalid_parameter;
   }
   return gemmi8_status_success;
@@ -97,15 +119,26 @@ static gemmi8_status check_requant(const gemmi8_requant* rq, size_t n, int32_t l
   return gemmi8_status_invalid_parameter;
 }
 
-static void run(const struct gemmi8_qgemm_config* cfg, gemmi8_qgemm_ukernel_fn ukernel,
-                size_t m, size_t n, size_t k, const void* a, size_t a_stride,
-                const void* packed_b, void* c, size_t c_stride, size_t c_size,
-                const gemmi8_requant* rq)
+enum qgemm_output { output_s32, output_fixedpoint, output_fp32 };
+
+static gemmi8_qgemm_ukernel_fn slot_kernel(const struct gemmi8_qgemm_config* cfg, size_t r,
+                                           enum qgemm_output output)
+{
+  const struct gemmi8_qgemm_ukernels* u = &cfg->gemm[r - 1];
+  return output == output_s32 ? u->s32 : (output == output_fixedpoint ? u->fixedpoint : u->fp32);
+}
+
+/* Plans and runs a validated GEMM. */
+static gemmi8_status run(const struct gemmi8_qgemm_config* cfg, enum qgemm_output output,
+                         size_t m, size_t n, size_t k, const void* a, size_t a_stride,
+                         const void* packed_b, void* c, size_t c_stride, size_t c_size,
+                         const gemmi8_requant* rq)
 {
   const struct gemmi8_packed_header* h = packed_b;
   struct qgemm_context ctx = {
+      .mr = cfg->mr,
       .cfg = cfg,
-      .ukernel = ukernel,
+      .m = m,
       .n = n,
       .k = k,
       .a = a,
@@ -116,6 +149,11 @@ static void run(const struct gemmi8_qgemm_config* cfg, gemmi8_qgemm_ukernel_fn u
       .c_stride = c_stride * c_size,
       .c_size = c_size,
   };
+  /* Kernels: for each tile height, the smallest kernel that holds it. */
+  for (size_t r = cfg->mr; r >= 1; r--) {
+    gemmi8_qgemm_ukernel_fn fn = slot_kernel(cfg, r, output);
+    ctx.ukernel[r - 1] = fn != NULL ? fn : ctx.ukernel[r];
+  }
   if (rq != NULL) {
     ctx.params.channel_stride = rq->per_channel ? 1 : 0;
     if (rq->mode == gemmi8_requant_fixedpoint) {
@@ -131,23 +169,38 @@ static void run(const struct gemmi8_qgemm_config* cfg, gemmi8_qgemm_ukernel_fn u
     ctx.params.min = rq->min;
     ctx.params.max = rq->max;
   }
+  /* Tiling: L2-sized row chunks (a multiple of the main tile height), all blocks. */
   const size_t blocks = gemmi8_divide_round_up(n, cfg->nr);
-  if (cfg->row_sum == NULL || (h->flags & GEMMI8_PACKED_NO_ROW_SUM)) {
-    qgemm_tiles(&ctx, 0, m, 0, blocks, NULL);
-    return;
+  size_t mc = gemmi8_min(m, MC_BYTES / k);
+  mc = mc <= cfg->mr ? cfg->mr : mc - mc % cfg->mr;
+  ctx.mc = mc;
+  ctx.nb = blocks;
+  /* Workspace: the row sums of A, when the kernels need them. */
+  int32_t stack_sums[ROW_SUMS_ON_STACK];
+  int32_t* heap_sums = NULL;
+  if (cfg->row_sum != NULL && !(h->flags & GEMMI8_PACKED_NO_ROW_SUM)) {
+    if (m <= ROW_SUMS_ON_STACK) {
+      ctx.row_sums = stack_sums;
+    } else {
+      heap_sums = malloc(m * sizeof(int32_t));
+      if (heap_sums == NULL) return gemmi8_status_out_of_memory;
+      ctx.row_sums = heap_sums;
+    }
+    /* One coef for every column: the kernels add coef * rowsum without a vector
+     * multiply. */
+    ctx.params.row_sum_uniform =
+        cfg->scaled_row_sum && (h->flags & GEMMI8_PACKED_UNIFORM_COEF);
+    ctx.params.row_sum_coef = h->coef;
   }
-  /* One coef for every column: the kernels can add coef * rowsum without a vector
-   * multiply. */
-  ctx.params.row_sum_uniform = cfg->scaled_row_sum && (h->flags & GEMMI8_PACKED_UNIFORM_COEF);
-  ctx.params.row_sum_coef = h->coef;
-  int32_t row_sum[MC_MAX];
-  size_t mc = gemmi8_min(MC_MAX, MC_BYTES / k);
-  mc = mc < cfg->mr ? cfg->mr : mc - mc % cfg->mr;
-  for (size_t m0 = 0; m0 < m; m0 += mc) {
-    const size_t m1 = gemmi8_min(m, m0 + mc);
-    cfg->row_sum(m1 - m0, k, (const uint8_t*) a + m0 * a_stride, a_stride, row_sum);
-    qgemm_tiles(&ctx, m0, m1, 0, blocks, row_sum);
+  for (size_t m0 = 0; m0 < m; m0 += ctx.mc) {
+    const size_t rows = gemmi8_min(ctx.mc, m - m0);
+    if (ctx.row_sums != NULL) qgemm_row_sum_task(&ctx, m0, rows);
+    for (size_t b0 = 0; b0 < blocks; b0 += ctx.nb) {
+      qgemm_tile_task(&ctx, m0, b0, rows, gemmi8_min(ctx.nb, blocks - b0));
+    }
   }
+  free(heap_sums);
+  return gemmi8_status_success;
 }
 
 static gemmi8_status qgemm(enum gemmi8_type type, size_t max_k, int32_t lo, int32_t hi,
@@ -156,15 +209,14 @@ static gemmi8_status qgemm(enum gemmi8_type type, size_t max_k, int32_t lo, int3
                            size_t c_stride)
 {
   const struct gemmi8_config* config = gemmi8_get_config();
-  const struct gemmi8_qgemm_config* cfg = type == gemmi8_type_qu8 ? &config->qu8 : &config->qs8;
+  const struct gemmi8_qgemm_config* cfg = type == gemmi8_type_qu8 ? config->qu8 : config->qs8;
   gemmi8_status status = check_gemm(type, cfg, max_k, m, n, k, a, a_stride, packed_b, c,
                                     c_stride, 1);
   if (status != gemmi8_status_success) return status;
   status = check_requant(rq, n, lo, hi);
   if (status != gemmi8_status_success) return status;
-  run(cfg, rq->mode == gemmi8_requant_fixedpoint ? cfg->fixedpoint : cfg->fp32, m, n, k, a,
-      a_stride, packed_b, c, c_stride, 1, rq);
-  return gemmi8_status_success;
+  return run(cfg, rq->mode == gemmi8_requant_fixedpoint ? output_fixedpoint : output_fp32, m, n,
+             k, a, a_stride, packed_b, c, c_stride, 1, rq);
 }
 
 static gemmi8_status qgemm_s32(enum gemmi8_type type, size_t max_k, size_t m, size_t n,
@@ -172,12 +224,12 @@ static gemmi8_status qgemm_s32(enum gemmi8_type type, size_t max_k, size_t m, si
                                int32_t* c, size_t c_stride)
 {
   const struct gemmi8_config* config = gemmi8_get_config();
-  const struct gemmi8_qgemm_config* cfg = type == gemmi8_type_qu8 ? &config->qu8 : &config->qs8;
+  const struct gemmi8_qgemm_config* cfg = type == gemmi8_type_qu8 ? config->qu8 : config->qs8;
   gemmi8_status status = check_gemm(type, cfg, max_k, m, n, k, a, a_stride, packed_b, c,
                                     c_stride, sizeof(int32_t));
   if (status != gemmi8_status_success) return status;
-  run(cfg, cfg->s32, m, n, k, a, a_stride, packed_b, c, c_stride, sizeof(int32_t), NULL);
-  return gemmi8_status_success;
+  return run(cfg, output_s32, m, n, k, a, a_stride, packed_b, c, c_stride, sizeof(int32_t),
+             NULL);
 }
 
 gemmi8_status gemmi8_qu8_gemm(size_t m, size_t n, size_t k, const uint8_t* a,

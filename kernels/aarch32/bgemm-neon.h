@@ -29,12 +29,9 @@
 
 #include <arm_neon.h>
 
-#include "common.h"
+#include "requant.h"
 #include "mca.h"
 
-#ifndef GEMMI8_ALWAYS_INLINE
-#define GEMMI8_ALWAYS_INLINE inline __attribute__((always_inline))
-#endif
 
 /* Largest number of words a 16-bit count lane can take (16 per word). */
 #define GEMMI8_BNEON_CHUNK 4095
@@ -100,7 +97,7 @@
   "subs %[n], %[n], #1\n\t"                                                            \
   GEMMI8_BNEON_XCA("vcnt01x10", "vcnt23x10", "vcnt01x32", "vcnt23x32")                 \
   GEMMI8_NEON_LOOP_BNE                                                                 \
-  GEMMI8_MCA_END_ASM
+  GEMMI8_MCA_END_ASM()
 
 /* Two rows of counts from a direct (x01 / x23) and a swapped (x10 / x32) accumulator
  * pair: row r of {cols 0, 1} and row r + 1 of {cols 0, 1}. */

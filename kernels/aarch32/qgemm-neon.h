@@ -28,12 +28,9 @@
 
 #include <arm_neon.h>
 
-#include "common.h"
+#include "requant.h"
 #include "mca.h"
 
-#ifndef GEMMI8_ALWAYS_INLINE
-#define GEMMI8_ALWAYS_INLINE inline __attribute__((always_inline))
-#endif
 
 /* a as int16: qu8 zero-extends, qs8 sign-extends. */
 static GEMMI8_ALWAYS_INLINE int16x8_t gemmi8_qneon_widen_a(const int is_signed, uint8x8_t v)
@@ -126,7 +123,7 @@ static GEMMI8_ALWAYS_INLINE uint8x8_t gemmi8_qneon_load_tail(const uint8_t* p, s
   "subs %[n], %[n], #1\n\t"                                                             \
   GEMMI8_QNEON_MLAL2("d10", "d11", "d5[3]", "d7[3]", "2", "3")                          \
   GEMMI8_NEON_LOOP_BNE                                                                  \
-  GEMMI8_MCA_END_ASM
+  GEMMI8_MCA_END_ASM()
 
 /* Accumulates the 4 x 8 tile: vacc[i][0] = columns 0-3 of row i, vacc[i][1] = 4-7. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_4x8c1__neon(const int is_signed, size_t mr,

@@ -22,10 +22,9 @@
 #include <arm_neon.h>
 #include <string.h>
 
-#include "common.h"
+#include "requant.h"
 #include "mca.h"
 
-#define GEMMI8_ALWAYS_INLINE inline __attribute__((always_inline))
 
 /* Output kinds of a kernel (template parameter). */
 enum { gemmi8_a64_out_s32 = 0, gemmi8_a64_out_fixedpoint = 1, gemmi8_a64_out_fp32 = 2 };

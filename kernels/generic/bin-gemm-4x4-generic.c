@@ -5,7 +5,7 @@
  * Outputs: int32; float acc * scale + bias (two roundings); sign bits of that float.
  * Block: for each 64-bit word of depth, 4 words, one per column.
  */
-#include "common.h"
+#include "requant.h"
 
 #define MR 4
 #define NR 4

@@ -4,7 +4,7 @@
  * then int32 out, fixed-point or fp32 requantization.
  * Block: int32 bias'[8], weights in k groups of 4: [k/4][8][4].
  */
-#include "common.h"
+#include "requant.h"
 
 #define MR 4
 #define NR 8

@@ -11,7 +11,7 @@
  */
 #include <immintrin.h>
 
-#include "common.h"
+#include "requant.h"
 
 #define MR 4
 #define NR 8

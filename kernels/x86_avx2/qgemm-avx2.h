@@ -41,9 +41,8 @@
 #include <immintrin.h>
 #include <string.h>
 
-#include "common.h"
+#include "requant.h"
 
-#define GEMMI8_ALWAYS_INLINE inline __attribute__((always_inline))
 
 /* Depths widened per chunk, a multiple of 16; rows of the chunk buffer are
  * KC int16 = 1024 bytes apart, the offsets written in the asm loops below. */

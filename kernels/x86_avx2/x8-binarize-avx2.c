@@ -5,7 +5,7 @@
  */
 #include <immintrin.h>
 
-#include "common.h"
+#include "pack.h"
 
 void gemmi8_binarize_f32__avx2(size_t rows, size_t k, const void* x, size_t x_stride,
                                uint8_t zero_point, uint64_t* out, size_t out_stride)

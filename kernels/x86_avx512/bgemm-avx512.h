@@ -18,9 +18,8 @@
 
 #include <immintrin.h>
 
-#include "common.h"
+#include "requant.h"
 
-#define GEMMI8_ALWAYS_INLINE inline __attribute__((always_inline))
 
 static GEMMI8_ALWAYS_INLINE void gemmi8_bgemm_core_avx512(const size_t MR, const size_t NJMAX,
                                                           const size_t NJ, size_t mr, size_t k,

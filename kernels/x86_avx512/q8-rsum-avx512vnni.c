@@ -5,7 +5,7 @@
  */
 #include <immintrin.h>
 
-#include "common.h"
+#include "microkernel.h"
 
 static inline int32_t row_sum_u8(size_t k, const uint8_t* a)
 {

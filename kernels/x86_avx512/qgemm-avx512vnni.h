@@ -22,9 +22,8 @@
 #include <immintrin.h>
 #include <string.h>
 
-#include "common.h"
+#include "requant.h"
 
-#define GEMMI8_ALWAYS_INLINE inline __attribute__((always_inline))
 
 static GEMMI8_ALWAYS_INLINE __m512i gemmi8_bcast4(const uint8_t* p)
 {

@@ -5,7 +5,7 @@
  */
 #include <immintrin.h>
 
-#include "common.h"
+#include "pack.h"
 
 static inline __mmask64 tail_mask(size_t n) { return _bzhi_u64(~UINT64_C(0), (unsigned) n); }
 

@@ -1,0 +1,146 @@
+/*
+ * The microkernel ABI and the declaration of every microkernel.
+ *
+ * Names carry the contract: gemmi8_<type>_gemm_<output>_ukernel_<MR>x<NR>c<KR>__<isa>,
+ * output s32 (int32), fixedpoint (TFLite's fixed-point requantization to 8 bits) or
+ * fp32 (float scale, round to nearest even); binary kernels output s32, f32 or bits.
+ */
+#ifndef GEMMI8_MICROKERNEL_H
+#define GEMMI8_MICROKERNEL_H
+
+#include "common.h"
+
+/* * A quantized microkernel computes an mr x nr tile (mr <= MR, nr <= NR) of C over
+ * the whole depth k from a (mr rows, row stride a_stride bytes) and one packed
+ * block w, and stores it to c (row stride c_stride bytes) as uint8/int8 or int32.
+ *
+ * Packed block (Q = NR): int32 bias[Q] = bias - a_zp * colsum(B) + k * a_zp * b_zp,
+ * then, for layouts with a row-sum term (column_bytes == 8), int32 coef[Q], then the
+ * weights w, in k groups of KR, each group NR columns of KR bytes. The weights are B
+ * itself, or B ^ 0x80 (xor_weights: qu8 B - 128 as int8, qs8 B + 128 as uint8) and
+ *   coef[j] = (B - w) - b_zp[j]     (qu8 plain: -b_zp; qu8 xor: 128 - b_zp; qs8 xor: -128)
+ * so that acc = bias[j] + sum_k a * w + coef[j] * rowsum(a), modulo 2^32.
+ * Kernels either sum the rows of a themselves or read params->row_sum, filled by
+ * the driver with the config's row_sum function.
+ * Layouts with weight_bytes == 2 (gemmi8_qpack_goi_s16__generic) store the weights
+ * as int16 w = B - b_zp, KR x 2 bytes per column and group, and no coef: then
+ * acc = bias[j] + sum_k a * w exactly, with the same bias. */
+struct gemmi8_qparams {
+  /* Per-channel arrays, already offset to the tile's first column; entry j of
+   * the tile is at [j * channel_stride] (0 for per-tensor values). */
+  const int32_t* multiplier;
+  const int32_t* shift;
+  const float* scale;
+  size_t channel_stride;
+  /* Sums of the tile's rows of a (for configs with a row_sum function), else NULL.
+   * row_sum_uniform: every column has the coef row_sum_coef (scaled_row_sum configs). */
+  const int32_t* row_sum;
+  int row_sum_uniform;
+  int32_t row_sum_coef;
+  int32_t zero_point;
+  int32_t min;
+  int32_t max;
+  /* Fixed-point mode: some shift is positive (a saturating left shift is due). */
+  int left_shift;
+};
+
+typedef void (*gemmi8_qgemm_ukernel_fn)(size_t mr, size_t nr, size_t k, const void* a,
+                                        size_t a_stride, const void* w, void* c,
+                                        size_t c_stride, const struct gemmi8_qparams* params);
+
+/* An indirect (igemm) microkernel, for convolution: the tile of a GEMM kernel of the
+ * same family and packing, with A given as ks groups of MR row pointers (one group
+ * per filter tap, kc bytes read from each, a_offset added to every pointer that is
+ * not `zero`). The slots exist in every family table; the convolution layer fills
+ * them. */
+typedef void (*gemmi8_qigemm_ukernel_fn)(size_t mr, size_t nr, size_t kc, size_t ks,
+                                         const void* const* a, const void* w, void* c,
+                                         size_t c_stride, size_t a_offset, const void* zero,
+                                         const struct gemmi8_qparams* params);
+
+/* A binary microkernel: mr x nr tile over k bits. a rows are a_stride words apart;
+ * the packed block holds, for each 64-bit word of depth, NR words (one per column).
+ * For the bits output c points at the row's first word and column n0 of the tile
+ * is bit params->n0 of that row. */
+struct gemmi8_bparams {
+  const float* scale; /* offset to the tile's first column; NULL means 1.0f */
+  const float* bias;  /* NULL means 0.0f */
+  size_t n0;
+};
+
+typedef void (*gemmi8_bgemm_ukernel_fn)(size_t mr, size_t nr, size_t k, const uint64_t* a,
+                                        size_t a_stride, const void* w, void* c,
+                                        size_t c_stride, const struct gemmi8_bparams* params);
+
+#define GEMMI8_DECLARE_QGEMM_UKERNEL(fn)                                                   \
+  GEMMI8_INTERNAL void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride,  \
+                          const void* w, void* c, size_t c_stride,                         \
+                          const struct gemmi8_qparams* params);
+#define GEMMI8_DECLARE_BGEMM_UKERNEL(fn)                                                   \
+  GEMMI8_INTERNAL void fn(size_t mr, size_t nr, size_t k, const uint64_t* a,               \
+                          size_t a_stride, const void* w, void* c, size_t c_stride,        \
+                          const struct gemmi8_bparams* params);
+
+/* The three outputs of one quantized tile. */
+#define GEMMI8_DECLARE_QGEMM_UKERNELS(type, tile, isa)                  \
+  GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_##type##_gemm_s32_ukernel_##tile##__##isa)        \
+  GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_##type##_gemm_fixedpoint_ukernel_##tile##__##isa) \
+  GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_##type##_gemm_fp32_ukernel_##tile##__##isa)
+#define GEMMI8_DECLARE_BGEMM_UKERNELS(tile, isa)                          \
+  GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_s32_ukernel_##tile##__##isa) \
+  GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_##tile##__##isa) \
+  GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_bits_ukernel_##tile##__##isa)
+#define GEMMI8_DECLARE_ROW_SUM(fn) \
+  GEMMI8_INTERNAL void fn(size_t m, size_t k, const void* a, size_t a_stride, int32_t* sums);
+
+/* kernels/generic */
+GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 4x8c4, generic)
+GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 4x8c4, generic)
+GEMMI8_DECLARE_BGEMM_UKERNELS(4x4, generic)
+
+#if defined(__x86_64__)
+/* kernels/x86_avx2 */
+GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 6x16c2, avx2)
+GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 6x16c2, avx2)
+GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 1x16c2, avx2)
+GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 1x16c2, avx2)
+GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 2x16c2, avx2)
+GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 2x16c2, avx2)
+GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 4x16c2, avx2)
+GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 4x16c2, avx2)
+GEMMI8_DECLARE_BGEMM_UKERNELS(4x8, avx2)
+/* kernels/x86_avx512 */
+GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 7x48c4, avx512vnni)
+GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 7x48c4, avx512vnni)
+GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 1x48c4, avx512vnni)
+GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 1x48c4, avx512vnni)
+GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 2x48c4, avx512vnni)
+GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 2x48c4, avx512vnni)
+GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 4x48c4, avx512vnni)
+GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 4x48c4, avx512vnni)
+GEMMI8_DECLARE_ROW_SUM(gemmi8_qu8_rsum__avx512vnni)
+GEMMI8_DECLARE_ROW_SUM(gemmi8_qs8_rsum__avx512vnni)
+GEMMI8_DECLARE_BGEMM_UKERNELS(6x32, avx512bw)
+GEMMI8_DECLARE_BGEMM_UKERNELS(6x32, avx512vpopcnt)
+#endif
+
+#if defined(__arm__)
+/* kernels/aarch32 */
+GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 4x8c1, neon)
+GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 4x8c1, neon)
+GEMMI8_DECLARE_BGEMM_UKERNELS(4x4, neon)
+#endif
+
+#if defined(__aarch64__)
+/* kernels/aarch64 */
+GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 4x4c16, neon)
+GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 4x4c16, neon)
+GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 4x16c4, neondot)
+GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 4x16c4, neondot)
+GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 6x16c8, i8mm)
+GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 6x16c8, i8mm)
+GEMMI8_DECLARE_ROW_SUM(gemmi8_qu8_rsum__neon)
+GEMMI8_DECLARE_BGEMM_UKERNELS(4x8, neon)
+#endif
+
+#endif

@@ -1,0 +1,67 @@
+/*
+ * Weight packing and bit packing (binarization): what the packers take.
+ */
+#ifndef GEMMI8_PACK_H
+#define GEMMI8_PACK_H
+
+#include "common.h"
+
+/* Source view of B for the packers: element (n, k) of the logical N x K matrix. */
+struct gemmi8_qpack_source {
+  const uint8_t* b; /* bytes of a uint8 or int8 matrix */
+  size_t stride;
+  int kn;           /* 1: the matrix is K x N */
+  int is_signed;    /* 1: int8 values */
+};
+
+static inline int32_t gemmi8_qpack_value(const struct gemmi8_qpack_source* s, size_t n, size_t k)
+{
+  const uint8_t v = s->kn ? s->b[k * s->stride + n] : s->b[n * s->stride + k];
+  return s->is_signed ? (int32_t) (int8_t) v : (int32_t) v;
+}
+
+struct gemmi8_qgemm_config;
+/* Fills the blocks after the header. b_zp: NR-independent array of n values, or NULL
+ * for a symmetric (zero point 0) type; bias: n values or NULL. */
+typedef void (*gemmi8_qpack_fn)(const struct gemmi8_qgemm_config* cfg, size_t n, size_t k,
+                                const struct gemmi8_qpack_source* src, int32_t a_zero_point,
+                                const int32_t* b_zp, const int32_t* bias, size_t block_bytes,
+                                uint8_t* blocks);
+
+typedef void (*gemmi8_bpack_fn)(size_t nr, size_t n, size_t k, const uint64_t* b,
+                                size_t b_stride, int kn, size_t block_bytes, uint8_t* blocks);
+
+/* Binarizes rows of k values (float, int8, or uint8 against zero_point; x_stride in
+ * bytes) into rows of GEMMI8_BIN_WORDS(k) words (out_stride in words), padding bits
+ * 0. Reads exactly k elements of each row. */
+typedef void (*gemmi8_binarize_fn)(size_t rows, size_t k, const void* x, size_t x_stride,
+                                   uint8_t zero_point, uint64_t* out, size_t out_stride);
+#define GEMMI8_DECLARE_BINARIZE(fn)                                                  \
+  GEMMI8_INTERNAL void fn(size_t rows, size_t k, const void* x, size_t x_stride,     \
+                          uint8_t zero_point, uint64_t* out, size_t out_stride);
+GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_f32__generic)
+GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_s8__generic)
+GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_u8__generic)
+GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_f32__avx2)
+GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_s8__avx2)
+GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_u8__avx2)
+GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_f32__avx512bw)
+GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_s8__avx512bw)
+GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_u8__avx512bw)
+
+GEMMI8_INTERNAL void gemmi8_qpack_goi_s16__generic(const struct gemmi8_qgemm_config* cfg,
+                                                   size_t n, size_t k,
+                                                   const struct gemmi8_qpack_source* src,
+                                                   int32_t a_zero_point, const int32_t* b_zp,
+                                                   const int32_t* bias, size_t block_bytes,
+                                                   uint8_t* blocks);
+GEMMI8_INTERNAL void gemmi8_qpack_goi__generic(const struct gemmi8_qgemm_config* cfg, size_t n,
+                                               size_t k, const struct gemmi8_qpack_source* src,
+                                               int32_t a_zero_point, const int32_t* b_zp,
+                                               const int32_t* bias, size_t block_bytes,
+                                               uint8_t* blocks);
+GEMMI8_INTERNAL void gemmi8_bpack_words__generic(size_t nr, size_t n, size_t k, const uint64_t* b,
+                                                 size_t b_stride, int kn, size_t block_bytes,
+                                                 uint8_t* blocks);
+
+#endif

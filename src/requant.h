@@ -1,0 +1,55 @@
+/*
+ * Scalar requantization: the definition every kernel must equal (kernels/generic
+ * use it; SIMD kernels use it for their scalar tails).
+ */
+#ifndef GEMMI8_REQUANT_H
+#define GEMMI8_REQUANT_H
+
+#include "microkernel.h"
+
+static inline int32_t gemmi8_requantize_fixedpoint(int32_t acc, int32_t multiplier, int32_t shift)
+{
+  const int32_t left = shift > 0 ? shift : 0;
+  const int32_t right = shift > 0 ? 0 : -shift;
+  int64_t x = (int64_t) acc * ((int64_t) 1 << left);
+  if (x > INT32_MAX) x = INT32_MAX;
+  if (x < INT32_MIN) x = INT32_MIN;
+  /* SaturatingRoundingDoublingHighMul; multiplier >= 0 so it cannot overflow. */
+  const int64_t product = x * (int64_t) multiplier;
+  const int64_t nudge = product >= 0 ? (INT64_C(1) << 30) : 1 - (INT64_C(1) << 30);
+  const int32_t high = (int32_t) ((product + nudge) / (INT64_C(1) << 31));
+  if (right == 0) return high;
+  /* RoundingDivideByPOT: half away from zero. */
+  const int32_t mask = (int32_t) ((UINT32_C(1) << right) - 1);
+  const int32_t remainder = high & mask;
+  const int32_t threshold = (mask >> 1) + (high < 0);
+  return (high >> right) + (remainder > threshold);
+}
+
+/* fp32 mode: the product rounded to float once, clamped to the output window
+ * (relative to the zero point), rounded half to even. */
+static inline int32_t gemmi8_requantize_fp32(int32_t acc, float scale, int32_t zero_point,
+                                             int32_t min, int32_t max)
+{
+  float x = (float) acc * scale;
+  const float lo = (float) (min - zero_point);
+  const float hi = (float) (max - zero_point);
+  x = x < lo ? lo : x;
+  x = x > hi ? hi : x;
+  /* |x| <= 510: adding 1.5 * 2^23 rounds to an integer, half to even. */
+  const float magic = 12582912.0f;
+  const float rounded = (x + magic) - magic;
+  return (int32_t) rounded + zero_point;
+}
+
+/* Binary float output of column j of a tile: (float) acc * scale + bias, two
+ * roundings; a NULL scale is 1, a NULL bias 0. */
+static inline float gemmi8_bin_affine1(int32_t acc, const struct gemmi8_bparams* p, size_t j)
+{
+  const float scale = p->scale ? p->scale[j] : 1.0f;
+  const float bias = p->bias ? p->bias[j] : 0.0f;
+  const float product = (float) acc * scale;
+  return product + bias;
+}
+
+#endif

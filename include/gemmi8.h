@@ -73,12 +73,21 @@ GEMMI8_API const char* gemmi8_status_string(gemmi8_status status);
 /* Instruction set                                                                  */
 /* ------------------------------------------------------------------------------- */
 
-/* Name of the kernel set in use: "generic", "avx2", "avx512vnni" on x86-64;
- * "neon", "neondot", "i8mm" on ARM. Chosen once, on first use of the library, as
- * the best set that was compiled in and that the CPU and OS support. The
- * environment variable GEMMI8_ISA, read at that moment, forces a lower set by name;
- * a name that is unknown or not supported here is ignored (the best set is used),
- * so callers that force a set should compare this name with the one they asked for.
+/* Name of the kernel-set level in use, one of (each including the ones before it)
+ *   x86-64:  "generic", "avx2", "avx512bw", "avx512vnni", "avx512vpopcnt"
+ *   AArch64: "generic", "neon", "neondot", "i8mm"
+ *   ARMv7:   "generic", "neon"
+ * ("avx512bw": AVX-512 F/BW/DQ/VL; "avx512vnni" adds VNNI; "avx512vpopcnt" adds
+ * VPOPCNTDQ and BITALG; "neondot": the ARMv8.2 dot product; "i8mm": the ARMv8.6 int8
+ * matrix multiply). Chosen once, on first use of the library, as the best level
+ * that was compiled in and that the CPU and OS support; each kernel family (qu8,
+ * qs8, binary) then runs the best kernels that level allows, so a CPU with AVX-512BW
+ * but no VNNI runs the AVX-512BW binary kernels and the AVX2 int8 kernels. The
+ * environment variable GEMMI8_ISA, read at that moment, forces a lower level by name;
+ * a name that is unknown or not supported here is ignored (the best level is used),
+ * so callers that force a level should compare this name with the one they asked for.
+ * Weights packed under one level may need repacking under another (the GEMMs then
+ * return invalid_parameter).
  */
 GEMMI8_API const char* gemmi8_isa_name(void);
 
@@ -231,7 +240,11 @@ GEMMI8_API void gemmi8_packed_free(void* packed);
  * kernel layout (e.g. before GEMMI8_ISA changed the kernels), parameters out of
  * range (unknown mode, per_channel not 0 or 1, zero point or clamp outside 0..255,
  * min > max, multiplier < 0, shift outside [-31, 30], scale not positive and
- * finite); unsupported_parameter for k above GEMMI8_QU8_MAX_K.
+ * finite); unsupported_parameter for k above GEMMI8_QU8_MAX_K; out_of_memory when
+ * the row sums of A that some kernel sets need (4 bytes per row, on the stack up to
+ * 1024 rows) could not be allocated. Any M is served: tiles of fewer rows than the
+ * kernel set's main tile (M = 1: a fully-connected layer at batch 1) run on kernels
+ * of that height where the set has them.
  */
 GEMMI8_API gemmi8_status gemmi8_qu8_gemm(size_t m, size_t n, size_t k, const uint8_t* a,
                               size_t a_stride, const void* packed_b,

@@ -62,6 +62,43 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_avx512vnni(
     for (size_t i = 0; i < MR; i++) vacc[i][j] = vbias;
   }
   size_t kk = 0;
+  if (MR <= 2) {
+    /* Few rows: vpdpbusd's latency, not its throughput, would bound one chain per
+     * accumulator. Even and odd depth groups go to two sets of chains, added at the
+     * end (int32 addition modulo 2^32 is associative: the same bytes). */
+    __m512i vacc_odd[2][4];
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NJ; j++) {
+#pragma GCC unroll 2
+      for (size_t i = 0; i < MR; i++) vacc_odd[i][j] = _mm512_setzero_si512();
+    }
+    for (; kk + 8 <= k; kk += 8) {
+      __m512i vw[4], vw_odd[4];
+#pragma GCC unroll 4
+      for (size_t j = 0; j < NJ; j++) {
+        vw[j] = _mm512_load_si512(wk + 64 * j);
+        vw_odd[j] = _mm512_load_si512(wk + 64 * NJMAX + 64 * j);
+      }
+      wk += 128 * NJMAX;
+#pragma GCC unroll 2
+      for (size_t i = 0; i < MR; i++) {
+        const __m512i va = gemmi8_bcast4(ap[i] + kk);
+        const __m512i va_odd = gemmi8_bcast4(ap[i] + kk + 4);
+#pragma GCC unroll 4
+        for (size_t j = 0; j < NJ; j++) {
+          vacc[i][j] = signed_a ? _mm512_dpbusd_epi32(vacc[i][j], vw[j], va)
+                                : _mm512_dpbusd_epi32(vacc[i][j], va, vw[j]);
+          vacc_odd[i][j] = signed_a ? _mm512_dpbusd_epi32(vacc_odd[i][j], vw_odd[j], va_odd)
+                                    : _mm512_dpbusd_epi32(vacc_odd[i][j], va_odd, vw_odd[j]);
+        }
+      }
+    }
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NJ; j++) {
+#pragma GCC unroll 2
+      for (size_t i = 0; i < MR; i++) vacc[i][j] = _mm512_add_epi32(vacc[i][j], vacc_odd[i][j]);
+    }
+  }
   for (; kk + 4 <= k; kk += 4) {
     __m512i vw[4];
 #pragma GCC unroll 4

@@ -316,6 +316,15 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_avx512(
       GEMMI8_QGEMM_AVX512VNNI_CASE_##NJMAX(MR, SIGNED_A, OUT)                            \
     }                                                                                    \
   }
+/* Small-M tiles (the weight stream, not the arithmetic, is their cost): one case at
+ * full width, the columns past nr masked, for half the code. */
+#define GEMMI8_QGEMM_AVX512VNNI_KERNEL_FULL(fn, MR, NJMAX, SIGNED_A, OUT)                \
+  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
+          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+  {                                                                                      \
+    __m512i vacc[MR][4];                                                                 \
+    switch (NJMAX) { GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJMAX, NJMAX, SIGNED_A, OUT) }     \
+  }
 /* cases 3 and 4 exist only for wider kernels */
 #define GEMMI8_QGEMM_AVX512VNNI_CASE_2(MR, SIGNED_A, OUT)
 #define GEMMI8_QGEMM_AVX512VNNI_CASE_3(MR, SIGNED_A, OUT) \

@@ -3,7 +3,8 @@
 #   make test            builds and runs the test suite (every ISA this CPU has)
 #   make SANITIZE=1 test the same under AddressSanitizer and UBSan
 #   make bench           builds and runs the benchmark (installs its packages)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   (make uninstall removes it; ARCH=aarch64/aarch32
+#                        installs that cross build)
 # ISA flags are given per file by the suffix of its name (-avx2.c, -avx512vnni.c,
 # ...); everything else compiles with no ISA flags.
 
@@ -57,8 +58,16 @@ ifdef CROSS
   AR  := $(CROSS)ar
 endif
 ifeq ($(SANITIZE),1)
-  BUILD := $(BUILD)-sanitize
+  # Instrumented objects and libraries live apart from the plain build.
+  BUILD  := $(BUILD)-sanitize
+  LIBDIR := $(BUILD)
 endif
+
+# One version, read from the header: soname libgemmi8.so.MAJOR.
+version_part = $(shell sed -n 's/^\#define GEMMI8_VERSION_$(1) \([0-9][0-9]*\)$$/\1/p' include/gemmi8.h)
+VERSION_MAJOR := $(call version_part,MAJOR)
+VERSION  := $(VERSION_MAJOR).$(call version_part,MINOR).$(call version_part,PATCH)
+SONAME   := libgemmi8.so.$(VERSION_MAJOR)
 
 LIB_SRCS := $(wildcard src/*.c) $(wildcard pack/*.c) \
             $(foreach d,$(KERNEL_DIRS),$(wildcard $(d)/*.c))
@@ -71,7 +80,7 @@ BENCH_CSRCS  := $(wildcard bench/*.c)
 BENCH_CXXSRCS := $(wildcard bench/*.cc)
 BENCH_OBJS := $(BENCH_CSRCS:%.c=$(BUILD)/%.o) $(BENCH_CXXSRCS:%.cc=$(BUILD)/%.o)
 
-.PHONY: all lib test bench install clean size
+.PHONY: all lib test bench install uninstall clean size
 all: lib
 lib: $(LIBDIR)/libgemmi8.a $(LIBDIR)/libgemmi8.so
 
@@ -95,9 +104,12 @@ isaflags = $(foreach i,$(ISAS),$(if $(filter %-$(i).c,$(1)),$(ISAFLAGS_$(i))))
 kernelflags = $(if $(filter kernels/%,$(1)),-fno-asynchronous-unwind-tables)$(if \
                 $(filter src/% pack/%,$(1)), -Os)
 
-$(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h kernels/*/*.h test/*.h bench/*.h)
+# Header dependencies come from the compiler (-MMD -MP: one .d file per object).
+DEPFLAGS = -MMD -MP
+
+$(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(ARCHFLAGS) $(call isaflags,$<) $(call kernelflags,$<) $(SANFLAGS) \
+	$(CC) $(DEPFLAGS) $(BASEFLAGS) $(ARCHFLAGS) $(call isaflags,$<) $(call kernelflags,$<) $(SANFLAGS) \
 	  $(CFLAGS) -c $< -o $@
 
 $(LIBDIR)/libgemmi8.a: $(LIB_OBJS)
@@ -105,7 +117,7 @@ $(LIBDIR)/libgemmi8.a: $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
 $(LIBDIR)/libgemmi8.so: $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libgemmi8.so.0 -Wl,--no-undefined $(SANFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined $(SANFLAGS) -o $@ $^ $(LDLIBS)
 
 # ---- tests ---------------------------------------------------------------------
 $(BUILD)/gemmi8-test: $(TEST_OBJS) $(BUILD)/libgemmi8-test.a
@@ -155,12 +167,12 @@ $(BUILD)/bench/peers.stamp: FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(BENCH_PEERS)' | cmp -s - $@ || echo '$(BENCH_PEERS)' > $@
 
-$(BUILD)/bench/%.o: bench/%.cc $(wildcard include/*.h bench/*.h) $(BUILD)/bench/peers.stamp
+$(BUILD)/bench/%.o: bench/%.cc $(BUILD)/bench/peers.stamp
 	@mkdir -p $(dir $@)
-	$(CXX) -std=c++17 -O2 -g -Iinclude -Wall -Wextra $(BENCH_CXXFLAGS) -c $< -o $@
+	$(CXX) $(DEPFLAGS) -std=c++17 -O2 -g -Iinclude -Wall -Wextra $(BENCH_CXXFLAGS) -c $< -o $@
 
-$(BUILD)/gemmi8-bench: $(BENCH_OBJS) libgemmi8.a
-	$(CXX) -o $@ $(BENCH_OBJS) libgemmi8.a $(BENCH_LDLIBS) -lbenchmark -lopenblas -lpthread -lm
+$(BUILD)/gemmi8-bench: $(BENCH_OBJS) $(LIBDIR)/libgemmi8.a
+	$(CXX) -o $@ $(BENCH_OBJS) $(LIBDIR)/libgemmi8.a $(BENCH_LDLIBS) -lbenchmark -lopenblas -lpthread -lm
 
 .PHONY: bench-deps bench-build bench-smoke FORCE
 FORCE:
@@ -185,17 +197,27 @@ bench-smoke: $(BUILD)/gemmi8-bench
 	  sh bench/run.sh ./$(BUILD)/gemmi8-bench
 
 # ---- install -------------------------------------------------------------------
+# Installs the library of the ARCH being built (a cross build installs its own).
+LIBINST := $(DESTDIR)$(PREFIX)/lib
 install: lib
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -d $(LIBINST) $(DESTDIR)$(PREFIX)/include $(LIBINST)/pkgconfig
 	install -m 644 include/gemmi8.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 libgemmi8.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 libgemmi8.so $(DESTDIR)$(PREFIX)/lib/libgemmi8.so.0
-	ln -sf libgemmi8.so.0 $(DESTDIR)$(PREFIX)/lib/libgemmi8.so
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1.0|' gemmi8.pc.in \
-	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gemmi8.pc
+	install -m 644 $(LIBDIR)/libgemmi8.a $(LIBINST)/
+	install -m 755 $(LIBDIR)/libgemmi8.so $(LIBINST)/libgemmi8.so.$(VERSION)
+	ln -sf libgemmi8.so.$(VERSION) $(LIBINST)/$(SONAME)
+	ln -sf $(SONAME) $(LIBINST)/libgemmi8.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' gemmi8.pc.in \
+	  > $(LIBINST)/pkgconfig/gemmi8.pc
 
-size: libgemmi8.a
-	size -t libgemmi8.a | tail -1
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/include/gemmi8.h $(LIBINST)/libgemmi8.a \
+	  $(LIBINST)/libgemmi8.so.$(VERSION) $(LIBINST)/$(SONAME) $(LIBINST)/libgemmi8.so \
+	  $(LIBINST)/pkgconfig/gemmi8.pc
+
+size: $(LIBDIR)/libgemmi8.a
+	$(CROSS)size -t $(LIBDIR)/libgemmi8.a | tail -1
 
 clean:
 	rm -rf build build-* libgemmi8.a libgemmi8.so
+
+-include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BENCH_OBJS:.o=.d)

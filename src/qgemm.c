@@ -171,9 +171,10 @@ static gemmi8_status run(const struct gemmi8_qgemm_config* cfg, enum qgemm_outpu
   }
   /* Tiling: L2-sized row chunks (a multiple of the main tile height), all blocks. */
   const size_t blocks = gemmi8_divide_round_up(n, cfg->nr);
-  size_t mc = gemmi8_min(m, MC_BYTES / k);
+  /* (a chunk never splits M that fits in one: a split would stream B twice) */
+  size_t mc = MC_BYTES / k;
   mc = mc <= cfg->mr ? cfg->mr : mc - mc % cfg->mr;
-  ctx.mc = mc;
+  ctx.mc = gemmi8_min(mc, m);
   ctx.nb = blocks;
   /* Workspace: the row sums of A, when the kernels need them. */
   int32_t stack_sums[ROW_SUMS_ON_STACK];

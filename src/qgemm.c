@@ -39,6 +39,7 @@ struct qgemm_context {
 
 /* Rows per task: a chunk of A stays in the L2 cache while every block of B passes. */
 #define MC_BYTES (384 * 1024)
+#define MC_MAX 1024
 /* Row sums of up to this many rows live on the stack; more are allocated. */
 #define ROW_SUMS_ON_STACK 1024
 
@@ -172,7 +173,7 @@ static gemmi8_status run(const struct gemmi8_qgemm_config* cfg, enum qgemm_outpu
   /* Tiling: L2-sized row chunks (a multiple of the main tile height), all blocks. */
   const size_t blocks = gemmi8_divide_round_up(n, cfg->nr);
   /* (a chunk never splits M that fits in one: a split would stream B twice) */
-  size_t mc = MC_BYTES / k;
+  size_t mc = gemmi8_min(MC_MAX, MC_BYTES / k);
   mc = mc <= cfg->mr ? cfg->mr : mc - mc % cfg->mr;
   ctx.mc = gemmi8_min(mc, m);
   ctx.nb = blocks;

@@ -388,3 +388,19 @@ const struct gemmi8_bgemm_config* gemmi8_bgemm_config_at(size_t i, int* supporte
   if (supported != NULL) *supported = subset(bcandidates[i].features, cpu_features);
   return bcandidates[i].bin;
 }
+
+int gemmi8_isa_plan(const char* name, const char** qu8, const char** qs8, const char** bin)
+{
+  const struct level* l = find_level(name);
+  if (l == NULL) return -1;
+  for (size_t i = 0; i < QCANDIDATES; i++) {
+    if (subset(qcandidates[i].features, l->features)) {
+      *qu8 = qcandidates[i].qu8->isa;
+      *qs8 = qcandidates[i].qs8->isa;
+    }
+  }
+  for (size_t i = 0; i < BCANDIDATES; i++) {
+    if (subset(bcandidates[i].features, l->features)) *bin = bcandidates[i].bin->isa;
+  }
+  return 0;
+}

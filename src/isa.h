@@ -18,6 +18,10 @@ int gemmi8_isa_supported(const char* name);
  * concurrent GEMM calls). Returns 0 on success, -1 if the set is not supported. */
 int gemmi8_isa_force(const char* name);
 
+/* The kernel sets each family takes on a CPU with exactly the features of the named
+ * level (whether or not this CPU has them): 0, or -1 for an unknown name. */
+int gemmi8_isa_plan(const char* name, const char** qu8, const char** qs8, const char** bin);
+
 struct gemmi8_qgemm_config;
 struct gemmi8_bgemm_config;
 

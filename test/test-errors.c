@@ -669,6 +669,37 @@ void test_misc(void) {
              "status %d: \"%s\", expected \"unknown status\"", (int) unknown[i], s ? s : "(NULL)");
   }
 
+  /* Each family takes its own best kernel set: a CPU with AVX-512BW but no VNNI
+   * (the features of level avx512bw) runs the AVX-512BW binary kernels. */
+  static const struct {
+    const char *level, *qu8, *qs8, *bin;
+  } plans[] = {
+      {"generic", "generic", "generic", "generic"},
+#if defined(__x86_64__)
+      {"avx2", "avx2", "avx2", "avx2"},
+      {"avx512bw", "avx2", "avx2", "avx512bw"},
+      {"avx512vnni", "avx512vnni", "avx512vnni", "avx512bw"},
+      {"avx512vpopcnt", "avx512vnni", "avx512vnni", "avx512vpopcnt"},
+#elif defined(__aarch64__)
+      {"neon", "neon", "neon", "neon"},
+      {"neondot", "neondot", "neondot", "neon"},
+      {"i8mm", "i8mm", "i8mm", "neon"},
+#elif defined(__arm__)
+      {"neon", "neon", "neon", "neon"},
+#endif
+  };
+  for (size_t i = 0; i < T_COUNT(plans); i++) {
+    const char *qu8 = "", *qs8 = "", *bin = "";
+    const int r = gemmi8_isa_plan(plans[i].level, &qu8, &qs8, &bin);
+    t_expect(r == 0 && strcmp(qu8, plans[i].qu8) == 0 && strcmp(qs8, plans[i].qs8) == 0 &&
+                 strcmp(bin, plans[i].bin) == 0,
+             "gemmi8_isa_plan", "level %s: qu8 %s, qs8 %s, bin %s; expected %s, %s, %s",
+             plans[i].level, qu8, qs8, bin, plans[i].qu8, plans[i].qs8, plans[i].bin);
+  }
+  const char* none = NULL;
+  t_expect(gemmi8_isa_plan("avx9", &none, &none, &none) == -1 && none == NULL,
+           "gemmi8_isa_plan", "an unknown level is -1");
+
   char want[32];
   snprintf(want, sizeof(want), "%d.%d.%d", GEMMI8_VERSION_MAJOR, GEMMI8_VERSION_MINOR,
            GEMMI8_VERSION_PATCH);

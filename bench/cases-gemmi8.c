@@ -13,7 +13,10 @@
  *   bin      +1/-1 bits, K = Depth bits; A bit-packed by gemmi8_bin_pack_rows_s8
  *            in setup, int32 output.
  * Each runs on one kernel set, forced with gemmi8_isa_force() before packing and
- * again before each timed loop. Weights are packed in setup, never timed.
+ * again before each timed loop. Weights are packed in setup, never timed. Every
+ * case reports its packed weight bytes (counters weight_bytes and GBps).
+ * qu8, qs8, qu8fp32 and qs8fp32 also run on the fully-connected shapes: qu8 and qs8
+ * on the best kernel set and avx2, the fp32 modes on the best one.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -39,6 +42,7 @@ typedef struct g8_state {
   void* a; /* M x K uint8 / int8, or M rows of bits */
   size_t a_stride;
   void* packed;
+  size_t packed_bytes;
   void* c; /* M x N uint8 / int8 / int32 */
   size_t c_stride;
   int32_t* multiplier;
@@ -171,6 +175,7 @@ static const char* setup_qu8(g8_state* s, bench_rng* rng, int requant) {
     goto done;
   }
   s->packed = bench_alloc(size);
+  s->packed_bytes = size;
   if (s->packed == NULL) {
     err = "out of memory";
     goto done;
@@ -216,6 +221,7 @@ static const char* setup_qs8(g8_state* s, bench_rng* rng, int requant) {
     goto done;
   }
   s->packed = bench_alloc(size);
+  s->packed_bytes = size;
   if (s->packed == NULL) {
     err = "out of memory";
     goto done;
@@ -272,6 +278,7 @@ static const char* setup_bin(g8_state* s, bench_rng* rng) {
     goto done;
   }
   s->packed = bench_alloc(size);
+  s->packed_bytes = size;
   if (s->packed == NULL) {
     err = "out of memory";
     goto done;
@@ -398,36 +405,69 @@ static const char* setup_bin_s32(const bench_shape* shape, const char* isa, void
   return g8_setup(shape, isa, G8_BIN, state);
 }
 
-/* The avx512vpopcnt level adds binary kernels and reuses avx512vnni's int8 ones
- * (src/init.c): benchmarking int8 there again would only cost time. */
-static const char* const int8_skip_isas[] = {"avx512vpopcnt", NULL};
+static double g8_bytes(const void* opaque) {
+  const g8_state* s = opaque;
+  return (double) s->packed_bytes;
+}
 
-#define GEMMI8_CASE(variant_name, skip, setup_fn, run_fn) \
-  {                                                       \
-      .library = "gemmi8",                                \
-      .variant = variant_name,                            \
-      .flags = BENCH_CASE_GEMMI8_ISA,                     \
-      .skip_isas = skip,                                  \
-      .unavailable = NULL,                                \
-      .setup = setup_fn,                                  \
-      .prepare = g8_prepare,                              \
-      .run = run_fn,                                      \
-      .teardown = g8_teardown,                            \
+/* The avx512bw level adds binary kernels and keeps avx2's int8 ones, the
+ * avx512vpopcnt level adds binary kernels and keeps avx512vnni's (src/init.c):
+ * benchmarking the same int8 kernels again would only cost time. */
+static const char* const int8_skip_isas[] = {"avx512bw", "avx512vpopcnt", NULL};
+
+#define GEMMI8_CASE(variant_name, more_flags, skip, setup_fn, run_fn) \
+  {                                                                   \
+      .library = "gemmi8",                                            \
+      .variant = variant_name,                                        \
+      .flags = BENCH_CASE_GEMMI8_ISA | (more_flags),                  \
+      .skip_isas = skip,                                              \
+      .unavailable = NULL,                                            \
+      .setup = setup_fn,                                              \
+      .prepare = g8_prepare,                                          \
+      .run = run_fn,                                                  \
+      .teardown = g8_teardown,                                        \
+      .bytes = g8_bytes,                                              \
   }
 
+#define FC_BEST (BENCH_CASE_FC | BENCH_CASE_FC_BEST_ISA)
+
 const bench_case bench_gemmi8_qu8 =
-    GEMMI8_CASE("qu8", int8_skip_isas, setup_qu8_requant, run_qu8);
+    GEMMI8_CASE("qu8", BENCH_CASE_FC, int8_skip_isas, setup_qu8_requant, run_qu8);
 const bench_case bench_gemmi8_qu8s32 =
-    GEMMI8_CASE("qu8s32", int8_skip_isas, setup_qu8_s32, run_qu8s32);
+    GEMMI8_CASE("qu8s32", 0, int8_skip_isas, setup_qu8_s32, run_qu8s32);
 const bench_case bench_gemmi8_qs8 =
-    GEMMI8_CASE("qs8", int8_skip_isas, setup_qs8_requant, run_qs8);
+    GEMMI8_CASE("qs8", BENCH_CASE_FC, int8_skip_isas, setup_qs8_requant, run_qs8);
 const bench_case bench_gemmi8_qs8s32 =
-    GEMMI8_CASE("qs8s32", int8_skip_isas, setup_qs8_s32, run_qs8s32);
+    GEMMI8_CASE("qs8s32", 0, int8_skip_isas, setup_qs8_s32, run_qs8s32);
 const bench_case bench_gemmi8_qu8fp32 =
-    GEMMI8_CASE("qu8fp32", int8_skip_isas, setup_qu8_fp32, run_qu8);
+    GEMMI8_CASE("qu8fp32", FC_BEST, int8_skip_isas, setup_qu8_fp32, run_qu8);
 const bench_case bench_gemmi8_qs8fp32 =
-    GEMMI8_CASE("qs8fp32", int8_skip_isas, setup_qs8_fp32, run_qs8);
-const bench_case bench_gemmi8_bin = GEMMI8_CASE("bin", NULL, setup_bin_s32, run_bin);
+    GEMMI8_CASE("qs8fp32", FC_BEST, int8_skip_isas, setup_qs8_fp32, run_qs8);
+const bench_case bench_gemmi8_bin = GEMMI8_CASE("bin", 0, NULL, setup_bin_s32, run_bin);
+
+/* ---- weight size for the read-bandwidth loop ------------------------------------ */
+
+/* The kernel set gemmi8 picked by itself, recorded before any case forces one. */
+static char default_isa[32];
+
+static void g8_init(void) {
+  const char* name = gemmi8_isa_name();
+  if (name != NULL && strlen(name) < sizeof(default_isa)) {
+    strcpy(default_isa, name);
+  }
+}
+
+size_t bench_gemmi8_weight_bytes(size_t n, size_t k) {
+  if (default_isa[0] == '\0' || select_isa(default_isa) != NULL) {
+    return 0;
+  }
+  size_t qu8 = 0, qs8 = 0;
+  if (gemmi8_qu8_pack_size(n, k, &qu8) != gemmi8_status_success ||
+      gemmi8_qs8_pack_size(n, k, &qs8) != gemmi8_status_success) {
+    return 0;
+  }
+  return qu8 > qs8 ? qu8 : qs8;
+}
 
 /* ---- library ----------------------------------------------------------------- */
 
@@ -449,4 +489,4 @@ static void g8_context(bench_context_fn add, void* ctx) {
   add(ctx, "gemmi8_isas", list);
 }
 
-const bench_library bench_library_gemmi8 = {"gemmi8", NULL, g8_context};
+const bench_library bench_library_gemmi8 = {"gemmi8", g8_init, g8_context};

@@ -11,9 +11,19 @@
 //   matmul-s8s8s8   the same with int8 src (zero point -7) and int8 dst (zero point 5):
 //                   gemmi8's qs8.
 //   matmul-u8s8s32  the same as u8s8u8 with an int32 dst, no scales.
+//   matmul-u8s8u8-fast, matmul-s8s8s8-fast
+//                   oneDNN's fastest configuration of the same layer: one output
+//                   scale for the tensor, no zero points. The source and destination
+//                   zero points are folded into the int32 bias once in setup (bias
+//                   - a_zp * sum_k B[n][k] + round(c_zp / scale)), as a framework
+//                   with constant weights can do, so the outputs are those of a
+//                   per-tensor u8s8u8 / s8s8s8 layer with zero points.
 // Zero points and scales are given when the primitive is created (not at run
 // time), the most favourable case for oneDNN. The primitive and its arguments are
-// built once; a run is one execute() and stream wait.
+// built once; a run is one execute() and stream wait. The matmul cases free their
+// plain copy of the weights after the first result is checked.
+// matmul-u8s8u8, matmul-s8s8s8 and the two fast ones also run on the
+// fully-connected shapes.
 //
 // Threads: Debian's oneDNN uses OpenMP; the bench sets it to one thread with
 // omp_set_num_threads(1) (found at run time in the OpenMP library oneDNN loaded)
@@ -22,6 +32,7 @@
 // matmul benchmark's label names the implementation used for its shape.
 #include <dlfcn.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -101,7 +112,20 @@ const char* IsaName(dnnl_cpu_isa_t isa) {
 constexpr int32_t kU8AZp = 119, kU8CZp = 128;
 constexpr int32_t kS8AZp = -7, kS8CZp = 5;
 
-enum class Kind { kGemmU8S8S32, kMatmulU8S8U8, kMatmulS8S8S8, kMatmulU8S8S32 };
+enum class Kind {
+  kGemmU8S8S32,
+  kMatmulU8S8U8,
+  kMatmulS8S8S8,
+  kMatmulU8S8S32,
+  kMatmulU8S8U8Fast,
+  kMatmulS8S8S8Fast,
+};
+
+bool IsS8(Kind kind) { return kind == Kind::kMatmulS8S8S8 || kind == Kind::kMatmulS8S8S8Fast; }
+bool IsS32(Kind kind) { return kind == Kind::kGemmU8S8S32 || kind == Kind::kMatmulU8S8S32; }
+bool IsFast(Kind kind) {
+  return kind == Kind::kMatmulU8S8U8Fast || kind == Kind::kMatmulS8S8S8Fast;
+}
 
 struct DnnlState {
   Kind kind = Kind::kGemmU8S8S32;
@@ -147,21 +171,27 @@ const char* Run(void* opaque) {
   return nullptr;
 }
 
-// Builds the matmul primitive for s (scales: per output channel, NULL for int32
-// output) and reorders the weights into the layout it chose.
+// Builds the matmul primitive for s (scales: per output channel, or one for the
+// fast kinds; unused for int32 output) and reorders the weights into the layout it
+// chose.
 void BuildMatmul(DnnlState* s, const std::vector<float>& scales) {
-  const bool s8 = s->kind == Kind::kMatmulS8S8S8;
-  const bool s32 = s->kind == Kind::kMatmulU8S8S32;
+  const bool s8 = IsS8(s->kind);
+  const bool s32 = IsS32(s->kind);
+  const bool fast = IsFast(s->kind);
   const dnnl::memory::desc a_md({s->m, s->k}, s8 ? dt::s8 : dt::u8, tag::ab);
   const dnnl::memory::desc w_any({s->k, s->n}, dt::s8, tag::any);
   const dnnl::memory::desc w_user_md({s->k, s->n}, dt::s8, tag::ba);  // N x K in memory
   const dnnl::memory::desc bias_md({1, s->n}, dt::s32, tag::ab);
   const dnnl::memory::desc c_md({s->m, s->n}, s32 ? dt::s32 : s8 ? dt::s8 : dt::u8, tag::ab);
   dnnl::primitive_attr attr;
-  attr.set_zero_points(DNNL_ARG_SRC, 0, {s8 ? kS8AZp : kU8AZp});
-  if (!s32) {
-    attr.set_output_scales(1 << 1, scales);
-    attr.set_zero_points(DNNL_ARG_DST, 0, {s8 ? kS8CZp : kU8CZp});
+  if (fast) {
+    attr.set_output_scales(0, {scales[0]});
+  } else {
+    attr.set_zero_points(DNNL_ARG_SRC, 0, {s8 ? kS8AZp : kU8AZp});
+    if (!s32) {
+      attr.set_output_scales(1 << 1, scales);
+      attr.set_zero_points(DNNL_ARG_DST, 0, {s8 ? kS8CZp : kU8CZp});
+    }
   }
   const dnnl::matmul::desc desc(a_md, w_any, bias_md, c_md);
   const dnnl::matmul::primitive_desc pd(desc, attr, *engine);
@@ -190,8 +220,9 @@ const char* Setup(const bench_shape* shape, Kind kind, void** state) {
   s->m = static_cast<int64_t>(shape->col);
   s->n = static_cast<int64_t>(shape->row);
   s->k = static_cast<int64_t>(shape->depth);
-  const bool s8 = kind == Kind::kMatmulS8S8S8;
-  const bool s32 = kind == Kind::kGemmU8S8S32 || kind == Kind::kMatmulU8S8S32;
+  const bool s8 = IsS8(kind);
+  const bool s32 = IsS32(kind);
+  const bool fast = IsFast(kind);
   s->a = bench_alloc(bench_mul(shape->col, shape->depth));
   s->b = static_cast<int8_t*>(bench_alloc(bench_mul(shape->row, shape->depth)));
   s->bias = static_cast<int32_t*>(bench_alloc(bench_mul(shape->row, sizeof(int32_t))));
@@ -215,8 +246,25 @@ const char* Setup(const bench_shape* shape, Kind kind, void** state) {
   std::vector<float> scales(shape->row);
   std::vector<double> check_scales(shape->row);
   for (size_t i = 0; i < shape->row; i++) {
-    scales[i] = static_cast<float>(base * bench_rng_real(&rng, 0.5, 1.5));
+    scales[i] = static_cast<float>(fast ? base : base * bench_rng_real(&rng, 0.5, 1.5));
     check_scales[i] = scales[i];
+  }
+  const int32_t a_zp = s8 ? kS8AZp : kU8AZp, c_zp = s8 ? kS8CZp : kU8CZp;
+  if (fast) {
+    // The zero points go into the bias: sum_k (A - a_zp) B = sum_k A B - a_zp sum_k B,
+    // and c_zp + scale * acc = scale * (acc + c_zp / scale).
+    const double c_shift = static_cast<double>(c_zp) / static_cast<double>(scales[0]);
+    for (size_t i = 0; i < shape->row; i++) {
+      int64_t b_sum = 0;
+      for (size_t j = 0; j < shape->depth; j++) b_sum += s->b[i * shape->depth + j];
+      const int64_t folded =
+          s->bias[i] - static_cast<int64_t>(a_zp) * b_sum + std::llround(c_shift);
+      if (folded < INT32_MIN || folded > INT32_MAX) {
+        Teardown(s);
+        return "folded bias out of int32 range";
+      }
+      s->bias[i] = static_cast<int32_t>(folded);
+    }
   }
   if (kind != Kind::kGemmU8S8S32) {
     try {
@@ -242,7 +290,7 @@ const char* Setup(const bench_shape* shape, Kind kind, void** state) {
   chk.a_type = s8 ? BENCH_S8 : BENCH_U8;
   chk.a = s->a;
   chk.a_stride = shape->depth;
-  chk.a_zp = s8 ? kS8AZp : kU8AZp;
+  chk.a_zp = fast ? 0 : a_zp;  // the fast kinds have it in the bias
   chk.b_type = BENCH_S8;
   chk.b = s->b;
   chk.b_stride = shape->depth;
@@ -252,14 +300,18 @@ const char* Setup(const bench_shape* shape, Kind kind, void** state) {
   chk.c = s->c;
   chk.c_stride = shape->row;
   chk.scale = check_scales.data();
-  chk.per_channel = 1;
-  chk.c_zp = s8 ? kS8CZp : kU8CZp;
+  chk.per_channel = !fast;
+  chk.c_zp = fast ? 0 : c_zp;
   chk.c_min = s8 ? -128 : 0;
   chk.c_max = s8 ? 127 : 255;
   if (const char* err = bench_check_gemm(&chk)) {
     std::string msg = std::string("oneDNN result wrong (") + s->impl + "): " + err;
     Teardown(s);
     return bench_error("%s", msg.c_str());
+  }
+  if (kind != Kind::kGemmU8S8S32) {  // the matmul reads its reordered copy only
+    bench_free(s->b);
+    s->b = nullptr;
   }
   *state = s;
   return nullptr;
@@ -278,6 +330,12 @@ const char* SetupS8S8S8(const bench_shape* shape, const char*, void** state) {
 }
 const char* SetupU8S8S32(const bench_shape* shape, const char*, void** state) {
   return Setup(shape, Kind::kMatmulU8S8S32, state);
+}
+const char* SetupU8S8U8Fast(const bench_shape* shape, const char*, void** state) {
+  return Setup(shape, Kind::kMatmulU8S8U8Fast, state);
+}
+const char* SetupS8S8S8Fast(const bench_shape* shape, const char*, void** state) {
+  return Setup(shape, Kind::kMatmulS8S8S8Fast, state);
 }
 
 void Context(bench_context_fn add, void* ctx) {
@@ -342,6 +400,8 @@ const char* SetupGemm(const bench_shape*, const char*, void**) { return Unavaila
 const char* SetupU8S8U8(const bench_shape*, const char*, void**) { return Unavailable(); }
 const char* SetupS8S8S8(const bench_shape*, const char*, void**) { return Unavailable(); }
 const char* SetupU8S8S32(const bench_shape*, const char*, void**) { return Unavailable(); }
+const char* SetupU8S8U8Fast(const bench_shape*, const char*, void**) { return Unavailable(); }
+const char* SetupS8S8S8Fast(const bench_shape*, const char*, void**) { return Unavailable(); }
 const char* Run(void*) { return Unavailable(); }
 void Teardown(void*) {}
 const char* Label(const void*) { return ""; }
@@ -350,10 +410,12 @@ void Context(bench_context_fn add, void* ctx) { add(ctx, "onednn_isa", "(not bui
 #endif
 
 bench_case MakeCase(const char* variant,
-                    const char* (*setup)(const bench_shape*, const char*, void**)) {
+                    const char* (*setup)(const bench_shape*, const char*, void**),
+                    unsigned flags = 0) {
   bench_case c = {};
   c.library = "onednn";
   c.variant = variant;
+  c.flags = flags;
   c.unavailable = Unavailable;
   c.setup = setup;
   c.run = Run;
@@ -366,8 +428,14 @@ bench_case MakeCase(const char* variant,
 
 extern "C" {
 const bench_case bench_onednn_gemm_u8s8s32 = MakeCase("gemm-u8s8s32", SetupGemm);
-const bench_case bench_onednn_matmul_u8s8u8 = MakeCase("matmul-u8s8u8", SetupU8S8U8);
-const bench_case bench_onednn_matmul_s8s8s8 = MakeCase("matmul-s8s8s8", SetupS8S8S8);
+const bench_case bench_onednn_matmul_u8s8u8 =
+    MakeCase("matmul-u8s8u8", SetupU8S8U8, BENCH_CASE_FC);
+const bench_case bench_onednn_matmul_s8s8s8 =
+    MakeCase("matmul-s8s8s8", SetupS8S8S8, BENCH_CASE_FC);
 const bench_case bench_onednn_matmul_u8s8s32 = MakeCase("matmul-u8s8s32", SetupU8S8S32);
+const bench_case bench_onednn_matmul_u8s8u8_fast =
+    MakeCase("matmul-u8s8u8-fast", SetupU8S8U8Fast, BENCH_CASE_FC);
+const bench_case bench_onednn_matmul_s8s8s8_fast =
+    MakeCase("matmul-s8s8s8-fast", SetupS8S8S8Fast, BENCH_CASE_FC);
 const bench_library bench_library_onednn = {"onednn", Init, Context};
 }

@@ -29,11 +29,22 @@
  *                   CPUs without VPOPCNTDQ: 2*512 binary ops per vector.
  *   popcnt-r64      8 x (mov + xor + popcnt + add) on 64-bit registers per
  *                   iteration, 4 chains: 2*64 binary ops each.
+ *
+ * And one loop that is not register-only: read-bw, for the fully-connected shapes,
+ * reads a 64-byte aligned buffer the size of gemmi8's packed weights for that
+ * Row x Depth (bench_gemmi8_weight_bytes, rounded up to 64 bytes) once per run,
+ * adding it into 8 accumulators with vpaddq from memory (zmm with AVX-512F, else
+ * ymm with AVX2, else a C loop on 64-bit words), named
+ * peak/read-bw/<Row>x0x<Depth>, counters weight_bytes and GBps. It is what one pass
+ * over the weights costs when nothing else is done: the floor of a batch-1 GEMM
+ * whose weights do not fit in the L2 cache. The run's context gives the L2 size
+ * (l2_cache_bytes, from sysfs or sysconf) the report compares weights with.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cases.h"
 
@@ -364,7 +375,117 @@ static void loop_popcnt_r64(uint64_t iterations) {
       : "cc");
 }
 
+/* Memory reads: acc_i += 64-bit lanes of the next vector, 8 accumulators, one
+ * load each per step, 8 vectors per iteration; then the remaining whole vectors
+ * one at a time into accumulator 0; returns the sum of all lanes. */
+#define RDZ(i) "vpaddq " #i "*64(%[p]), %%zmm" #i ", %%zmm" #i "\n\t"
+#define RDY(i) "vpaddq " #i "*32(%[p]), %%ymm" #i ", %%ymm" #i "\n\t"
+
+static uint64_t read_zmm(const void* buffer, size_t bytes) {
+  const char* p = buffer;
+  uint64_t blocks = bytes / 512, rest = bytes % 512 / 64, sum;
+  __asm__ volatile(
+      ZERO_Z(0) ZERO_Z(1) ZERO_Z(2) ZERO_Z(3) ZERO_Z(4) ZERO_Z(5) ZERO_Z(6) ZERO_Z(7)
+      "test %[b], %[b]\n\t"
+      "jz 2f\n\t"
+      ".p2align 5\n"
+      "1:\n\t"
+      RDZ(0) RDZ(1) RDZ(2) RDZ(3) RDZ(4) RDZ(5) RDZ(6) RDZ(7)
+      "add $512, %[p]\n\t"
+      "dec %[b]\n\t"
+      "jnz 1b\n"
+      "2:\n\t"
+      "test %[r], %[r]\n\t"
+      "jz 4f\n"
+      "3:\n\t"
+      RDZ(0)
+      "add $64, %[p]\n\t"
+      "dec %[r]\n\t"
+      "jnz 3b\n"
+      "4:\n\t"
+      "vpaddq %%zmm1, %%zmm0, %%zmm0\n\t"
+      "vpaddq %%zmm3, %%zmm2, %%zmm2\n\t"
+      "vpaddq %%zmm5, %%zmm4, %%zmm4\n\t"
+      "vpaddq %%zmm7, %%zmm6, %%zmm6\n\t"
+      "vpaddq %%zmm2, %%zmm0, %%zmm0\n\t"
+      "vpaddq %%zmm6, %%zmm4, %%zmm4\n\t"
+      "vpaddq %%zmm4, %%zmm0, %%zmm0\n\t"
+      "vextracti64x4 $1, %%zmm0, %%ymm1\n\t"
+      "vpaddq %%ymm1, %%ymm0, %%ymm0\n\t"
+      "vextracti128 $1, %%ymm0, %%xmm1\n\t"
+      "vpaddq %%xmm1, %%xmm0, %%xmm0\n\t"
+      "vpsrldq $8, %%xmm0, %%xmm1\n\t"
+      "vpaddq %%xmm1, %%xmm0, %%xmm0\n\t"
+      "vmovq %%xmm0, %[s]\n\t"
+      "vzeroupper\n\t"
+      : [p] "+r"(p), [b] "+r"(blocks), [r] "+r"(rest), [s] "=r"(sum)
+      :
+      : "cc", "memory", CLOBBER_VEC);
+  return sum;
+}
+
+static uint64_t read_ymm(const void* buffer, size_t bytes) {
+  const char* p = buffer;
+  uint64_t blocks = bytes / 256, rest = bytes % 256 / 32, sum;
+  __asm__ volatile(
+      "vpxor %%ymm0, %%ymm0, %%ymm0\n\t"
+      "vpxor %%ymm1, %%ymm1, %%ymm1\n\t"
+      "vpxor %%ymm2, %%ymm2, %%ymm2\n\t"
+      "vpxor %%ymm3, %%ymm3, %%ymm3\n\t"
+      "vpxor %%ymm4, %%ymm4, %%ymm4\n\t"
+      "vpxor %%ymm5, %%ymm5, %%ymm5\n\t"
+      "vpxor %%ymm6, %%ymm6, %%ymm6\n\t"
+      "vpxor %%ymm7, %%ymm7, %%ymm7\n\t"
+      "test %[b], %[b]\n\t"
+      "jz 2f\n\t"
+      ".p2align 5\n"
+      "1:\n\t"
+      RDY(0) RDY(1) RDY(2) RDY(3) RDY(4) RDY(5) RDY(6) RDY(7)
+      "add $256, %[p]\n\t"
+      "dec %[b]\n\t"
+      "jnz 1b\n"
+      "2:\n\t"
+      "test %[r], %[r]\n\t"
+      "jz 4f\n"
+      "3:\n\t"
+      RDY(0)
+      "add $32, %[p]\n\t"
+      "dec %[r]\n\t"
+      "jnz 3b\n"
+      "4:\n\t"
+      "vpaddq %%ymm1, %%ymm0, %%ymm0\n\t"
+      "vpaddq %%ymm3, %%ymm2, %%ymm2\n\t"
+      "vpaddq %%ymm5, %%ymm4, %%ymm4\n\t"
+      "vpaddq %%ymm7, %%ymm6, %%ymm6\n\t"
+      "vpaddq %%ymm2, %%ymm0, %%ymm0\n\t"
+      "vpaddq %%ymm6, %%ymm4, %%ymm4\n\t"
+      "vpaddq %%ymm4, %%ymm0, %%ymm0\n\t"
+      "vextracti128 $1, %%ymm0, %%xmm1\n\t"
+      "vpaddq %%xmm1, %%xmm0, %%xmm0\n\t"
+      "vpsrldq $8, %%xmm0, %%xmm1\n\t"
+      "vpaddq %%xmm1, %%xmm0, %%xmm0\n\t"
+      "vmovq %%xmm0, %[s]\n\t"
+      "vzeroupper\n\t"
+      : [p] "+r"(p), [b] "+r"(blocks), [r] "+r"(rest), [s] "=r"(sum)
+      :
+      : "cc", "memory", CLOBBER_VEC);
+  return sum;
+}
+
 #endif /* __x86_64__ */
+
+/* Portable: 64-bit words, 4 accumulators (bytes is a multiple of 64). */
+static uint64_t read_words(const void* buffer, size_t bytes) {
+  const uint64_t* w = buffer;
+  uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (size_t i = 0; i < bytes / 8; i += 4) {
+    s0 += w[i];
+    s1 += w[i + 1];
+    s2 += w[i + 2];
+    s3 += w[i + 3];
+  }
+  return s0 + s1 + s2 + s3;
+}
 
 /* ---- cases ------------------------------------------------------------------------- */
 
@@ -480,6 +601,148 @@ PEAK_CASE(P_POPCNT_LUT_YMM, popcnt_lut_ymm, "popcnt-lut-ymm")
 PEAK_CASE(P_POPCNT_LUT_ZMM, popcnt_lut_zmm, "popcnt-lut-zmm")
 PEAK_CASE(P_POPCNT_R64, popcnt_r64, "popcnt-r64")
 
+/* ---- read bandwidth over a weight-sized buffer ------------------------------------- */
+
+typedef struct read_state {
+  void* buffer;
+  size_t bytes;
+  uint64_t (*read)(const void* buffer, size_t bytes);
+  const char* how;
+} read_state;
+
+/* Where each pass's sum goes, so that no pass can be left out. */
+static volatile uint64_t read_sink;
+
+static void read_choose(read_state* s) {
+  s->read = read_words;
+  s->how = "64-bit words (C)";
+#if defined(__x86_64__)
+  if (features() & F_AVX512F) {
+    s->read = read_zmm;
+    s->how = "vpaddq zmm from memory, 8 accumulators";
+  } else if (features() & F_AVX2) {
+    s->read = read_ymm;
+    s->how = "vpaddq ymm from memory, 8 accumulators";
+  }
+#endif
+}
+
+static void read_teardown(void* opaque) {
+  read_state* s = opaque;
+  if (s != NULL) {
+    bench_free(s->buffer);
+    free(s);
+  }
+}
+
+static const char* read_setup(const bench_shape* shape, const char* isa, void** state) {
+  (void) isa;
+  size_t bytes = bench_gemmi8_weight_bytes(shape->row, shape->depth);
+  if (bytes == 0) {
+    return bench_error("no gemmi8 packed size for %zu x %zu", shape->row, shape->depth);
+  }
+  bytes = (bytes + 63) / 64 * 64;
+  read_state* s = calloc(1, sizeof(*s));
+  if (s == NULL) {
+    return "out of memory";
+  }
+  s->bytes = bytes;
+  s->buffer = bench_alloc(bytes);
+  if (s->buffer == NULL) {
+    free(s);
+    return "out of memory";
+  }
+  memset(s->buffer, 0x5a, bytes);
+  read_choose(s);
+  read_sink += s->read(s->buffer, s->bytes); /* warm-up: brings it into the caches */
+  *state = s;
+  return NULL;
+}
+
+static const char* read_run(void* opaque) {
+  const read_state* s = opaque;
+  read_sink += s->read(s->buffer, s->bytes);
+  return NULL;
+}
+
+static double read_bytes(const void* opaque) {
+  const read_state* s = opaque;
+  return (double) s->bytes;
+}
+
+static const char* read_label(const void* opaque) {
+  const read_state* s = opaque;
+  return s->how;
+}
+
+const bench_case bench_peak_read_bw = {
+    .library = "peak",
+    .variant = "read-bw",
+    .flags = BENCH_CASE_WEIGHT_BYTES,
+    .skip_isas = NULL,
+    .unavailable = NULL,
+    .setup = read_setup,
+    .prepare = NULL,
+    .run = read_run,
+    .teardown = read_teardown,
+    .ops = NULL,
+    .label = read_label,
+    .bytes = read_bytes,
+};
+
+/* The L2 cache size of CPU 0 in bytes (0 if unknown), and where it was found. */
+static size_t l2_cache(const char** source) {
+  static char path[96];
+  for (int i = 0; i < 16; i++) {
+    char name[96], text[64];
+    int level = 0;
+    snprintf(name, sizeof(name), "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+    FILE* f = fopen(name, "r");
+    if (f == NULL) {
+      continue;
+    }
+    if (fscanf(f, "%d", &level) != 1) {
+      level = 0;
+    }
+    fclose(f);
+    if (level != 2) {
+      continue;
+    }
+    snprintf(name, sizeof(name), "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+    f = fopen(name, "r");
+    if (f == NULL || fgets(text, sizeof(text), f) == NULL ||
+        strncmp(text, "Instruction", 11) == 0) {
+      if (f != NULL) {
+        fclose(f);
+      }
+      continue;
+    }
+    fclose(f);
+    snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    f = fopen(path, "r");
+    unsigned long long size = 0;
+    char unit = '\0';
+    int got = f != NULL ? fscanf(f, "%llu%c", &size, &unit) : 0;
+    if (f != NULL) {
+      fclose(f);
+    }
+    if (got >= 1 && size > 0) {
+      size *= unit == 'K' ? 1024ull : unit == 'M' ? 1024ull * 1024 : unit == 'G' ? 1ull << 30 : 1;
+      *source = path;
+      return (size_t) size;
+    }
+  }
+#if defined(_SC_LEVEL2_CACHE_SIZE)
+  long size = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (size > 0) {
+    *source = "sysconf(_SC_LEVEL2_CACHE_SIZE)";
+    return (size_t) size;
+  }
+#endif
+  *source = "unknown";
+  return 0;
+}
+
 /* ---- library ----------------------------------------------------------------------- */
 
 static void peak_context(bench_context_fn add, void* ctx) {
@@ -498,6 +761,14 @@ static void peak_context(bench_context_fn add, void* ctx) {
              loops[i].ops_per_step);
   }
   add(ctx, "peak_ops_per_step", ops);
+  const char* source = NULL;
+  char size[32];
+  snprintf(size, sizeof(size), "%zu", l2_cache(&source));
+  add(ctx, "l2_cache_bytes", size);
+  add(ctx, "l2_cache_source", source);
+  read_state probe;
+  read_choose(&probe);
+  add(ctx, "read_bw_loop", probe.how);
 }
 
 const bench_library bench_library_peak = {"peak", NULL, peak_context};

@@ -190,6 +190,7 @@ bench_case MakeCase(const char* variant,
   bench_case c = {};
   c.library = "xnnpack";
   c.variant = variant;
+  c.flags = BENCH_CASE_FC;  // both also run on the fully-connected shapes
   c.unavailable = Unavailable;
   c.setup = setup;
   c.run = Run;

@@ -34,6 +34,8 @@ static const bench_case* const cases[] = {
     &bench_onednn_matmul_u8s8u8,
     &bench_onednn_matmul_s8s8s8,
     &bench_onednn_matmul_u8s8s32,
+    &bench_onednn_matmul_u8s8u8_fast,
+    &bench_onednn_matmul_s8s8s8_fast,
     &bench_xnnpack_fc_qu8,
     &bench_xnnpack_fc_qs8,
     &bench_peak_vpdpbusd_zmm,
@@ -43,6 +45,7 @@ static const bench_case* const cases[] = {
     &bench_peak_popcnt_lut_ymm,
     &bench_peak_popcnt_lut_zmm,
     &bench_peak_popcnt_r64,
+    &bench_peak_read_bw,
 };
 
 const bench_library* const* bench_libraries(size_t* count) {

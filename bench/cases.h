@@ -11,6 +11,12 @@
  * channels, output pixels, depth. Every case computes an M x N result over K
  * (K bits for binary GEMM) and is credited with 2 * M * N * K operations.
  *
+ * There are two shape sets: the main one (bench/shapes.txt), on which every case
+ * runs, and the fully-connected one (bench/shapes-fc.txt: layers of real networks
+ * at M = 1 to 8), on which only the cases flagged BENCH_CASE_FC run, and gemmi8
+ * cases only on their best kernel set and avx2 (BENCH_CASE_FC_BEST_ISA: the best
+ * one only).
+ *
  * Adding a library: write its cases in a new file (bench/cases-<library>.c, or .cc
  * with extern "C" definitions), check its first result with bench_check_gemm,
  * declare them below, and list them, with the library's init/context hooks, in
@@ -40,6 +46,15 @@ typedef struct bench_shape {
 /* Not a GEMM: registered once, not per shape, named <library>/<variant>/0x0x0 (the
  * register-only peak loops); its work per run() comes from ops(). */
 #define BENCH_CASE_NO_SHAPE 2u
+/* Also registered on the fully-connected shapes. */
+#define BENCH_CASE_FC 4u
+/* With BENCH_CASE_GEMMI8_ISA and BENCH_CASE_FC: on the fully-connected shapes, only
+ * the best kernel set this case registers (not avx2 as well). */
+#define BENCH_CASE_FC_BEST_ISA 8u
+/* Not a GEMM but a memory loop sized by a weight matrix: registered only on the
+ * fully-connected shapes, once per distinct Row x Depth, as
+ * <library>/<variant>/<Row>x0x<Depth>; no GOPS counter, bytes() gives its GBps. */
+#define BENCH_CASE_WEIGHT_BYTES 16u
 
 typedef struct bench_case {
   const char* library;
@@ -69,6 +84,10 @@ typedef struct bench_case {
   /* Text shown with the result (Google Benchmark's label: the implementation a
    * peer picked for this shape). NULL pointer, or NULL / "" returned: none. */
   const char* (*label)(const void* state);
+  /* Weight bytes one run() reads once (gemmi8: the packed weights; the read loop:
+   * its buffer), for the counters weight_bytes and GBps (weight_bytes per second
+   * / 1e9). NULL pointer: no such counters. */
+  double (*bytes)(const void* state);
 } bench_case;
 
 /* Receives one line of run context (library versions, kernels, threads). */
@@ -89,6 +108,10 @@ const bench_case* const* bench_cases(size_t* count);
 /* The gemmi8 kernel sets compiled in and supported on this machine, generic first;
  * returns how many (at most cap names are stored). */
 size_t bench_gemmi8_isas(const char** names, size_t cap);
+
+/* Bytes of gemmi8's packed qu8 or qs8 weights (the larger) for N x K on the kernel
+ * set gemmi8 chose at start-up; 0 on error. (cases-gemmi8.c) */
+size_t bench_gemmi8_weight_bytes(size_t n, size_t k);
 
 /* Reads a shape file: "Row Col Depth" per line, '#' starts a comment. Stores at
  * most cap shapes. Returns the number of shapes read (0 for an empty file), or -1
@@ -202,6 +225,10 @@ extern const bench_case bench_onednn_gemm_u8s8s32;   /* dnnl_gemm_u8s8s32, packs
 extern const bench_case bench_onednn_matmul_u8s8u8;  /* matmul, weights packed once */
 extern const bench_case bench_onednn_matmul_s8s8s8;  /* matmul, weights packed once */
 extern const bench_case bench_onednn_matmul_u8s8s32; /* matmul, int32 output */
+/* matmul, oneDNN's fastest configuration: one output scale, no zero points (the
+ * source and destination zero points folded into the int32 bias) */
+extern const bench_case bench_onednn_matmul_u8s8u8_fast;
+extern const bench_case bench_onednn_matmul_s8s8s8_fast;
 
 /* cases-xnnpack.c (fully-connected operators, weights packed at creation) */
 extern const bench_library bench_library_xnnpack;
@@ -217,6 +244,9 @@ extern const bench_case bench_peak_vpopcntq_zmm;   /* binary: 2*512 / xor+popcnt
 extern const bench_case bench_peak_popcnt_lut_ymm; /* binary (AVX2): 2*256 / nibble LUT */
 extern const bench_case bench_peak_popcnt_lut_zmm; /* binary (AVX-512BW): 2*512 / nibble LUT */
 extern const bench_case bench_peak_popcnt_r64;     /* binary (scalar): 2*64 / popcnt */
+/* Not register-only: reads a buffer the size of gemmi8's packed weights for each
+ * fully-connected Row x Depth (BENCH_CASE_WEIGHT_BYTES), GBps. */
+extern const bench_case bench_peak_read_bw;
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -6,16 +6,29 @@
 // Cases flagged BENCH_CASE_NO_SHAPE (the peak loops) run once, as .../0x0x0, and
 // count their own operations.
 //
+// Then the fully-connected shapes (bench/shapes-fc.txt: real layers at M = 1 to 8),
+// in the same run so that their repetitions are interleaved with all the others:
+// the cases flagged BENCH_CASE_FC, gemmi8's on its best kernel set and avx2 (the
+// best one only with BENCH_CASE_FC_BEST_ISA), and the BENCH_CASE_WEIGHT_BYTES
+// loops once per distinct Row x Depth, as .../<Row>x0x<Depth>. A name that the main
+// shapes already registered is not registered again.
+//
 // A case is set up once (inputs, packed weights: never timed) the first time it
 // runs and kept for its next repetitions, so that repetitions can be interleaved
 // (--benchmark_enable_random_interleaving) without setting up again; the least
 // recently used cases are torn down when set-up memory passes a budget.
 //
 // Options besides Google Benchmark's own (see --help):
-//   --shapes=FILE   shape file (else $GEMMI8_BENCH_SHAPES, else bench/shapes.txt)
+//   --shapes=FILE   shape file (else $GEMMI8_BENCH_SHAPES, else bench/shapes.txt);
+//                   "none": only the fully-connected shapes (and the peak loops)
+//   --fc_shapes=FILE  fully-connected shape file (else $GEMMI8_BENCH_FC_SHAPES, else
+//                   bench/shapes-fc.txt); "none": no fully-connected part
+//   --fc_min_time=S minimum time per repetition on the fully-connected shapes
+//                   (default: --benchmark_min_time's)
 //   --real_time     time by wall clock (names get Google Benchmark's /real_time)
-// Environment: GEMMI8_BENCH_MEMORY_MB (set-up memory budget, default 4096),
-// GEMMI8_BENCH_ISAS (comma-separated gemmi8 kernel sets to benchmark; default all).
+// Environment: GEMMI8_BENCH_MEMORY_MB (set-up memory budget, default half the
+// physical memory, at most 8192), GEMMI8_BENCH_ISAS (comma-separated gemmi8 kernel
+// sets to benchmark; default all).
 // Exit status 2 if any benchmark failed (after all have run).
 
 #include <benchmark/benchmark.h>
@@ -24,8 +37,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 #include "cases.h"
 
@@ -45,6 +62,16 @@ std::vector<std::unique_ptr<Instance>> instances;
 std::vector<std::string> failed;
 unsigned long long use_clock = 0;
 size_t memory_budget = size_t{4096} << 20;
+
+// Half the physical memory, at most 8 GiB (4 GiB if unknown): the fully-connected
+// shapes keep dozens of weight matrices of up to 90 MB set up at once.
+size_t DefaultMemoryBudget() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return size_t{4096} << 20;
+  const double half = 0.5 * static_cast<double>(pages) * static_cast<double>(page);
+  const double cap = static_cast<double>(size_t{8192} << 20);
+  return static_cast<size_t>(half < cap ? half : cap);
+}
 
 void Release(Instance* in) {
   if (in->state != nullptr) {
@@ -107,13 +134,21 @@ void Run(benchmark::State& st, Instance* in) {
       break;
     }
   }
-  const double ops =
-      in->kase->ops != nullptr
-          ? in->kase->ops(in->state)
-          : 2.0 * static_cast<double>(in->shape.row) * static_cast<double>(in->shape.col) *
-                static_cast<double>(in->shape.depth);
-  st.counters["GOPS"] =
-      benchmark::Counter(ops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  if (in->kase->ops != nullptr || !(in->kase->flags & BENCH_CASE_WEIGHT_BYTES)) {
+    const double ops =
+        in->kase->ops != nullptr
+            ? in->kase->ops(in->state)
+            : 2.0 * static_cast<double>(in->shape.row) * static_cast<double>(in->shape.col) *
+                  static_cast<double>(in->shape.depth);
+    st.counters["GOPS"] =
+        benchmark::Counter(ops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  }
+  if (in->kase->bytes != nullptr) {
+    const double bytes = in->kase->bytes(in->state);
+    st.counters["weight_bytes"] = benchmark::Counter(bytes);
+    st.counters["GBps"] =
+        benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  }
 }
 
 bool Listed(const char* const* names, const char* name) {
@@ -135,6 +170,49 @@ std::string ShapeName(const bench_shape& s) {
   return std::to_string(s.row) + "x" + std::to_string(s.col) + "x" + std::to_string(s.depth);
 }
 
+// Reads a shape file into shapes; false (after a message) on an error.
+bool ReadShapes(const std::string& path, std::vector<bench_shape>* shapes) {
+  shapes->assign(256, bench_shape{0, 0, 0});
+  char err[512];
+  long count = bench_read_shapes(path.c_str(), shapes->data(), shapes->size(), err,
+                                 sizeof(err));
+  if (count < 0) {
+    std::fprintf(stderr, "gemmi8-bench: %s\n", err);
+    return false;
+  }
+  if (count == 0 || static_cast<size_t>(count) > shapes->size()) {
+    std::fprintf(stderr, "gemmi8-bench: %s: expected 1 to %zu shapes, found %ld\n",
+                 path.c_str(), shapes->size(), count);
+    return false;
+  }
+  shapes->resize(static_cast<size_t>(count));
+  return true;
+}
+
+std::set<std::string> registered;
+bool real_time = false;
+
+// Registers one benchmark (unless one of that name exists); min_time 0: the default.
+void Register(const bench_case* c, const std::string& isa, const bench_shape& shape,
+              double min_time) {
+  std::string variant = c->variant;
+  if (!isa.empty()) variant += "-" + isa;
+  std::string name = std::string(c->library) + "/" + variant + "/" + ShapeName(shape);
+  if (!registered.insert(name).second) return;
+  auto in = std::make_unique<Instance>();
+  in->kase = c;
+  in->shape = shape;
+  in->isa = isa;
+  in->name = name;
+  Instance* raw = in.get();
+  instances.push_back(std::move(in));
+  auto* b = benchmark::RegisterBenchmark(raw->name.c_str(),
+                                         [raw](benchmark::State& st) { Run(st, raw); });
+  b->Unit(benchmark::kMicrosecond);
+  if (min_time > 0) b->MinTime(min_time);
+  if (real_time) b->UseRealTime();
+}
+
 extern "C" {
 static void AddContext(void* ctx, const char* key, const char* value) {
   static_cast<void>(ctx);
@@ -146,9 +224,16 @@ void PrintOwnHelp() {
   std::printf(
       "gemmi8-bench options:\n"
       "  --shapes=FILE   shapes 'Row Col Depth' a line (default $GEMMI8_BENCH_SHAPES or\n"
-      "                  bench/shapes.txt); Row = N, Col = M, Depth = K\n"
+      "                  bench/shapes.txt); Row = N, Col = M, Depth = K; none: only the\n"
+      "                  fully-connected shapes and the peak loops\n"
+      "  --fc_shapes=FILE  fully-connected shapes, for the cases that run on them\n"
+      "                  (default $GEMMI8_BENCH_FC_SHAPES or bench/shapes-fc.txt; none: no\n"
+      "                  fully-connected part)\n"
+      "  --fc_min_time=S minimum seconds per repetition on the fully-connected shapes\n"
+      "                  (default: as --benchmark_min_time)\n"
       "  --real_time     measure wall-clock time (names end in /real_time)\n"
-      "  GEMMI8_BENCH_MEMORY_MB  memory kept for set-up cases (default 4096)\n"
+      "  GEMMI8_BENCH_MEMORY_MB  memory kept for set-up cases (default half the\n"
+      "                          physical memory, at most 8192)\n"
       "  GEMMI8_BENCH_ISAS       gemmi8 kernel sets to run, comma-separated (default all)\n"
       "Benchmarks are named <library>/<variant>/<Row>x<Col>x<Depth>; select them with\n"
       "--benchmark_filter=REGEX. Google Benchmark's options follow.\n\n");
@@ -158,12 +243,23 @@ void PrintOwnHelp() {
 
 int main(int argc, char** argv) {
   // Our options first; Google Benchmark rejects what it does not know.
-  std::string shapes_path;
-  bool real_time = false;
+  std::string shapes_path, fc_shapes_path;
+  double fc_min_time = 0;
   int kept = 1;
   for (int i = 1; i < argc; i++) {
     if (std::strncmp(argv[i], "--shapes=", 9) == 0) {
       shapes_path = argv[i] + 9;
+      if (shapes_path.empty()) shapes_path = "none";
+    } else if (std::strncmp(argv[i], "--fc_shapes=", 12) == 0) {
+      fc_shapes_path = argv[i] + 12;
+      if (fc_shapes_path.empty()) fc_shapes_path = "none";
+    } else if (std::strncmp(argv[i], "--fc_min_time=", 14) == 0) {
+      char* end = nullptr;
+      fc_min_time = std::strtod(argv[i] + 14, &end);
+      if (end == argv[i] + 14 || *end != '\0' || fc_min_time < 0) {
+        std::fprintf(stderr, "gemmi8-bench: bad %s\n", argv[i]);
+        return 1;
+      }
     } else if (std::strcmp(argv[i], "--real_time") == 0) {
       real_time = true;
     } else {
@@ -180,24 +276,31 @@ int main(int argc, char** argv) {
     const char* env = std::getenv("GEMMI8_BENCH_SHAPES");
     shapes_path = env != nullptr && env[0] != '\0' ? env : "bench/shapes.txt";
   }
+  if (fc_shapes_path.empty()) {
+    const char* env = std::getenv("GEMMI8_BENCH_FC_SHAPES");
+    fc_shapes_path = env != nullptr && env[0] != '\0' ? env : "bench/shapes-fc.txt";
+  }
+  memory_budget = DefaultMemoryBudget();
   if (const char* env = std::getenv("GEMMI8_BENCH_MEMORY_MB")) {
     memory_budget = static_cast<size_t>(std::strtoull(env, nullptr, 10)) << 20;
   }
 
-  std::vector<bench_shape> shapes(256);
-  char err[512];
-  long count = bench_read_shapes(shapes_path.c_str(), shapes.data(), shapes.size(), err,
-                                 sizeof(err));
-  if (count < 0) {
-    std::fprintf(stderr, "gemmi8-bench: %s\n", err);
+  std::vector<bench_shape> shapes, fc_shapes;
+  if (shapes_path != "none" && !ReadShapes(shapes_path, &shapes)) return 1;
+  if (fc_shapes_path != "none" && !ReadShapes(fc_shapes_path, &fc_shapes)) return 1;
+  if (shapes.empty() && fc_shapes.empty()) {
+    std::fprintf(stderr, "gemmi8-bench: no shapes (both shape files are 'none')\n");
     return 1;
   }
-  if (count == 0 || static_cast<size_t>(count) > shapes.size()) {
-    std::fprintf(stderr, "gemmi8-bench: %s: expected 1 to %zu shapes, found %ld\n",
-                 shapes_path.c_str(), shapes.size(), count);
-    return 1;
+  // The distinct weight matrices (Row x Depth) of the fully-connected shapes.
+  std::vector<bench_shape> fc_weights;
+  for (const bench_shape& shape : fc_shapes) {
+    bool seen = false;
+    for (const bench_shape& w : fc_weights) {
+      seen = seen || (w.row == shape.row && w.depth == shape.depth);
+    }
+    if (!seen) fc_weights.push_back(bench_shape{shape.row, 0, shape.depth});
   }
-  shapes.resize(static_cast<size_t>(count));
 
   size_t library_count = 0;
   const bench_library* const* libraries = bench_libraries(&library_count);
@@ -229,30 +332,47 @@ int main(int argc, char** argv) {
     } else {
       targets.push_back("");
     }
+    if (c->flags & BENCH_CASE_WEIGHT_BYTES) {
+      for (const bench_shape& w : fc_weights) Register(c, "", w, fc_min_time);
+      continue;
+    }
     // A case without a shape (a peak loop) runs once, as shape 0x0x0.
     const std::vector<bench_shape> no_shape(1, bench_shape{0, 0, 0});
     const std::vector<bench_shape>& case_shapes =
         (c->flags & BENCH_CASE_NO_SHAPE) ? no_shape : shapes;
     for (const std::string& isa : targets) {
-      std::string variant = c->variant;
-      if (!isa.empty()) variant += "-" + isa;
-      for (const bench_shape& shape : case_shapes) {
-        auto in = std::make_unique<Instance>();
-        in->kase = c;
-        in->shape = shape;
-        in->isa = isa;
-        in->name = std::string(c->library) + "/" + variant + "/" + ShapeName(shape);
-        Instance* raw = in.get();
-        instances.push_back(std::move(in));
-        auto* b = benchmark::RegisterBenchmark(
-            raw->name.c_str(), [raw](benchmark::State& st) { Run(st, raw); });
-        b->Unit(benchmark::kMicrosecond);
-        if (real_time) b->UseRealTime();
+      for (const bench_shape& shape : case_shapes) Register(c, isa, shape, 0);
+    }
+    if (!(c->flags & BENCH_CASE_FC) || targets.empty()) continue;
+    // Fully-connected shapes: gemmi8 on its best kernel set (the last) and avx2.
+    std::vector<std::string> fc_targets(1, targets.back());
+    if ((c->flags & BENCH_CASE_GEMMI8_ISA) && !(c->flags & BENCH_CASE_FC_BEST_ISA) &&
+        targets.back() != "avx2") {
+      for (const std::string& isa : targets) {
+        if (isa == "avx2") fc_targets.push_back(isa);
       }
+    }
+    for (const std::string& isa : fc_targets) {
+      for (const bench_shape& shape : fc_shapes) Register(c, isa, shape, fc_min_time);
     }
   }
 
+  std::string names, fc_names;
+  for (const bench_shape& shape : shapes) {
+    names += (names.empty() ? "" : ",") + ShapeName(shape);
+  }
+  for (const bench_shape& shape : fc_shapes) {
+    fc_names += (fc_names.empty() ? "" : ",") + ShapeName(shape);
+  }
+  char text[64];
+  std::snprintf(text, sizeof(text), "%g", fc_min_time);
   benchmark::AddCustomContext("shapes_file", shapes_path);
+  benchmark::AddCustomContext("shapes", names.empty() ? "none" : names);
+  benchmark::AddCustomContext("fc_shapes_file", fc_shapes.empty() ? "none" : fc_shapes_path);
+  benchmark::AddCustomContext("fc_shapes", fc_names.empty() ? "none" : fc_names);
+  benchmark::AddCustomContext("fc_min_time", fc_min_time > 0 ? text : "default");
+  std::snprintf(text, sizeof(text), "%zu", memory_budget >> 20);
+  benchmark::AddCustomContext("setup_memory_budget_mb", text);
   benchmark::AddCustomContext("skipped_cases", skipped.empty() ? "none" : skipped);
   for (size_t i = 0; i < library_count; i++) {
     if (libraries[i]->context != nullptr) libraries[i]->context(AddContext, nullptr);

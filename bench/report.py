@@ -21,6 +21,12 @@ interleaved in one run). Shapes are Row x Col x Depth = N (output channels) x M
   6. The peak loops.
   7. Targets of issues 3 and 4 (only for the ten shapes of bench/shapes.txt).
   8. Every series, one row each.
+  9. Batch 1 and small M: the fully-connected shapes (bench/shapes-fc.txt), per
+     type (qu8, qs8) a row per layer (N x K) with, for each M, gemmi8 on its best
+     kernel set, the fastest peer of that type and their ratio; time(M=1) /
+     time(M=main tile height) per kernel set; and, for weights larger than the L2
+     cache, the packed weights' bytes per second at M=1 against a plain read loop
+     over a buffer of the same size (peak/read-bw). Then every series on them.
 Rows end with the geometric mean over the shapes.
 
 --data / --chart: grouped bars per shape (bench/chart.gp): gemmi8 qu8 and qs8
@@ -58,6 +64,28 @@ S32_PEERS = [
     ("onednn", "matmul-u8s8s32"),
 ]
 SGEMM = ("openblas", "sgemm")
+# oneDNN's fastest configuration (one output scale, no zero points: they are folded
+# into the bias), shown beside the like-for-like peers, never among them.
+FAST_PEERS = [
+    ("onednn", "matmul-u8s8u8-fast"),
+    ("onednn", "matmul-s8s8s8-fast"),
+]
+
+# Batch 1 and small M: gemmi8 series per type, and the peers of the same input and
+# output types (like for like first, then the peer's fastest configuration) with
+# their short names in the tables.
+FC_TYPES = [
+    ("qu8", [("onednn", "matmul-u8s8u8", "dnnl"), ("onednn", "matmul-u8s8u8-fast", "dnnl-fast"),
+             ("xnnpack", "fc-qu8", "xnn")]),
+    ("qs8", [("onednn", "matmul-s8s8s8", "dnnl"), ("onednn", "matmul-s8s8s8-fast", "dnnl-fast"),
+             ("xnnpack", "fc-qs8", "xnn")]),
+]
+# The main tile height (MR) of each kernel set's int8 GEMM.
+MAIN_MR = {"generic": 4, "avx2": 6, "avx512vnni": 7}
+# gemmi8's kernel-set levels, lowest first (src/init.c).
+ISA_ORDER = ["generic", "avx2", "avx512bw", "avx512vnni", "avx512vpopcnt", "neon", "neondot",
+             "i8mm"]
+READ_BW = ("peak", "read-bw")
 
 GEMMI8_INT8 = ("qu8", "qs8", "qu8fp32", "qs8fp32", "qu8s32", "qs8s32")
 # Binary kernel set -> the peak loop that bounds it.
@@ -90,9 +118,18 @@ class Results:
         self.errors = {}  # (library, variant, shape) -> message
         self.labels = {}  # (series, shape) -> benchmark label (implementation)
         self.peaks = {}  # variant -> median GOPS of a peak benchmark
+        self.gbps = {}  # (series, shape) -> median GBps (weight bytes per second)
+        self.weight_bytes = {}  # (series, shape) -> weight bytes one call reads
+        # The fully-connected shapes (bench/shapes-fc.txt), in their file's order; they
+        # are not among self.shapes, the main ones, unless that file lists them too.
+        fc = self.context.get("fc_shapes", "none")
+        self.fc_shapes = [] if fc in ("", "none") else fc.split(",")
+        main = self.context.get("shapes")  # absent in older files: all the others
+        main = None if main is None else [] if main in ("", "none") else main.split(",")
 
         samples = {}  # key -> list of GOPS, one per repetition
         medians = {}  # key -> median aggregate (used if no repetition is kept)
+        bandwidth = {}  # key -> list of GBps, one per repetition
         order = {}  # key -> family index (registration order)
         for run in doc.get("benchmarks", []):
             key = split_name(run.get("run_name") or run.get("name", ""))
@@ -104,6 +141,12 @@ class Results:
                 continue
             if run.get("label"):
                 self.labels[((key[0], key[1]), key[2])] = run["label"]
+            series_shape = ((key[0], key[1]), key[2])
+            if run.get("run_type", "iteration") == "iteration":
+                if run.get("weight_bytes") is not None:
+                    self.weight_bytes[series_shape] = float(run["weight_bytes"])
+                if run.get("GBps") is not None:
+                    bandwidth.setdefault(series_shape, []).append(float(run["GBps"]))
             value = run.get("GOPS")
             if value is None:
                 continue
@@ -128,11 +171,17 @@ class Results:
                 continue
             if (library, variant) not in self.series:
                 self.series.append((library, variant))
-            if shape not in self.shapes:
+            in_main = shape in main if main is not None else shape not in self.fc_shapes
+            if in_main and shape not in self.shapes:
                 self.shapes.append(shape)
             if value is not None:
                 self.gops[((library, variant), shape)] = value
                 self.reps[((library, variant), shape)] = count
+        for key, values in bandwidth.items():
+            self.gbps[key] = statistics.median(values)
+        # Only the fully-connected shapes that have a result.
+        found = {shape for (_, shape) in self.gops}
+        self.fc_shapes = [s for s in self.fc_shapes if s in found]
 
     def row(self, shape):
         """{series: median GOPS} for one shape (series without a result left out)."""
@@ -145,8 +194,10 @@ class Results:
 
 
 def split_name(name):
-    """'gemmi8/qu8-avx2/500x500x500[/real_time]' -> ('gemmi8', 'qu8-avx2', '500x500x500')."""
-    parts = [p for p in name.split("/") if p not in ("real_time", "manual_time")]
+    """'gemmi8/qu8-avx2/500x500x500[/min_time:0.050][/real_time]' -> ('gemmi8', 'qu8-avx2',
+    '500x500x500'): Google Benchmark appends min_time to the fully-connected shapes."""
+    parts = [p for p in name.split("/")
+             if p not in ("real_time", "manual_time") and not p.startswith("min_time:")]
     if len(parts) != 3:
         return None
     return tuple(parts)
@@ -324,7 +375,7 @@ def int8_tables(results):
         Gops("gemmi8 qu8s32", best("gemmi8", "qu8s32")),
         Gops("gemmi8 qs8s32", best("gemmi8", "qs8s32")),
     ]
-    for s in present(results, REQUANT_PEERS + S32_PEERS + [SGEMM]):
+    for s in present(results, REQUANT_PEERS + FAST_PEERS + S32_PEERS + [SGEMM]):
         cols.append(Gops("%s %s" % s, exact(*s)))
     lines += table(
         results, cols, "int8 GEMM: median GOPS",
@@ -333,12 +384,21 @@ def int8_tables(results):
         "rounding), gemmi8 qu8fp32 / qs8fp32 (per-channel fp32 scales, round half to even: "
         "the rounding of oneDNN and XNNPACK), gemmlowp "
         "u8u8 (per-tensor fixed-point), oneDNN matmul-u8s8u8 / matmul-s8s8s8 (per-channel "
-        "output scales), XNNPACK fc-qu8 / fc-qs8 (per-tensor fp32). int32 output: gemmi8 "
+        "output scales), XNNPACK fc-qu8 / fc-qs8 (per-tensor fp32); oneDNN's fastest "
+        "configuration, matmul-u8s8u8-fast / matmul-s8s8s8-fast (one output scale, zero "
+        "points folded into the bias; not counted as like for like). int32 output: gemmi8 "
         "qu8s32 / qs8s32, gemmlowp u8s32, oneDNN gemm-u8s8s32 (packs B on every call) and "
         "matmul-u8s8s32. OpenBLAS sgemm is fp32 (flops).")
     requant = best_of(present(results, REQUANT_PEERS))
+    fast = best_of(present(results, FAST_PEERS))
     s32 = best_of(present(results, S32_PEERS))
     peak_sel = constant(peak, INT8_PEAK)
+    fast_cols = []
+    if present(results, FAST_PEERS):
+        fast_cols = [
+            Ratio("qu8 / oneDNN fastest config", best("gemmi8", "qu8"), fast),
+            Ratio("qs8 / oneDNN fastest config", best("gemmi8", "qs8"), fast),
+        ]
     cols = [
         Ratio("qu8 / best requant peer", best("gemmi8", "qu8"), requant),
         Ratio("qs8 / best requant peer", best("gemmi8", "qs8"), requant),
@@ -346,6 +406,7 @@ def int8_tables(results):
         Ratio("qs8fp32 / best requant peer", best("gemmi8", "qs8fp32"), requant),
         Ratio("qu8s32 / best int32 peer", best("gemmi8", "qu8s32"), s32),
         Ratio("qs8s32 / best int32 peer", best("gemmi8", "qs8s32"), s32),
+    ] + fast_cols + [
         Ratio("qu8 / sgemm", best("gemmi8", "qu8"), exact(*SGEMM), show_label=False),
         Ratio("qs8 / sgemm", best("gemmi8", "qs8"), exact(*SGEMM), show_label=False),
         Ratio("qu8fp32 / sgemm", best("gemmi8", "qu8fp32"), exact(*SGEMM), show_label=False),
@@ -358,9 +419,11 @@ def int8_tables(results):
     lines += table(
         results, cols, "int8 GEMM: ratios",
         "Best requant peer: the fastest of %s on that shape (named in brackets); best int32 "
-        "peer: the fastest of %s. %% peak: of the %s register-only loop (%s GOPS, table 6)."
+        "peer: the fastest of %s. oneDNN fastest config: the faster of %s (one output "
+        "scale, no zero points). %% peak: of the %s register-only loop (%s GOPS, table 6)."
         % (", ".join("%s/%s" % s for s in present(results, REQUANT_PEERS)) or "none",
            ", ".join("%s/%s" % s for s in present(results, S32_PEERS)) or "none",
+           ", ".join("%s/%s" % s for s in present(results, FAST_PEERS)) or "none",
            INT8_PEAK, fmt_gops(peak)))
     return lines
 
@@ -539,6 +602,178 @@ def all_series(results):
     return lines
 
 
+# ---- batch 1 and small M ------------------------------------------------------------
+
+
+def parse_shape(shape):
+    """'4096x1x4096' -> (4096, 1, 4096): Row, Col, Depth = N, M, K."""
+    return tuple(int(x) for x in shape.split("x"))
+
+
+def fmt_bytes(value):
+    if value is None:
+        return "-"
+    if value >= 1e6:
+        return "%.1f MB" % (value / 1e6)
+    return "%.0f kB" % (value / 1e3)
+
+
+def fc_layers(results):
+    """Distinct (N, K) of the fully-connected shapes in file order, and the M values."""
+    layers, ms = [], set()
+    for shape in results.fc_shapes:
+        n, m, k = parse_shape(shape)
+        if (n, k) not in layers:
+            layers.append((n, k))
+        ms.add(m)
+    return layers, sorted(ms)
+
+
+def fc_isas(results, base):
+    """gemmi8 kernel sets with a base-<isa> result on a fully-connected shape, lowest
+    first (the last is the best one the benchmark ran there)."""
+    isas = [isa for isa in results.isas(base)
+            if any((("gemmi8", "%s-%s" % (base, isa)), s) in results.gops
+                   for s in results.fc_shapes)]
+    return sorted(isas, key=lambda i: ISA_ORDER.index(i) if i in ISA_ORDER else len(ISA_ORDER))
+
+
+def fc_table(results, base, peers, l2):
+    """One type's table: a row per layer, columns per M, then the time ratios and the
+    weight bandwidth at M=1."""
+    isas = fc_isas(results, base)
+    if not isas:
+        return []
+    best_isa = isas[-1]
+    gemmi8 = ("gemmi8", "%s-%s" % (base, best_isa))
+    peers = [(lib, var, short) for lib, var, short in peers if (lib, var) in results.series]
+    layers, ms = fc_layers(results)
+    mr_isas = [isa for isa in reversed(isas) if isa in MAIN_MR and MAIN_MR[isa] in ms]
+
+    def gops(series, n, m, k):
+        return results.gops.get((series, "%dx%dx%d" % (n, m, k)))
+
+    headers = ["N x K", "packed weights"]
+    for m in ms:
+        headers += ["M=%d gemmi8" % m, "M=%d best peer" % m, "M=%d ratio" % m]
+    headers += ["t(M=1) / t(M=%d) %s" % (MAIN_MR[isa], isa) for isa in mr_isas]
+    headers += ["weights GB/s at M=1", "read-bw GB/s", "% of read-bw"]
+    columns = [[] for _ in headers[2:]]  # numeric values per column, for the means
+    lines = ["### %s: gemmi8 %s-%s against the fastest %s peer" % (base, base, best_isa, base),
+             ""]
+    lines.append("| " + " | ".join(headers) + " |")
+    lines.append("|" + "|".join(["---", "---:"] + ["---:"] * len(columns)) + "|")
+    for n, k in layers:
+        cells = ["%d x %d" % (n, k)]
+        size = None
+        for m in ms:
+            size = results.weight_bytes.get((gemmi8, "%dx%dx%d" % (n, m, k)), size)
+        big = size is not None and l2 > 0 and size > l2
+        cells.append(fmt_bytes(size) + (" (> L2)" if big else ""))
+        values, texts = [], []
+        for m in ms:
+            g = gops(gemmi8, n, m, k)
+            found = [(gops((lib, var), n, m, k), short) for lib, var, short in peers]
+            found = [f for f in found if f[0] is not None]
+            peer = max(found) if found else None
+            ratio = g / peer[0] if g is not None and peer is not None and peer[0] > 0 else None
+            values += [g, peer[0] if peer else None, ratio]
+            texts += [fmt_gops(g),
+                      "-" if peer is None else "%s (%s)" % (fmt_gops(peer[0]), peer[1]),
+                      "-" if ratio is None else "%.2f" % ratio]
+        for isa in mr_isas:
+            series, mr = ("gemmi8", "%s-%s" % (base, isa)), MAIN_MR[isa]
+            g1, gmr = gops(series, n, 1, k), gops(series, n, mr, k)
+            # t = 2 M N K / GOPS, so t(1) / t(MR) = GOPS(MR) / (MR * GOPS(1)).
+            t = gmr / (mr * g1) if g1 and gmr else None
+            values.append(t)
+            texts.append("-" if t is None else "%.2f" % t)
+        bw = results.gbps.get((gemmi8, "%dx1x%d" % (n, k))) if big else None
+        read = results.gbps.get((READ_BW, "%dx0x%d" % (n, k))) if big else None
+        pct = bw / read if bw is not None and read else None
+        values += [bw, read, pct]
+        texts += ["-" if bw is None else "%.1f" % bw, "-" if read is None else "%.1f" % read,
+                  "-" if pct is None else "%.0f%%" % (100 * pct)]
+        for column, value in zip(columns, values):
+            column.append(value)
+        lines.append("| " + " | ".join(cells + texts) + " |")
+    means = []
+    for header, column in zip(headers[2:], columns):
+        mean = geomean(column)
+        if mean is None or "best peer" in header:
+            means.append("")
+        elif header.startswith("%"):
+            means.append("%.0f%%" % (100 * mean))
+        elif "ratio" in header or header.startswith("t("):
+            means.append("%.2f" % mean)
+        elif "GB/s" in header:
+            means.append("%.1f" % mean)
+        else:
+            means.append(fmt_gops(mean))
+    lines.append("| geometric mean | | " + " | ".join(means) + " |")
+    lines.append("")
+    return lines
+
+
+def fc_all_series(results):
+    """Every series that ran on the fully-connected shapes, one column each."""
+    series = [s for s in results.series
+              if any((s, shape) in results.gops or (s[0], s[1], shape) in results.errors
+                     for shape in results.fc_shapes)]
+    if not series:
+        return []
+    lines = ["### Every series on the fully-connected shapes: median GOPS", ""]
+    headers = ["Row x Col x Depth"] + ["%s/%s" % s for s in series]
+    lines.append("| " + " | ".join(headers) + " |")
+    lines.append("|" + "|".join(["---"] + ["---:"] * len(series)) + "|")
+    for shape in results.fc_shapes:
+        cells = [shape_label(shape)]
+        for s in series:
+            v = results.gops.get((s, shape))
+            failed = v is None and (s[0], s[1], shape) in results.errors
+            cells.append("error" if failed else fmt_gops(v))
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    return lines
+
+
+def fc_section(results):
+    if not results.fc_shapes:
+        return []
+    ctx = results.context
+    try:
+        l2 = int(ctx.get("l2_cache_bytes", "0"))
+    except ValueError:
+        l2 = 0
+    _, ms = fc_layers(results)
+    read = sorted({label for (series, _), label in results.labels.items() if series == READ_BW})
+    lines = ["## Batch 1 and small M: fully-connected layers", ""]
+    lines.append(
+        "The layers of %s (Row x Col x Depth = N x M x K), each at M = %s, in the same run "
+        "as the tables above, at least %s s per repetition (fc_min_time). gemmi8: qu8 / qs8 "
+        "with per-channel fixed-point requantization on its best kernel set (every series, "
+        "fp32 mode and avx2 too, is in the last table). Best peer: the fastest, on that "
+        "shape, of oneDNN matmul with the same types, zero points and per-channel scales "
+        "(dnnl), oneDNN's fastest configuration of the layer, one output scale and no zero "
+        "points (dnnl-fast), and XNNPACK's fully-connected operator, per-tensor fp32 (xnn); "
+        "ratio = gemmi8 / best peer. t(M=1) / t(M=MR): the time of one call at M = 1 over "
+        "the time at the kernel set's main tile height MR (avx512vnni 7, avx2 6), both of "
+        "the same series: 1/MR if time grows with M, 1.00 if M = 1 costs a whole tile. "
+        "For packed weights larger than the L2 cache (%s), the weights' bytes per second "
+        "at M = 1 (packed bytes / time of one call) and their percentage of peak/read-bw, "
+        "a loop that only reads a buffer of the same size (%s). Medians over the "
+        "repetitions, as everywhere."
+        % (ctx.get("fc_shapes_file", "?"), ", ".join(str(m) for m in ms),
+           ctx.get("fc_min_time", "?"),
+           "%d bytes, %s" % (l2, ctx.get("l2_cache_source", "?")) if l2 else "unknown: none",
+           "; ".join(read) if read else "not run"))
+    lines.append("")
+    for base, peers in FC_TYPES:
+        lines += fc_table(results, base, peers, l2)
+    lines += fc_all_series(results)
+    return lines
+
+
 def markdown(results):
     ctx = results.context
     lines = ["# gemmi8 benchmark", ""]
@@ -570,6 +805,11 @@ def markdown(results):
         ("XNNPACK", "%s; %s; %s"
          % (ctx.get("xnnpack_kernels", "?"), ctx.get("xnnpack_requant", "?"),
             ctx.get("xnnpack_threads", "?"))),
+        ("fully-connected shapes", None if not results.fc_shapes else
+         "%s, %d shapes; minimum time per repetition %s s (fc_min_time)"
+         % (ctx.get("fc_shapes_file", "?"), len(results.fc_shapes), ctx.get("fc_min_time", "?"))),
+        ("L2 cache", None if "l2_cache_bytes" not in ctx else "%s bytes (%s)"
+         % (ctx.get("l2_cache_bytes"), ctx.get("l2_cache_source", "?"))),
         ("skipped", ctx.get("skipped_cases")),
         ("Google Benchmark build", ctx.get("library_build_type")),
     ]
@@ -578,12 +818,15 @@ def markdown(results):
             lines.append("- %s: %s" % (key, value))
     lines.append("")
 
-    lines += int8_tables(results)
-    lines += isa_tables(results)
-    lines += bin_tables(results)
+    if results.shapes:
+        lines += int8_tables(results)
+        lines += isa_tables(results)
+        lines += bin_tables(results)
     lines += peak_table(results)
-    lines += targets(results)
-    lines += all_series(results)
+    if results.shapes:
+        lines += targets(results)
+        lines += all_series(results)
+    lines += fc_section(results)
 
     if results.errors:
         lines.append("Failed:")
@@ -686,7 +929,7 @@ def main():
         with open(args.markdown, "w") as f:
             f.write(text)
     # A chart that cannot be drawn (no gnuplot) is reported, not an error.
-    if args.data:
+    if args.data and results.shapes:
         series = chart_series(results)
         with open(args.data, "w") as f:
             f.write(data_table(results, series))
@@ -695,7 +938,7 @@ def main():
                  "int8 GEMM, one thread: median GOPS per shape (Row x Col x Depth = N x M x K)",
                  [(results.peaks.get(INT8_PEAK), "vpdpbusd zmm peak (register-only loop)"),
                   (results.peaks.get("vfmadd-zmm"), "fp32 FMA zmm peak")])
-    if args.bin_data and results.isas("bin"):
+    if args.bin_data and results.shapes and results.isas("bin"):
         series = bin_chart_series(results)
         with open(args.bin_data, "w") as f:
             f.write(data_table(results, series))

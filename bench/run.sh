@@ -2,6 +2,8 @@
 # Runs the benchmark the way its numbers are meant to be read, then reports:
 #   sh bench/run.sh ./build/gemmi8-bench [more Google Benchmark options]
 #
+# The main shapes and then the fully-connected ones (batch 1 and small M) are
+# benchmarked by one invocation of the binary, so that all are interleaved.
 # Every benchmark runs GEMMI8_BENCH_REPS times (default 3), the repetitions of all
 # libraries randomly interleaved (the VM has slow phases), single-threaded; the
 # console shows mean/median/stddev/cv; build/bench.json keeps every repetition and
@@ -14,6 +16,10 @@
 #   GEMMI8_BENCH_MIN_TIME   seconds per repetition, at least (default 0.2)
 #   GEMMI8_BENCH_FILTER     regex of benchmark names to run (default all)
 #   GEMMI8_BENCH_SHAPES     shape file (default bench/shapes.txt)
+#   GEMMI8_BENCH_FC_SHAPES  fully-connected shape file (default bench/shapes-fc.txt;
+#                           none: no fully-connected part)
+#   GEMMI8_BENCH_FC_MIN_TIME  seconds per repetition on the fully-connected shapes,
+#                           at least (default a quarter of GEMMI8_BENCH_MIN_TIME)
 #   GEMMI8_BENCH_ISAS       gemmi8 kernel sets, comma-separated (default all here)
 #   GEMMI8_BENCH_OUT        output directory (default build)
 #   GEMMI8_BENCH_OPENBLAS_CORE  OpenBLAS core; default SkylakeX on AVX-512 x86,
@@ -69,6 +75,11 @@ min_time=${GEMMI8_BENCH_MIN_TIME:-0.2}
 filter=${GEMMI8_BENCH_FILTER:-.}
 out=${GEMMI8_BENCH_OUT:-build}
 export GEMMI8_BENCH_SHAPES="${GEMMI8_BENCH_SHAPES:-$here/shapes.txt}"
+export GEMMI8_BENCH_FC_SHAPES="${GEMMI8_BENCH_FC_SHAPES:-$here/shapes-fc.txt}"
+# 438 fully-connected benchmarks of 2 us to 10 ms a call: a quarter of the main
+# minimum time keeps them to about 2.5 minutes and still runs each hundreds of
+# times (at least about 10 at the largest).
+fc_min_time=${GEMMI8_BENCH_FC_MIN_TIME:-$(awk -v t="$min_time" 'BEGIN { printf "%g", t / 4 }')}
 mkdir -p "$out"
 
 set -- "$bin" \
@@ -77,12 +88,14 @@ set -- "$bin" \
   --benchmark_enable_random_interleaving=true \
   --benchmark_display_aggregates_only=true \
   --benchmark_min_time="$min_time" \
+  --fc_min_time="$fc_min_time" \
   --benchmark_counters_tabular=true \
   --benchmark_out="$out/bench.json" \
   --benchmark_out_format=json \
   "$@"
 echo "+ OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-} OPENBLAS_NUM_THREADS=1" \
-  "GEMMI8_BENCH_SHAPES=$GEMMI8_BENCH_SHAPES $*"
+  "GEMMI8_BENCH_SHAPES=$GEMMI8_BENCH_SHAPES" \
+  "GEMMI8_BENCH_FC_SHAPES=$GEMMI8_BENCH_FC_SHAPES $*"
 start=$(date +%s)
 status=0
 "$@" || status=$?

@@ -10,6 +10,8 @@
  *   GEMMI8_TEST_QUICK=1   smaller sweeps (for sanitizers and emulators)
  *   GEMMI8_TEST_SEED=N    another random seed (the default is fixed)
  *   GEMMI8_TEST_ONLY=isa  run only the named kernel set
+ *   GEMMI8_TEST_FILTER=s  run only the kernel-level cases whose names contain s
+ *                         (e.g. qs8/avx2 or fixedpoint/k_lt_kr), nothing else
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -125,8 +127,12 @@ int main(void) {
   printf("== reference self-check: %lu passed, %lu failed\n", passed, failed);
 
   unsigned long skipped = 0;
+  const char* filter = getenv("GEMMI8_TEST_FILTER");
+  const int filtered = filter != NULL && *filter != '\0';
   const char* const* isas = gemmi8_isa_compiled();
-  if (isas == NULL || isas[0] == NULL) {
+  if (filtered) {
+    printf("GEMMI8_TEST_FILTER=%s: kernel-level cases only\n", filter);
+  } else if (isas == NULL || isas[0] == NULL) {
     t_fail("gemmi8_isa_compiled", "returned an empty list");
   } else {
     printf("compiled:");
@@ -153,6 +159,18 @@ int main(void) {
       }
       run_isa(name);
     }
+  }
+  /* Kernel-level tests: every table compiled in, once. */
+  current_isa = "ukernel";
+  printed = 0;
+  {
+    const unsigned long p0 = passed, f0 = failed;
+    const double t0 = now_seconds();
+    printf("== ukernel (every kernel of every table) ==\n");
+    fflush(stdout);
+    skipped += test_ukernel(seed);
+    printf("== ukernel: %lu passed, %lu failed in %.2f s\n", passed - p0, failed - f0,
+           now_seconds() - t0);
   }
   current_isa = "summary";
   if (skipped != 0) printf("%lu skipped\n", skipped);

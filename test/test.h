@@ -106,5 +106,8 @@ void test_quantize_multiplier(void); /* test-requant.c */
 void test_requant(void);             /* test-requant.c: trap cases, shift sweep, float ref */
 void test_qgemm(void);               /* test-qgemm.c: qu8/qs8 sweeps against the reference */
 void test_bin(void);                 /* test-bin.c: binary GEMM and bit-packing helpers */
+/* test-ukernel.c: every microkernel of every table, run once (not per ISA level);
+ * returns the number of tables skipped (not supported on this CPU). */
+unsigned long test_ukernel(uint64_t seed);
 
 #endif

@@ -192,7 +192,7 @@ bench-build: $(BUILD)/gemmi8-bench
 # For CI, a few seconds: every case once on small shapes (peers check their
 # results in setup), then the report and chart, into $(BUILD)/bench-smoke.
 bench-smoke: $(BUILD)/gemmi8-bench
-	GEMMI8_BENCH_SHAPES=bench/shapes-smoke.txt GEMMI8_BENCH_REPS=1 \
+	GEMMI8_BENCH_SHAPES=bench/shapes-smoke.txt GEMMI8_BENCH_FC_SHAPES=bench/shapes-fc-smoke.txt GEMMI8_BENCH_REPS=1 \
 	GEMMI8_BENCH_MIN_TIME=0.002 GEMMI8_BENCH_OUT=$(BUILD)/bench-smoke \
 	  sh bench/run.sh ./$(BUILD)/gemmi8-bench
 

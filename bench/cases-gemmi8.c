@@ -443,7 +443,9 @@ const bench_case bench_gemmi8_qu8fp32 =
     GEMMI8_CASE("qu8fp32", FC_BEST, int8_skip_isas, setup_qu8_fp32, run_qu8);
 const bench_case bench_gemmi8_qs8fp32 =
     GEMMI8_CASE("qs8fp32", FC_BEST, int8_skip_isas, setup_qs8_fp32, run_qs8);
-const bench_case bench_gemmi8_bin = GEMMI8_CASE("bin", 0, NULL, setup_bin_s32, run_bin);
+/* The avx512vnni level keeps avx512bw's binary kernels. */
+static const char* const bin_skip_isas[] = {"avx512vnni", NULL};
+const bench_case bench_gemmi8_bin = GEMMI8_CASE("bin", 0, bin_skip_isas, setup_bin_s32, run_bin);
 
 /* ---- weight size for the read-bandwidth loop ------------------------------------ */
 

@@ -92,7 +92,7 @@ GEMMI8_INT8 = ("qu8", "qs8", "qu8fp32", "qs8fp32", "qu8s32", "qs8s32")
 BIN_PEAK = {
     "generic": "popcnt-r64",
     "avx2": "popcnt-lut-ymm",
-    "avx512vnni": "popcnt-lut-zmm",
+    "avx512bw": "popcnt-lut-zmm",
     "avx512vpopcnt": "vpopcntq-zmm",
 }
 INT8_PEAK = "vpdpbusd-zmm"
@@ -946,7 +946,7 @@ def main():
             plot(results, series, args.bin_data, args.bin_chart,
                  "binary GEMM, one thread: median GOPS per shape (Row x Col x Depth = N x M x K, K in bits)",
                  [(results.peaks.get(BIN_PEAK["avx512vpopcnt"]), "vpopcntq zmm loop"),
-                  (results.peaks.get(BIN_PEAK["avx512vnni"]), "nibble-lookup zmm loop"),
+                  (results.peaks.get(BIN_PEAK["avx512bw"]), "nibble-lookup zmm loop"),
                   (results.peaks.get(BIN_PEAK["avx2"]), "nibble-lookup ymm loop")])
     return 0
 

@@ -16,8 +16,9 @@
 #   GEMMI8_BENCH_MIN_TIME   seconds per repetition, at least (default 0.2)
 #   GEMMI8_BENCH_FILTER     regex of benchmark names to run (default all)
 #   GEMMI8_BENCH_SHAPES     shape file (default bench/shapes.txt)
-#   GEMMI8_BENCH_FC_SHAPES  fully-connected shape file (default bench/shapes-fc.txt;
-#                           none: no fully-connected part)
+#   GEMMI8_BENCH_FC_SHAPES  fully-connected shape file (default bench/shapes-fc.txt,
+#                           or bench/shapes-fc-smoke.txt when GEMMI8_BENCH_SHAPES is
+#                           a shapes-smoke.txt; none: no fully-connected part)
 #   GEMMI8_BENCH_FC_MIN_TIME  seconds per repetition on the fully-connected shapes,
 #                           at least (default a quarter of GEMMI8_BENCH_MIN_TIME)
 #   GEMMI8_BENCH_ISAS       gemmi8 kernel sets, comma-separated (default all here)
@@ -75,7 +76,12 @@ min_time=${GEMMI8_BENCH_MIN_TIME:-0.2}
 filter=${GEMMI8_BENCH_FILTER:-.}
 out=${GEMMI8_BENCH_OUT:-build}
 export GEMMI8_BENCH_SHAPES="${GEMMI8_BENCH_SHAPES:-$here/shapes.txt}"
-export GEMMI8_BENCH_FC_SHAPES="${GEMMI8_BENCH_FC_SHAPES:-$here/shapes-fc.txt}"
+# The smoke shapes (make bench-smoke) come with the small fully-connected ones.
+case "$GEMMI8_BENCH_SHAPES" in
+  *shapes-smoke.txt) fc_default=$here/shapes-fc-smoke.txt ;;
+  *) fc_default=$here/shapes-fc.txt ;;
+esac
+export GEMMI8_BENCH_FC_SHAPES="${GEMMI8_BENCH_FC_SHAPES:-$fc_default}"
 # 438 fully-connected benchmarks of 2 us to 10 ms a call: a quarter of the main
 # minimum time keeps them to about 2.5 minutes and still runs each hundreds of
 # times (at least about 10 at the largest).

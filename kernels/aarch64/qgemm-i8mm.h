@@ -40,7 +40,7 @@
   do {                                                                               \
     _Pragma("GCC unroll 8") for (size_t q = 0; q < NQ; q++) {                        \
       const int8x16_t vb = vld1q_s8((WG) + 16 * q);                                  \
-      _Pragma("GCC unroll 3") for (size_t r = 0; r < 3; r++) {                       \
+      _Pragma("GCC unroll 3") for (size_t r = 0; r < MR / 2; r++) {                  \
         vpart[r][q] = is_signed ? GEMMI8_A64_SMMLA(vpart[r][q], VA[r], vb)           \
                                 : GEMMI8_A64_UMMLA(vpart[r][q], VA[r], vb);          \
       }                                                                              \
@@ -159,7 +159,8 @@
     }                                                                                     \
   } while (0)
 
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const int OUT, const size_t NJ,
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const int OUT, const size_t MR,
+                                                        const size_t NJ,
                                                         const int is_signed, size_t mr, size_t k,
                                                         const void* a, size_t a_stride,
                                                         const void* w,
@@ -168,14 +169,14 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const int OUT, const siz
 {
   const size_t NQ = 2 * NJ; /* column pairs */
   const uint8_t* ap[6];
-  gemmi8_a64_rows(6, mr, a, a_stride, ap);
+  gemmi8_a64_rows(MR, mr, a, a_stride, ap);
   const int32_t* bias = (const int32_t*) w;
   const int32_t* coef = bias + 16;
   const int8_t* wk = (const int8_t*) (is_signed ? coef : coef + 16);
   int32x4_t vpart[3][8];
   const size_t iterations = k / 16;
   const size_t kc = k % 16;
-  if (NJ == 4) {
+  if (MR == 6 && NJ == 4) {
     /* the depth tail goes through the assembly too, from a zero-padded copy */
     uint8_t tail[6][16];
     const size_t groups = kc == 0 ? 0 : (kc > 8 ? 2 : 1);
@@ -192,16 +193,16 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const int OUT, const siz
     }
   } else {
 #pragma GCC unroll 3
-    for (size_t r = 0; r < 3; r++) {
+    for (size_t r = 0; r < MR / 2; r++) {
 #pragma GCC unroll 8
       for (size_t q = 0; q < NQ; q++) vpart[r][q] = vdupq_n_s32(0);
     }
     for (size_t it = 0; it < iterations; it++) {
       int8x16_t vrow[6], va0[3], va1[3];
 #pragma GCC unroll 6
-      for (size_t i = 0; i < 6; i++) vrow[i] = vld1q_s8((const int8_t*) ap[i] + 16 * it);
+      for (size_t i = 0; i < MR; i++) vrow[i] = vld1q_s8((const int8_t*) ap[i] + 16 * it);
 #pragma GCC unroll 3
-      for (size_t r = 0; r < 3; r++) {
+      for (size_t r = 0; r < MR / 2; r++) {
         const int64x2_t v0 = vreinterpretq_s64_s8(vrow[2 * r]);
         const int64x2_t v1 = vreinterpretq_s64_s8(vrow[2 * r + 1]);
         va0[r] = vreinterpretq_s8_s64(vtrn1q_s64(v0, v1));
@@ -214,7 +215,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const int OUT, const siz
     if (kc != 0) {
       int8x16_t va0[3], va1[3];
 #pragma GCC unroll 3
-      for (size_t r = 0; r < 3; r++) {
+      for (size_t r = 0; r < MR / 2; r++) {
         const int64x2_t v0 = vreinterpretq_s64_u8(
             gemmi8_a64_load_tail(ap[2 * r] + 16 * iterations, kc, k >= 16));
         const int64x2_t v1 = vreinterpretq_s64_u8(
@@ -232,36 +233,37 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const int OUT, const siz
   for (size_t j = 0; j < NJ; j++) {
     const int32x4_t vbias = vld1q_s32(bias + 4 * j);
 #pragma GCC unroll 3
-    for (size_t r = 0; r < 3; r++) {
+    for (size_t r = 0; r < MR / 2; r++) {
       const int64x2_t vl = vreinterpretq_s64_s32(vpart[r][2 * j]);
       const int64x2_t vh = vreinterpretq_s64_s32(vpart[r][2 * j + 1]);
       vacc[2 * r][j] = vaddq_s32(vreinterpretq_s32_s64(vuzp1q_s64(vl, vh)), vbias);
       vacc[2 * r + 1][j] = vaddq_s32(vreinterpretq_s32_s64(vuzp2q_s64(vl, vh)), vbias);
     }
   }
-  if (!is_signed) gemmi8_a64_add_row_sums(6, NJ, mr, coef, p->row_sum, vacc);
+  if (!is_signed) gemmi8_a64_add_row_sums(MR, NJ, mr, coef, p->row_sum, vacc);
 }
 
-#define GEMMI8_QGEMM_I8MM_CASE(NJ, SIGNED, OUT)                                          \
+#define GEMMI8_QGEMM_I8MM_CASE(MR, NJ, SIGNED, OUT)                                      \
   case NJ:                                                                               \
-    gemmi8_qgemm_core_i8mm(gemmi8_a64_out_##OUT, NJ, SIGNED, mr, k, a, a_stride, w,      \
+    gemmi8_qgemm_core_i8mm(gemmi8_a64_out_##OUT, MR, NJ, SIGNED, mr, k, a, a_stride, w,  \
                            params, vacc);                                                \
-    gemmi8_a64_store(gemmi8_a64_out_##OUT, 6, NJ, 16, SIGNED, mr, nr, c, c_stride,       \
+    gemmi8_a64_store(gemmi8_a64_out_##OUT, MR, NJ, 16, SIGNED, mr, nr, c, c_stride,      \
                      params, vacc);                                                      \
     break;
 
-/* One kernel: OUT is s32, fixedpoint or fp32; SIGNED 1 for qs8, 0 for qu8. */
-#define GEMMI8_QGEMM_I8MM_KERNEL(fn, SIGNED, OUT)                                         \
+/* One kernel: MR rows (6: the assembly loop at full width; 2 or 4: the C loop, row
+ * pairs as SMMLA takes them), OUT is s32, fixedpoint or fp32; SIGNED 1 for qs8. */
+#define GEMMI8_QGEMM_I8MM_KERNEL(fn, MR, SIGNED, OUT)                                     \
   void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
           void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
   {                                                                                      \
-    int32x4_t vacc[6][4];                                                                \
+    int32x4_t vacc[MR][4];                                                               \
     switch ((nr + 3) / 4) {                                                              \
-      GEMMI8_QGEMM_I8MM_CASE(1, SIGNED, OUT)                                             \
-      GEMMI8_QGEMM_I8MM_CASE(2, SIGNED, OUT)                                             \
-      GEMMI8_QGEMM_I8MM_CASE(3, SIGNED, OUT)                                             \
+      GEMMI8_QGEMM_I8MM_CASE(MR, 1, SIGNED, OUT)                                         \
+      GEMMI8_QGEMM_I8MM_CASE(MR, 2, SIGNED, OUT)                                         \
+      GEMMI8_QGEMM_I8MM_CASE(MR, 3, SIGNED, OUT)                                         \
       default:                                                                           \
-      GEMMI8_QGEMM_I8MM_CASE(4, SIGNED, OUT)                                             \
+      GEMMI8_QGEMM_I8MM_CASE(MR, 4, SIGNED, OUT)                                         \
     }                                                                                    \
   }
 

@@ -1,0 +1,8 @@
+/* qu8 GEMM, 2x16c4, ARMv8.2 dot product (UDOT): int32, fixed-point and fp32 outputs;
+ * the tile for M = 2 (small batches). See qgemm-neondot.h. */
+#define GEMMI8_MCA_NAME(out) "gemmi8_qu8_gemm_" out "_ukernel_2x16c4__neondot"
+#include "qgemm-neondot.h"
+
+GEMMI8_QGEMM_NEONDOT_KERNEL(gemmi8_qu8_gemm_s32_ukernel_2x16c4__neondot, 2, 0, s32)
+GEMMI8_QGEMM_NEONDOT_KERNEL(gemmi8_qu8_gemm_fixedpoint_ukernel_2x16c4__neondot, 2, 0, fixedpoint)
+GEMMI8_QGEMM_NEONDOT_KERNEL(gemmi8_qu8_gemm_fp32_ukernel_2x16c4__neondot, 2, 0, fp32)

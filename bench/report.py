@@ -80,6 +80,11 @@ FC_TYPES = [
     ("qs8", [("onednn", "matmul-s8s8s8", "dnnl"), ("onednn", "matmul-s8s8s8-fast", "dnnl-fast"),
              ("xnnpack", "fc-qs8", "xnn")]),
 ]
+# Like for like on the fully-connected shapes: the gemmi8 series that does the work
+# of each peer configuration (fp32 requantization, zero points; per-channel scales
+# as oneDNN's, where XNNPACK's are per tensor) and the short names of those peers
+# (oneDNN's fastest configuration, without zero points, has no gemmi8 counterpart).
+FC_LIKE = {"qu8": ("qu8fp32", ["dnnl", "xnn"]), "qs8": ("qs8fp32", ["dnnl", "xnn"])}
 # The main tile height (MR) of each kernel set's int8 GEMM.
 MAIN_MR = {"generic": 4, "avx2": 6, "avx512vnni": 7}
 # gemmi8's kernel-set levels, lowest first (src/init.c).
@@ -715,6 +720,43 @@ def fc_table(results, base, peers, l2):
     return lines
 
 
+def fc_like_table(results, base, peers):
+    """gemmi8 against each peer configuration that does the same work, per M."""
+    like_base, shorts = FC_LIKE.get(base, (None, []))
+    isas = fc_isas(results, like_base) if like_base else []
+    peers = [(lib, var, short) for lib, var, short in peers
+             if short in shorts and (lib, var) in results.series]
+    if not isas or not peers:
+        return []
+    gemmi8 = ("gemmi8", "%s-%s" % (like_base, isas[-1]))
+    layers, ms = fc_layers(results)
+    headers = ["N x K"]
+    for m in ms:
+        headers += ["M=%d / %s" % (m, short) for _, _, short in peers]
+    columns = [[] for _ in headers[1:]]
+    lines = ["### %s like for like: gemmi8 %s / each peer" % (base, gemmi8[1]), ""]
+    lines.append("| " + " | ".join(headers) + " |")
+    lines.append("|" + "|".join(["---"] + ["---:"] * len(columns)) + "|")
+    for n, k in layers:
+        texts, values = [], []
+        for m in ms:
+            shape = "%dx%dx%d" % (n, m, k)
+            g = results.gops.get((gemmi8, shape))
+            for lib, var, _ in peers:
+                p = results.gops.get(((lib, var), shape))
+                ratio = g / p if g is not None and p else None
+                values.append(ratio)
+                texts.append("-" if ratio is None else "%.2f" % ratio)
+        for column, value in zip(columns, values):
+            column.append(value)
+        lines.append("| %d x %d | " % (n, k) + " | ".join(texts) + " |")
+    means = [geomean(column) for column in columns]
+    lines.append("| geometric mean | "
+                 + " | ".join("" if v is None else "%.2f" % v for v in means) + " |")
+    lines.append("")
+    return lines
+
+
 def fc_all_series(results):
     """Every series that ran on the fully-connected shapes, one column each."""
     series = [s for s in results.series
@@ -770,6 +812,21 @@ def fc_section(results):
     lines.append("")
     for base, peers in FC_TYPES:
         lines += fc_table(results, base, peers, l2)
+    like = []
+    for base, peers in FC_TYPES:
+        like += fc_like_table(results, base, peers)
+    if like:
+        lines.append(
+            "Like for like: gemmi8's fp32 requantization mode (%s; per-channel scales, zero "
+            "points, fp32 rounding) over each peer configuration that does the same work: "
+            "dnnl, oneDNN matmul with zero points and per-channel output scales; xnn, "
+            "XNNPACK's fully-connected operator (zero points, fp32, one scale per tensor: "
+            "slightly less work than gemmi8's per-channel scales). oneDNN's fastest "
+            "configuration (dnnl-fast, no zero points) has no counterpart; it is among the "
+            "best peers above."
+            % ", ".join("%s for %s" % (FC_LIKE[b][0], b) for b, _ in FC_TYPES if b in FC_LIKE))
+        lines.append("")
+        lines += like
     lines += fc_all_series(results)
     return lines
 

@@ -246,4 +246,14 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neondot(const int OUT, const 
     }                                                                                    \
   }
 
+/* Small-M tiles: the full-width case only (columns past nr are neither loaded from
+ * the parameters nor stored), for a quarter of the code. */
+#define GEMMI8_QGEMM_NEONDOT_KERNEL_FULL(fn, MR, SIGNED, OUT)                              \
+  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
+          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+  {                                                                                      \
+    int32x4_t vacc[MR][4];                                                               \
+    switch (4) { GEMMI8_QGEMM_NEONDOT_CASE(MR, 4, SIGNED, OUT) }                         \
+  }
+
 #endif

@@ -4,6 +4,6 @@
 #define GEMMI8_MCA_NAME(out) "gemmi8_qs8_gemm_" out "_ukernel_4x16c8__i8mm"
 #include "qgemm-i8mm.h"
 
-GEMMI8_QGEMM_I8MM_KERNEL(gemmi8_qs8_gemm_s32_ukernel_4x16c8__i8mm, 4, 1, s32)
-GEMMI8_QGEMM_I8MM_KERNEL(gemmi8_qs8_gemm_fixedpoint_ukernel_4x16c8__i8mm, 4, 1, fixedpoint)
-GEMMI8_QGEMM_I8MM_KERNEL(gemmi8_qs8_gemm_fp32_ukernel_4x16c8__i8mm, 4, 1, fp32)
+GEMMI8_QGEMM_I8MM_KERNEL_FULL(gemmi8_qs8_gemm_s32_ukernel_4x16c8__i8mm, 4, 1, s32)
+GEMMI8_QGEMM_I8MM_KERNEL_FULL(gemmi8_qs8_gemm_fixedpoint_ukernel_4x16c8__i8mm, 4, 1, fixedpoint)
+GEMMI8_QGEMM_I8MM_KERNEL_FULL(gemmi8_qs8_gemm_fp32_ukernel_4x16c8__i8mm, 4, 1, fp32)

@@ -3,6 +3,6 @@
 #define GEMMI8_MCA_NAME(out) "gemmi8_qu8_gemm_" out "_ukernel_1x16c4__neondot"
 #include "qgemm-neondot.h"
 
-GEMMI8_QGEMM_NEONDOT_KERNEL(gemmi8_qu8_gemm_s32_ukernel_1x16c4__neondot, 1, 0, s32)
-GEMMI8_QGEMM_NEONDOT_KERNEL(gemmi8_qu8_gemm_fixedpoint_ukernel_1x16c4__neondot, 1, 0, fixedpoint)
-GEMMI8_QGEMM_NEONDOT_KERNEL(gemmi8_qu8_gemm_fp32_ukernel_1x16c4__neondot, 1, 0, fp32)
+GEMMI8_QGEMM_NEONDOT_KERNEL_FULL(gemmi8_qu8_gemm_s32_ukernel_1x16c4__neondot, 1, 0, s32)
+GEMMI8_QGEMM_NEONDOT_KERNEL_FULL(gemmi8_qu8_gemm_fixedpoint_ukernel_1x16c4__neondot, 1, 0, fixedpoint)
+GEMMI8_QGEMM_NEONDOT_KERNEL_FULL(gemmi8_qu8_gemm_fp32_ukernel_1x16c4__neondot, 1, 0, fp32)

@@ -193,6 +193,69 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_4x8c1__neon(const int is_sign
   }
 }
 
+/* The tile of one row (M = 1), in intrinsics: even and odd depths accumulate into two
+ * register pairs, added at the end (VMLAL's latency would otherwise bound a single
+ * pair). Rows 1-3 of vacc copy row 0 (the stores alias rows past mr to row 0). */
+#define GEMMI8_QNEON_STEP1(ACC, HALF, LANE)                                                \
+  do {                                                                                     \
+    const int16x8_t vw = gemmi8_qneon_widen_w(is_signed, vld1_u8(wk), vzp);               \
+    wk += 8;                                                                               \
+    ACC[0] = vmlal_lane_s16(ACC[0], vget_low_s16(vw), vget_##HALF##_s16(va), LANE);       \
+    ACC[1] = vmlal_lane_s16(ACC[1], vget_high_s16(vw), vget_##HALF##_s16(va), LANE);      \
+  } while (0)
+
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_1x8c1__neon(const int is_signed, size_t k,
+                                                              const uint8_t* a, const void* w,
+                                                              int32x4_t vacc[4][2])
+{
+  const int32_t* bias = (const int32_t*) w;
+  int32x4_t vacc0[2] = {vld1q_s32(bias), vld1q_s32(bias + 4)};
+  int32x4_t vacc1[2] = {vdupq_n_s32(0), vdupq_n_s32(0)};
+  uint8x8_t vzp = vdup_n_u8(0);
+  const uint8_t* wk;
+  if (is_signed) {
+    wk = (const uint8_t*) (bias + 8);
+  } else {
+    /* coef = -b_zp, b_zp in 0..255 */
+    const int32_t* coef = bias + 8;
+    const uint16x4_t vzp0123 = vmovn_u32(vreinterpretq_u32_s32(vnegq_s32(vld1q_s32(coef))));
+    const uint16x4_t vzp4567 = vmovn_u32(vreinterpretq_u32_s32(vnegq_s32(vld1q_s32(coef + 4))));
+    vzp = vmovn_u16(vcombine_u16(vzp0123, vzp4567));
+    wk = (const uint8_t*) (coef + 8);
+  }
+  size_t kk = k;
+  for (; kk >= 8; kk -= 8) {
+    GEMMI8_MCA_BEGIN(is_signed ? "qs8-neon-1x8c1:MACS=64" : "qu8-neon-1x8c1:MACS=64");
+    const int16x8_t va = gemmi8_qneon_widen_a(is_signed, vld1_u8(a));
+    a += 8;
+    GEMMI8_QNEON_STEP1(vacc0, low, 0);
+    GEMMI8_QNEON_STEP1(vacc1, low, 1);
+    GEMMI8_QNEON_STEP1(vacc0, low, 2);
+    GEMMI8_QNEON_STEP1(vacc1, low, 3);
+    GEMMI8_QNEON_STEP1(vacc0, high, 0);
+    GEMMI8_QNEON_STEP1(vacc1, high, 1);
+    GEMMI8_QNEON_STEP1(vacc0, high, 2);
+    GEMMI8_QNEON_STEP1(vacc1, high, 3);
+  }
+  GEMMI8_MCA_END();
+  if (kk != 0) {
+    const int16x8_t va = gemmi8_qneon_widen_a(is_signed, gemmi8_qneon_load_tail(a, kk, k >= 8));
+    GEMMI8_QNEON_STEP1(vacc0, low, 0);
+    if (kk > 1) GEMMI8_QNEON_STEP1(vacc1, low, 1);
+    if (kk > 2) GEMMI8_QNEON_STEP1(vacc0, low, 2);
+    if (kk > 3) GEMMI8_QNEON_STEP1(vacc1, low, 3);
+    if (kk > 4) GEMMI8_QNEON_STEP1(vacc0, high, 0);
+    if (kk > 5) GEMMI8_QNEON_STEP1(vacc1, high, 1);
+    if (kk > 6) GEMMI8_QNEON_STEP1(vacc0, high, 2);
+  }
+  vacc[0][0] = vaddq_s32(vacc0[0], vacc1[0]);
+  vacc[0][1] = vaddq_s32(vacc0[1], vacc1[1]);
+  for (size_t i = 1; i < 4; i++) {
+    vacc[i][0] = vacc[0][0];
+    vacc[i][1] = vacc[0][1];
+  }
+}
+
 /* 8 per-channel (stride 1) or per-tensor (stride 0) int32 values, read for nr only. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qneon_load_channels(const int32_t* p, size_t stride,
                                                             size_t nr, int32x4_t v[2])
@@ -390,6 +453,16 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32__neon(size_t mr,
     int32x4_t vacc[4][2];                                                                \
     gemmi8_qgemm_core_4x8c1__neon(IS_SIGNED, mr, k, (const uint8_t*) a, a_stride, w,     \
                                   vacc);                                                 \
+    GEMMI8_QNEON_STORE_##OUT(IS_SIGNED);                                                 \
+  }
+/* The tile of one row (mr == 1). */
+#define GEMMI8_QGEMM_1X8C1_NEON_KERNEL(fn, IS_SIGNED, OUT)                                 \
+  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
+          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+  {                                                                                      \
+    int32x4_t vacc[4][2];                                                                \
+    (void) a_stride;                                                                     \
+    gemmi8_qgemm_core_1x8c1__neon(IS_SIGNED, k, (const uint8_t*) a, w, vacc);             \
     GEMMI8_QNEON_STORE_##OUT(IS_SIGNED);                                                 \
   }
 #define GEMMI8_QNEON_STORE_s32(IS_SIGNED) \

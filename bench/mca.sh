@@ -4,7 +4,7 @@
 # Every kernels/aarch64/*.c and kernels/aarch32/*.c is compiled to assembly with the
 # cross gcc, the flags the Makefile gives that file, and -DGEMMI8_MCA, which turns on
 # the inner-loop markers "# LLVM-MCA-BEGIN <name>:MACS=<n>" / "# LLVM-MCA-END"
-# (kernels/*/mca.h). llvm-mca analyses each marked region on each core's model; a
+# (src/mca.h). llvm-mca analyses each marked region on each core's model; a
 # region is one iteration of the loop and performs n multiply-accumulates (int8) or
 # bit products (binary). The peak of the kernel's instruction family comes from the
 # same model: a register-only loop of that instruction alone (independent

@@ -225,7 +225,11 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_1x8c1__neon(const int is_sign
   }
   size_t kk = k;
   for (; kk >= 8; kk -= 8) {
-    GEMMI8_MCA_BEGIN(is_signed ? "qs8-neon-1x8c1:MACS=64" : "qu8-neon-1x8c1:MACS=64");
+    if (is_signed) {
+      GEMMI8_MCA_BEGIN("qs8-neon-1x8c1:MACS=64");
+    } else {
+      GEMMI8_MCA_BEGIN("qu8-neon-1x8c1:MACS=64");
+    }
     const int16x8_t va = gemmi8_qneon_widen_a(is_signed, vld1_u8(a));
     a += 8;
     GEMMI8_QNEON_STEP1(vacc0, low, 0);

@@ -63,10 +63,20 @@ ifeq ($(SANITIZE),1)
   LIBDIR := $(BUILD)
 endif
 
-# One version, read from the header: soname libgemmi8.so.MAJOR.
-version_part = $(shell sed -n 's/^\#define GEMMI8_VERSION_$(1) \([0-9][0-9]*\)$$/\1/p' include/gemmi8.h)
+# One version, read from the header's GEMMI8_VERSION_MAJOR/MINOR/PATCH: the soname
+# is libgemmi8.so.MAJOR, the installed file libgemmi8.so.MAJOR.MINOR.PATCH and the
+# pkg-config Version MAJOR.MINOR.PATCH. (The pattern's '.' stands for the '#', which
+# make versions read differently inside a function call.)
+version_part = $(shell sed -n 's/^.[[:space:]]*define[[:space:]]\{1,\}GEMMI8_VERSION_$(1)[[:space:]]\{1,\}\([0-9]\{1,\}\).*/\1/p' include/gemmi8.h)
 VERSION_MAJOR := $(call version_part,MAJOR)
-VERSION  := $(VERSION_MAJOR).$(call version_part,MINOR).$(call version_part,PATCH)
+VERSION_MINOR := $(call version_part,MINOR)
+VERSION_PATCH := $(call version_part,PATCH)
+ifneq ($(words $(VERSION_MAJOR) $(VERSION_MINOR) $(VERSION_PATCH)),3)
+  ifneq ($(filter-out clean,$(or $(MAKECMDGOALS),all)),)
+    $(error include/gemmi8.h: no GEMMI8_VERSION_MAJOR/MINOR/PATCH numbers found)
+  endif
+endif
+VERSION  := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
 SONAME   := libgemmi8.so.$(VERSION_MAJOR)
 
 LIB_SRCS := $(wildcard src/*.c) $(wildcard pack/*.c) \
@@ -104,10 +114,11 @@ isaflags = $(foreach i,$(ISAS),$(if $(filter %-$(i).c,$(1)),$(ISAFLAGS_$(i))))
 kernelflags = $(if $(filter kernels/%,$(1)),-fno-asynchronous-unwind-tables)$(if \
                 $(filter src/% pack/%,$(1)), -Os)
 
-# Header dependencies come from the compiler (-MMD -MP: one .d file per object).
+# Header dependencies come from the compiler (-MMD -MP: one .d file per object,
+# included at the end). Flags live in this Makefile: objects depend on it too.
 DEPFLAGS = -MMD -MP
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(DEPFLAGS) $(BASEFLAGS) $(ARCHFLAGS) $(call isaflags,$<) $(call kernelflags,$<) $(SANFLAGS) \
 	  $(CFLAGS) -c $< -o $@
@@ -117,11 +128,13 @@ $(LIBDIR)/libgemmi8.a: $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
 $(LIBDIR)/libgemmi8.so: $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined $(SANFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined $(ARCHFLAGS) $(SANFLAGS) \
+	  $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # ---- tests ---------------------------------------------------------------------
 $(BUILD)/gemmi8-test: $(TEST_OBJS) $(BUILD)/libgemmi8-test.a
-	$(CC) $(ARCHFLAGS) $(SANFLAGS) -o $@ $(TEST_OBJS) $(BUILD)/libgemmi8-test.a $(LDLIBS) -lm
+	$(CC) $(ARCHFLAGS) $(SANFLAGS) $(LDFLAGS) -o $@ $(TEST_OBJS) $(BUILD)/libgemmi8-test.a \
+	  $(LDLIBS) -lm
 
 $(BUILD)/libgemmi8-test.a: $(LIB_OBJS)
 	rm -f $@
@@ -132,8 +145,9 @@ $(BUILD)/readme-example.c: README.md
 	@mkdir -p $(dir $@)
 	sed -n '/^```c$$/,/^```$$/p' README.md | sed '1d;$$d' > $@
 
-$(BUILD)/readme-example: $(BUILD)/readme-example.c $(BUILD)/libgemmi8-test.a
-	$(CC) $(BASEFLAGS) $(ARCHFLAGS) $(SANFLAGS) -o $@ $< $(BUILD)/libgemmi8-test.a $(LDLIBS) -lm
+$(BUILD)/readme-example: $(BUILD)/readme-example.c $(BUILD)/libgemmi8-test.a Makefile
+	$(CC) $(DEPFLAGS) $(BASEFLAGS) $(ARCHFLAGS) $(SANFLAGS) $(LDFLAGS) -o $@ $< \
+	  $(BUILD)/libgemmi8-test.a $(LDLIBS) -lm
 
 # GEMMI8_ISA is read once per process: the example checks that it forces the set.
 test: $(BUILD)/gemmi8-test $(BUILD)/readme-example
@@ -167,12 +181,16 @@ $(BUILD)/bench/peers.stamp: FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(BENCH_PEERS)' | cmp -s - $@ || echo '$(BENCH_PEERS)' > $@
 
-$(BUILD)/bench/%.o: bench/%.cc $(BUILD)/bench/peers.stamp
+$(BUILD)/bench/%.o: bench/%.cc $(BUILD)/bench/peers.stamp Makefile
 	@mkdir -p $(dir $@)
-	$(CXX) $(DEPFLAGS) -std=c++17 -O2 -g -Iinclude -Wall -Wextra $(BENCH_CXXFLAGS) -c $< -o $@
+	$(CXX) $(DEPFLAGS) -std=c++17 -O2 -g -Iinclude -Wall -Wextra $(BENCH_CXXFLAGS) $(SANFLAGS) \
+	  -c $< -o $@
 
+# The benchmark links the library of its build: the top-level libgemmi8.a natively,
+# build-sanitize/libgemmi8.a (and the sanitizers) with SANITIZE=1.
 $(BUILD)/gemmi8-bench: $(BENCH_OBJS) $(LIBDIR)/libgemmi8.a
-	$(CXX) -o $@ $(BENCH_OBJS) $(LIBDIR)/libgemmi8.a $(BENCH_LDLIBS) -lbenchmark -lopenblas -lpthread -lm
+	$(CXX) $(SANFLAGS) $(LDFLAGS) -o $@ $(BENCH_OBJS) $(LIBDIR)/libgemmi8.a $(BENCH_LDLIBS) \
+	  -lbenchmark -lopenblas -lpthread -lm
 
 .PHONY: bench-deps bench-build bench-smoke FORCE
 FORCE:
@@ -220,4 +238,4 @@ size: $(LIBDIR)/libgemmi8.a
 clean:
 	rm -rf build build-* libgemmi8.a libgemmi8.so
 
--include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BENCH_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BENCH_OBJS:.o=.d) $(BUILD)/readme-example.d

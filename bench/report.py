@@ -819,7 +819,8 @@ def fc_section(results):
         lines.append(
             "Like for like: gemmi8's fp32 requantization mode (%s; per-channel scales, zero "
             "points, fp32 rounding) over each peer configuration that does the same work: "
-            "dnnl, oneDNN matmul with zero points and per-channel output scales; xnn, "
+            "dnnl, oneDNN matmul with zero points and per-channel output scales (int8 "
+            "weights: for qu8 the closest it has, with no weight zero point); xnn, "
             "XNNPACK's fully-connected operator (zero points, fp32, one scale per tensor: "
             "slightly less work than gemmi8's per-channel scales). oneDNN's fastest "
             "configuration (dnnl-fast, no zero points) has no counterpart; it is among the "

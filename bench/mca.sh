@@ -46,6 +46,12 @@ kernel_macs() {
     *_ukernel_4x4c16__neon) echo 256 ;;     # 16 depths per iteration
     gemmi8_bin_gemm_*_ukernel_4x8__neon) echo 2048 ;; # one 64-bit word per iteration
     *_ukernel_6x16c8__i8mm) echo 1536 ;;    # 16 depths per iteration
+    *_ukernel_1x16c4__neondot) echo 256 ;;  # small-M tiles: 16 depths per iteration
+    *_ukernel_2x16c4__neondot) echo 512 ;;
+    *_ukernel_1x4c16__neon) echo 64 ;;
+    *_ukernel_2x4c16__neon) echo 128 ;;
+    *_ukernel_2x16c8__i8mm) echo 512 ;;
+    *_ukernel_4x16c8__i8mm) echo 1024 ;;
     *) echo "" ;;
   esac
 }

@@ -198,6 +198,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const int OUT, const siz
       for (size_t q = 0; q < NQ; q++) vpart[r][q] = vdupq_n_s32(0);
     }
     for (size_t it = 0; it < iterations; it++) {
+      if (MR != 6) GEMMI8_A64_MCA_BEGIN(OUT); /* the small-M tiles' loop */
       int8x16_t vrow[6], va0[3], va1[3];
 #pragma GCC unroll 6
       for (size_t i = 0; i < MR; i++) vrow[i] = vld1q_s8((const int8_t*) ap[i] + 16 * it);
@@ -212,6 +213,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const int OUT, const siz
       GEMMI8_A64_MMLA_GROUP_C(va1, wk + 128);
       wk += 256;
     }
+    if (MR != 6) GEMMI8_MCA_END();
     if (kc != 0) {
       int8x16_t va0[3], va1[3];
 #pragma GCC unroll 3

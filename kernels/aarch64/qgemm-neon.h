@@ -191,6 +191,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neon(const int OUT, const siz
     }
   }
   for (; kc >= 16; kc -= 16) {
+    if (MR != 4) GEMMI8_A64_MCA_BEGIN(OUT); /* the small-M tiles' loop */
     uint8x16_t va[16];
 #pragma GCC unroll 16
     for (size_t i = 0; i < MR; i++) {
@@ -199,6 +200,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neon(const int OUT, const siz
     }
     GEMMI8_A64_MULL_STEP();
   }
+  if (MR != 4) GEMMI8_MCA_END();
   if (kc != 0) {
     uint8x16_t va[16];
 #pragma GCC unroll 16

@@ -194,6 +194,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neondot(const int OUT, const 
   }
   /* narrow tiles (and any MR but 4) */
   for (; kc >= 16; kc -= 16) {
+    if (MR != 4) GEMMI8_A64_MCA_BEGIN(OUT); /* the small-M tiles' loop */
     int8x16_t va[16];
 #pragma GCC unroll 16
     for (size_t i = 0; i < MR; i++) {
@@ -208,6 +209,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neondot(const int OUT, const 
     GEMMI8_A64_BARRIER();
     GEMMI8_A64_DOT_GROUP_C(3);
   }
+  if (MR != 4) GEMMI8_MCA_END();
   if (kc != 0) {
     int8x16_t va[16];
 #pragma GCC unroll 16

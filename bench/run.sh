@@ -83,7 +83,7 @@ case "$GEMMI8_BENCH_SHAPES" in
 esac
 export GEMMI8_BENCH_FC_SHAPES="${GEMMI8_BENCH_FC_SHAPES:-$fc_default}"
 # 438 fully-connected benchmarks of 2 us to 10 ms a call: a quarter of the main
-# minimum time keeps them to about 2.5 minutes and still runs each hundreds of
+# minimum time keeps them to about 3 minutes and still runs each hundreds of
 # times (at least about 10 at the largest).
 fc_min_time=${GEMMI8_BENCH_FC_MIN_TIME:-$(awk -v t="$min_time" 'BEGIN { printf "%g", t / 4 }')}
 mkdir -p "$out"

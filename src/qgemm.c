@@ -3,6 +3,7 @@
  */
 #include <float.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "config.h"
 
@@ -90,7 +91,54 @@ static gemmi8_status check_gemm(enum gemmi8_type type, const struct gemmi8_qgemm
   return gemmi8_status_success;
 }
 
-static gemmi8_status check_requant(const gemmi8_requant* rq, size_t n, int32_t lo, int32_t hi)
+/* Per-channel parameters are checked on every call, over n values: one pass, four
+ * lanes at a time (GCC / Clang vector extensions, SSE2 or NEON), in place of a
+ * branch per value (at M = 1, N = 1000, K = 512 the scalar checks took as long as
+ * the arithmetic). */
+typedef int32_t gemmi8_v4s32 __attribute__((vector_size(16)));
+typedef float gemmi8_v4f32 __attribute__((vector_size(16)));
+
+/* 1 if every multiplier is >= 0 and every shift in [-31, 30]; *left_shift: some
+ * shift is positive. */
+static int scan_fixedpoint(const int32_t* multiplier, const int32_t* shift, size_t count,
+                           int* left_shift)
+{
+  gemmi8_v4s32 bad = {0, 0, 0, 0}, positive = {0, 0, 0, 0};
+  size_t j = 0;
+  for (; j + 4 <= count; j += 4) {
+    gemmi8_v4s32 m, e;
+    memcpy(&m, multiplier + j, sizeof(m));
+    memcpy(&e, shift + j, sizeof(e));
+    bad |= (m < 0) | (e < -31) | (e > 30);
+    positive |= e > 0;
+  }
+  int32_t any_bad = bad[0] | bad[1] | bad[2] | bad[3];
+  int32_t any_positive = positive[0] | positive[1] | positive[2] | positive[3];
+  for (; j < count; j++) {
+    any_bad |= multiplier[j] < 0 || shift[j] < -31 || shift[j] > 30;
+    any_positive |= shift[j] > 0;
+  }
+  *left_shift = any_positive != 0;
+  return any_bad == 0;
+}
+
+/* 1 if every scale is positive and finite (NaN is not). */
+static int scan_fp32(const float* scale, size_t count)
+{
+  gemmi8_v4s32 ok = {-1, -1, -1, -1};
+  size_t j = 0;
+  for (; j + 4 <= count; j += 4) {
+    gemmi8_v4f32 v;
+    memcpy(&v, scale + j, sizeof(v));
+    ok &= (v > 0.0f) & (v <= FLT_MAX);
+  }
+  int all = (ok[0] & ok[1] & ok[2] & ok[3]) != 0;
+  for (; j < count; j++) all &= scale[j] > 0.0f && scale[j] <= FLT_MAX;
+  return all;
+}
+
+static gemmi8_status check_requant(const gemmi8_requant* rq, size_t n, int32_t lo, int32_t hi,
+                                   int* left_shift)
 {
   if (rq == NULL) return gemmi8_status_invalid_parameter;
   if (rq->per_channel != 0 && rq->per_channel != 1) return gemmi8_status_invalid_parameter;
@@ -102,19 +150,13 @@ static gemmi8_status check_requant(const gemmi8_requant* rq, size_t n, int32_t l
   switch (rq->mode) {
     case gemmi8_requant_fixedpoint:
       if (rq->multiplier == NULL || rq->shift == NULL) return gemmi8_status_invalid_parameter;
-      for (size_t j = 0; j < count; j++) {
-        if (rq->multiplier[j] < 0 || rq->shift[j] < -31 || rq->shift[j] > 30) {
-          return gemmi8_status_invalid_parameter;
-        }
+      if (!scan_fixedpoint(rq->multiplier, rq->shift, count, left_shift)) {
+        return gemmi8_status_invalid_parameter;
       }
       return gemmi8_status_success;
     case gemmi8_requant_fp32:
       if (rq->scale == NULL) return gemmi8_status_invalid_parameter;
-      for (size_t j = 0; j < count; j++) {
-        if (!(rq->scale[j] > 0.0f && rq->scale[j] <= FLT_MAX)) {
-          return gemmi8_status_invalid_parameter;
-        }
-      }
+      if (!scan_fp32(rq->scale, count)) return gemmi8_status_invalid_parameter;
       return gemmi8_status_success;
   }
   return gemmi8_status_invalid_parameter;
@@ -133,7 +175,7 @@ static gemmi8_qgemm_ukernel_fn slot_kernel(const struct gemmi8_qgemm_config* cfg
 static gemmi8_status run(const struct gemmi8_qgemm_config* cfg, enum qgemm_output output,
                          size_t m, size_t n, size_t k, const void* a, size_t a_stride,
                          const void* packed_b, void* c, size_t c_stride, size_t c_size,
-                         const gemmi8_requant* rq)
+                         const gemmi8_requant* rq, int left_shift)
 {
   const struct gemmi8_packed_header* h = packed_b;
   struct qgemm_context ctx = {
@@ -160,9 +202,7 @@ static gemmi8_status run(const struct gemmi8_qgemm_config* cfg, enum qgemm_outpu
     if (rq->mode == gemmi8_requant_fixedpoint) {
       ctx.params.multiplier = rq->multiplier;
       ctx.params.shift = rq->shift;
-      for (size_t j = 0; j < (rq->per_channel ? n : 1); j++) {
-        ctx.params.left_shift |= rq->shift[j] > 0;
-      }
+      ctx.params.left_shift = left_shift;
     } else {
       ctx.params.scale = rq->scale;
     }
@@ -215,10 +255,11 @@ static gemmi8_status qgemm(enum gemmi8_type type, size_t max_k, int32_t lo, int3
   gemmi8_status status = check_gemm(type, cfg, max_k, m, n, k, a, a_stride, packed_b, c,
                                     c_stride, 1);
   if (status != gemmi8_status_success) return status;
-  status = check_requant(rq, n, lo, hi);
+  int left_shift = 0;
+  status = check_requant(rq, n, lo, hi, &left_shift);
   if (status != gemmi8_status_success) return status;
   return run(cfg, rq->mode == gemmi8_requant_fixedpoint ? output_fixedpoint : output_fp32, m, n,
-             k, a, a_stride, packed_b, c, c_stride, 1, rq);
+             k, a, a_stride, packed_b, c, c_stride, 1, rq, left_shift);
 }
 
 static gemmi8_status qgemm_s32(enum gemmi8_type type, size_t max_k, size_t m, size_t n,
@@ -231,7 +272,7 @@ static gemmi8_status qgemm_s32(enum gemmi8_type type, size_t max_k, size_t m, si
                                     c_stride, sizeof(int32_t));
   if (status != gemmi8_status_success) return status;
   return run(cfg, output_s32, m, n, k, a, a_stride, packed_b, c, c_stride, sizeof(int32_t),
-             NULL);
+             NULL, 0);
 }
 
 gemmi8_status gemmi8_qu8_gemm(size_t m, size_t n, size_t k, const uint8_t* a,

@@ -257,11 +257,14 @@ static void requant_errors(const fixture* fx) {
     r.min = lo + 11;
     r.max = lo + 10;
     expect(fn, "min > max", RUN(&r), INVALID);
-    /* fixed-point parameters, per tensor and in the last of N channels */
+    /* fixed-point parameters, per tensor and in channels 0, 2 (scanned four at a time)
+     * and the last of N (the scalar tail) */
     const int32_t bad_mult[] = {-1, INT32_MIN};
     const int32_t bad_shift[] = {31, -32, INT32_MAX, INT32_MIN};
-    for (int per_channel = 0; per_channel <= 1; per_channel++) {
-      size_t at = per_channel ? N - 1 : 0;
+    static const size_t channels_at[] = {0, 0, 2, N - 1};
+    for (size_t variant = 0; variant < T_COUNT(channels_at); variant++) {
+      const int per_channel = variant != 0;
+      const size_t at = channels_at[variant];
       for (size_t i = 0; i < T_COUNT(bad_mult); i++) {
         r = base;
         r.per_channel = per_channel;

@@ -36,6 +36,8 @@ struct qgemm_context {
   int32_t* row_sums;
   /* Tiling: rows and blocks per tile task. */
   size_t mc, nb;
+  /* Packed blocks and the first column of the last (gemmi8_qblock_start). */
+  size_t nblocks, last_start;
 };
 
 /* Rows per task: a chunk of A stays in the L2 cache while every block of B passes. */
@@ -53,11 +55,12 @@ static void qgemm_row_sum_task(const struct qgemm_context* ctx, size_t m0, size_
 static void qgemm_tile_task(const struct qgemm_context* ctx, size_t m0, size_t b0, size_t rows,
                             size_t blocks)
 {
-  const size_t nblocks = gemmi8_divide_round_up(ctx->n, ctx->cfg->nr);
+  const size_t nblocks = ctx->nblocks, nr_main = ctx->cfg->nr;
   const size_t m1 = m0 + rows, b1 = b0 + blocks;
   for (size_t b = b0; b < b1; b++) {
-    const size_t n0 = gemmi8_qblock_start(ctx->cfg, ctx->n, b);
-    const size_t n1 = b + 1 < nblocks ? gemmi8_qblock_start(ctx->cfg, ctx->n, b + 1) : ctx->n;
+    /* only the last block may start off the grid of NR (gemmi8_qblock_start) */
+    const size_t n0 = b + 1 < nblocks ? b * nr_main : ctx->last_start;
+    const size_t n1 = b + 2 < nblocks ? n0 + nr_main : (b + 1 < nblocks ? ctx->last_start : ctx->n);
     const size_t nr = n1 - n0;
     struct gemmi8_qparams p = ctx->params;
     if (p.multiplier) p.multiplier += n0 * p.channel_stride;
@@ -212,6 +215,8 @@ static gemmi8_status run(const struct gemmi8_qgemm_config* cfg, enum qgemm_outpu
   }
   /* Tiling: L2-sized row chunks (a multiple of the main tile height), all blocks. */
   const size_t blocks = gemmi8_divide_round_up(n, cfg->nr);
+  ctx.nblocks = blocks;
+  ctx.last_start = gemmi8_qblock_start(cfg, n, blocks - 1);
   /* (a chunk never splits M that fits in one: a split would stream B twice) */
   size_t mc = gemmi8_min(MC_MAX, MC_BYTES / k);
   mc = mc <= cfg->mr ? cfg->mr : mc - mc % cfg->mr;

@@ -110,11 +110,13 @@ static const struct gemmi8_bgemm_config bin_avx512vpopcnt =
 static const struct gemmi8_qgemm_config qu8_neon = {
     .isa = "neon", .mr = 4, .nr = 8, .kr = 1, .column_bytes = 8,
     .pack = gemmi8_qpack_goi__generic,
-    .gemm = {[0] = QGEMM(qu8, 1x8c1, neon), [3] = QGEMM(qu8, 4x8c1, neon)}};
+    .gemm = {[0] = QGEMM(qu8, 1x8c1, neon), [1] = QGEMM(qu8, 2x8c1, neon),
+             [3] = QGEMM(qu8, 4x8c1, neon)}};
 static const struct gemmi8_qgemm_config qs8_neon = {
     .isa = "neon", .mr = 4, .nr = 8, .kr = 1, .column_bytes = 4,
     .pack = gemmi8_qpack_goi__generic,
-    .gemm = {[0] = QGEMM(qs8, 1x8c1, neon), [3] = QGEMM(qs8, 4x8c1, neon)}};
+    .gemm = {[0] = QGEMM(qs8, 1x8c1, neon), [1] = QGEMM(qs8, 2x8c1, neon),
+             [3] = QGEMM(qs8, 4x8c1, neon)}};
 static const struct gemmi8_bgemm_config bin_neon = {
     .isa = "neon", .mr = 4, .nr = 4,
     .pack = gemmi8_bpack_words__generic,

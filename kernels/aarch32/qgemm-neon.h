@@ -193,24 +193,39 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_4x8c1__neon(const int is_sign
   }
 }
 
-/* The tile of one row (M = 1), in intrinsics: even and odd depths accumulate into two
- * register pairs, added at the end (VMLAL's latency would otherwise bound a single
- * pair). Rows 1-3 of vacc copy row 0 (the stores alias rows past mr to row 0). */
-#define GEMMI8_QNEON_STEP1(ACC, HALF, LANE)                                                \
+/* The tiles of one and two rows (M = 1, 2), in intrinsics: even and odd depths
+ * accumulate into two register pairs per row, added at the end (VMLAL's latency would
+ * otherwise bound one pair). Rows past the tile copy its last row (the stores alias
+ * rows past mr to row mr - 1). */
+#define GEMMI8_QNEON_STEP_SMALL(PARITY, HALF, LANE)                                        \
   do {                                                                                     \
     const int16x8_t vw = gemmi8_qneon_widen_w(is_signed, vld1_u8(wk), vzp);               \
     wk += 8;                                                                               \
-    ACC[0] = vmlal_lane_s16(ACC[0], vget_low_s16(vw), vget_##HALF##_s16(va), LANE);       \
-    ACC[1] = vmlal_lane_s16(ACC[1], vget_high_s16(vw), vget_##HALF##_s16(va), LANE);      \
+    _Pragma("GCC unroll 2") for (size_t i = 0; i < ROWS; i++) {                            \
+      vpart[i][PARITY][0] = vmlal_lane_s16(vpart[i][PARITY][0], vget_low_s16(vw),          \
+                                           vget_##HALF##_s16(va[i]), LANE);                \
+      vpart[i][PARITY][1] = vmlal_lane_s16(vpart[i][PARITY][1], vget_high_s16(vw),         \
+                                           vget_##HALF##_s16(va[i]), LANE);                \
+    }                                                                                      \
   } while (0)
 
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_1x8c1__neon(const int is_signed, size_t k,
-                                                              const uint8_t* a, const void* w,
-                                                              int32x4_t vacc[4][2])
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_small_8c1__neon(const size_t ROWS,
+                                                                  const int is_signed,
+                                                                  size_t mr, size_t k,
+                                                                  const uint8_t* a,
+                                                                  size_t a_stride, const void* w,
+                                                                  int32x4_t vacc[4][2])
 {
+  const uint8_t* ap[2] = {a, ROWS > 1 && mr > 1 ? a + a_stride : a};
   const int32_t* bias = (const int32_t*) w;
-  int32x4_t vacc0[2] = {vld1q_s32(bias), vld1q_s32(bias + 4)};
-  int32x4_t vacc1[2] = {vdupq_n_s32(0), vdupq_n_s32(0)};
+  int32x4_t vpart[2][2][2];
+#pragma GCC unroll 2
+  for (size_t i = 0; i < ROWS; i++) {
+    vpart[i][0][0] = vld1q_s32(bias);
+    vpart[i][0][1] = vld1q_s32(bias + 4);
+    vpart[i][1][0] = vdupq_n_s32(0);
+    vpart[i][1][1] = vdupq_n_s32(0);
+  }
   uint8x8_t vzp = vdup_n_u8(0);
   const uint8_t* wk;
   if (is_signed) {
@@ -223,40 +238,53 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_1x8c1__neon(const int is_sign
     vzp = vmovn_u16(vcombine_u16(vzp0123, vzp4567));
     wk = (const uint8_t*) (coef + 8);
   }
-  size_t kk = k;
-  for (; kk >= 8; kk -= 8) {
-    if (is_signed) {
-      GEMMI8_MCA_BEGIN("qs8-neon-1x8c1:MACS=64");
+  size_t kk = k, koff = 0;
+  for (; kk >= 8; kk -= 8, koff += 8) {
+    if (ROWS == 1) {
+      if (is_signed) {
+        GEMMI8_MCA_BEGIN("qs8-neon-1x8c1:MACS=64");
+      } else {
+        GEMMI8_MCA_BEGIN("qu8-neon-1x8c1:MACS=64");
+      }
     } else {
-      GEMMI8_MCA_BEGIN("qu8-neon-1x8c1:MACS=64");
+      if (is_signed) {
+        GEMMI8_MCA_BEGIN("qs8-neon-2x8c1:MACS=128");
+      } else {
+        GEMMI8_MCA_BEGIN("qu8-neon-2x8c1:MACS=128");
+      }
     }
-    const int16x8_t va = gemmi8_qneon_widen_a(is_signed, vld1_u8(a));
-    a += 8;
-    GEMMI8_QNEON_STEP1(vacc0, low, 0);
-    GEMMI8_QNEON_STEP1(vacc1, low, 1);
-    GEMMI8_QNEON_STEP1(vacc0, low, 2);
-    GEMMI8_QNEON_STEP1(vacc1, low, 3);
-    GEMMI8_QNEON_STEP1(vacc0, high, 0);
-    GEMMI8_QNEON_STEP1(vacc1, high, 1);
-    GEMMI8_QNEON_STEP1(vacc0, high, 2);
-    GEMMI8_QNEON_STEP1(vacc1, high, 3);
+    int16x8_t va[2];
+#pragma GCC unroll 2
+    for (size_t i = 0; i < ROWS; i++) va[i] = gemmi8_qneon_widen_a(is_signed, vld1_u8(ap[i] + koff));
+    GEMMI8_QNEON_STEP_SMALL(0, low, 0);
+    GEMMI8_QNEON_STEP_SMALL(1, low, 1);
+    GEMMI8_QNEON_STEP_SMALL(0, low, 2);
+    GEMMI8_QNEON_STEP_SMALL(1, low, 3);
+    GEMMI8_QNEON_STEP_SMALL(0, high, 0);
+    GEMMI8_QNEON_STEP_SMALL(1, high, 1);
+    GEMMI8_QNEON_STEP_SMALL(0, high, 2);
+    GEMMI8_QNEON_STEP_SMALL(1, high, 3);
+    /* (inside the body: GCC duplicates the loop exit, and a second end marker) */
+    GEMMI8_MCA_END();
   }
-  GEMMI8_MCA_END();
   if (kk != 0) {
-    const int16x8_t va = gemmi8_qneon_widen_a(is_signed, gemmi8_qneon_load_tail(a, kk, k >= 8));
-    GEMMI8_QNEON_STEP1(vacc0, low, 0);
-    if (kk > 1) GEMMI8_QNEON_STEP1(vacc1, low, 1);
-    if (kk > 2) GEMMI8_QNEON_STEP1(vacc0, low, 2);
-    if (kk > 3) GEMMI8_QNEON_STEP1(vacc1, low, 3);
-    if (kk > 4) GEMMI8_QNEON_STEP1(vacc0, high, 0);
-    if (kk > 5) GEMMI8_QNEON_STEP1(vacc1, high, 1);
-    if (kk > 6) GEMMI8_QNEON_STEP1(vacc0, high, 2);
+    int16x8_t va[2];
+#pragma GCC unroll 2
+    for (size_t i = 0; i < ROWS; i++) {
+      va[i] = gemmi8_qneon_widen_a(is_signed, gemmi8_qneon_load_tail(ap[i] + koff, kk, k >= 8));
+    }
+    GEMMI8_QNEON_STEP_SMALL(0, low, 0);
+    if (kk > 1) GEMMI8_QNEON_STEP_SMALL(1, low, 1);
+    if (kk > 2) GEMMI8_QNEON_STEP_SMALL(0, low, 2);
+    if (kk > 3) GEMMI8_QNEON_STEP_SMALL(1, low, 3);
+    if (kk > 4) GEMMI8_QNEON_STEP_SMALL(0, high, 0);
+    if (kk > 5) GEMMI8_QNEON_STEP_SMALL(1, high, 1);
+    if (kk > 6) GEMMI8_QNEON_STEP_SMALL(0, high, 2);
   }
-  vacc[0][0] = vaddq_s32(vacc0[0], vacc1[0]);
-  vacc[0][1] = vaddq_s32(vacc0[1], vacc1[1]);
-  for (size_t i = 1; i < 4; i++) {
-    vacc[i][0] = vacc[0][0];
-    vacc[i][1] = vacc[0][1];
+  for (size_t i = 0; i < 4; i++) {
+    const size_t r = i < ROWS ? i : ROWS - 1;
+    vacc[i][0] = vaddq_s32(vpart[r][0][0], vpart[r][1][0]);
+    vacc[i][1] = vaddq_s32(vpart[r][0][1], vpart[r][1][1]);
   }
 }
 
@@ -459,14 +487,14 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32__neon(size_t mr,
                                   vacc);                                                 \
     GEMMI8_QNEON_STORE_##OUT(IS_SIGNED);                                                 \
   }
-/* The tile of one row (mr == 1). */
-#define GEMMI8_QGEMM_1X8C1_NEON_KERNEL(fn, IS_SIGNED, OUT)                                 \
+/* The tiles of one and two rows (ROWS 1 or 2). */
+#define GEMMI8_QGEMM_SMALL_8C1_NEON_KERNEL(fn, ROWS, IS_SIGNED, OUT)                       \
   void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
           void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
   {                                                                                      \
     int32x4_t vacc[4][2];                                                                \
-    (void) a_stride;                                                                     \
-    gemmi8_qgemm_core_1x8c1__neon(IS_SIGNED, k, (const uint8_t*) a, w, vacc);             \
+    gemmi8_qgemm_core_small_8c1__neon(ROWS, IS_SIGNED, mr, k, (const uint8_t*) a,         \
+                                      a_stride, w, vacc);                                \
     GEMMI8_QNEON_STORE_##OUT(IS_SIGNED);                                                 \
   }
 #define GEMMI8_QNEON_STORE_s32(IS_SIGNED) \

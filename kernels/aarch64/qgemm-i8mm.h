@@ -212,8 +212,9 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const int OUT, const siz
       GEMMI8_A64_MMLA_GROUP_C(va0, wk);
       GEMMI8_A64_MMLA_GROUP_C(va1, wk + 128);
       wk += 256;
+      /* (inside the body: GCC may duplicate the loop exit, and an end marker after it) */
+      if (MR != 6) GEMMI8_MCA_END();
     }
-    if (MR != 6) GEMMI8_MCA_END();
     if (kc != 0) {
       int8x16_t va0[3], va1[3];
 #pragma GCC unroll 3

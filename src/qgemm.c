@@ -229,7 +229,8 @@ static gemmi8_status run(const struct gemmi8_qgemm_config* cfg, enum qgemm_outpu
     if (m <= ROW_SUMS_ON_STACK) {
       ctx.row_sums = stack_sums;
     } else {
-      heap_sums = malloc(m * sizeof(int32_t));
+      /* (an A of m rows exists in memory, but 4 bytes a row may not fit size_t) */
+      heap_sums = m <= SIZE_MAX / sizeof(int32_t) ? malloc(m * sizeof(int32_t)) : NULL;
       if (heap_sums == NULL) return gemmi8_status_out_of_memory;
       ctx.row_sums = heap_sums;
     }

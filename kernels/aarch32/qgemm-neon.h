@@ -1,5 +1,6 @@
 /*
- * ARMv7 NEON qu8 / qs8 GEMM microkernel template: 4x8c1 (MR = 4, NR = 8, KR = 1).
+ * ARMv7 NEON qu8 / qs8 GEMM microkernel template: 4x8c1 (MR = 4, NR = 8, KR = 1), and
+ * the 1x8c1 / 2x8c1 tiles for M = 1, 2 on the same packing (below).
  *
  * Block (generic packer, KR = 1): int32 bias'[8], for qu8 int32 coef[8] = -b_zp,
  * then k rows of 8 weight bytes, w[k][j] = B[j][k] as stored (no xor). Both operands
@@ -193,10 +194,86 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_4x8c1__neon(const int is_sign
   }
 }
 
-/* The tiles of one and two rows (M = 1, 2), in intrinsics: even and odd depths
- * accumulate into two register pairs per row, added at the end (VMLAL's latency would
- * otherwise bound one pair). Rows past the tile copy its last row (the stores alias
- * rows past mr to row mr - 1). */
+/* The tiles of one and two rows (M = 1, 2). With few rows a depth step has only 2 or 4
+ * VMLALs, so one accumulator pair per row would be a chain of 8 (or 4) dependent
+ * VMLALs per iteration, bound by their latency: the depths go round accumulator sets
+ * instead, vpart[i][s][h] (row i, set s, columns 0-3 / 4-7), summed at the end.
+ *   1 row:  4 sets (depth d into set d % 4), 8 q accumulators. q0 = 8 depths of a,
+ *           d2 = the next 8 (loaded one iteration ahead), d3 = b_zp (qu8), d4-d7 =
+ *           4 depths of raw weights (one 32-byte load), q4-q7 = the 4 widened depths
+ *           that the VMLALs read. A depth's weights are widened 4 steps before use
+ *           (after the VMLALs of the depth 4 earlier), so that in-order cores never
+ *           wait on a widening; one iteration: 8 depths, 3 loads, 9 widenings, 16
+ *           VMLAL = 64 MACs. The loads of the next iteration (weights of its depths
+ *           0-3 and its a) stay in bounds because the last iteration is peeled.
+ *   2 rows: 2 sets (depth parity), 8 q accumulators. q0 / q1 = rows 0 / 1 of a, q4 /
+ *           q5 the widened weights of one depth, double-buffered as in the 4-row loop,
+ *           d14 = b_zp (qu8); one iteration: 8 depths, 10 loads, 10 widenings, 32
+ *           VMLAL = 128 MACs.
+ * Rows past mr alias row mr - 1. */
+#define GEMMI8_QNEON_SUB_ZP_D3(Q, D) "vsubl.u8 " Q ", " D ", d3\n\t"
+#define GEMMI8_QNEON_SUB_ZP_D14(Q, D) "vsubl.u8 " Q ", " D ", d14\n\t"
+#define GEMMI8_QNEON_MLAL_PAIR(ACC, WLO, WHI, SCALAR)                                     \
+  "vmlal.s16 %q[" ACC "l], " WLO ", " SCALAR "\n\t"                                      \
+  "vmlal.s16 %q[" ACC "h], " WHI ", " SCALAR "\n\t"
+/* 1 row: the four depths of half H (d0 or d1) of a, each into its set, widening
+ * the raw weights in d4-d7 into the q4-q7 just read (WIDEN_W empty: no widening) */
+#define GEMMI8_QNEON_1X8_HALF(WIDEN_W, H, X)                                              \
+  GEMMI8_QNEON_MLAL_PAIR("vacc0", "d8", "d9", H "[0]") WIDEN_W("q4", "d4") X              \
+  GEMMI8_QNEON_MLAL_PAIR("vacc1", "d10", "d11", H "[1]") WIDEN_W("q5", "d5")              \
+  GEMMI8_QNEON_MLAL_PAIR("vacc2", "d12", "d13", H "[2]") WIDEN_W("q6", "d6")              \
+  GEMMI8_QNEON_MLAL_PAIR("vacc3", "d14", "d15", H "[3]") WIDEN_W("q7", "d7")
+#define GEMMI8_QNEON_NO_WIDEN(Q, D) ""
+#define GEMMI8_QNEON_1X8_ASM(NAME, LOAD_ZP, WIDEN_A, WIDEN_W)                             \
+  LOAD_ZP                                                                               \
+  "vld1.8 {d0}, [%[a0]]!\n\t"                                                           \
+  "vld1.8 {d4-d7}, [%[w]]!\n\t"                                                         \
+  WIDEN_A("q0", "d0") WIDEN_W("q4", "d4") WIDEN_W("q5", "d5") WIDEN_W("q6", "d6")        \
+  WIDEN_W("q7", "d7")                                                                   \
+  "subs %[n], %[n], #1\n\t"                                                             \
+  "beq .Lgemmi8_last%=\n\t"                                                             \
+  GEMMI8_NEON_LOOP_LABEL                                                                \
+  GEMMI8_MCA_BEGIN_ASM(NAME ":MACS=64")                                                 \
+  "vld1.8 {d4-d7}, [%[w]]!\n\t"                                                         \
+  GEMMI8_QNEON_1X8_HALF(WIDEN_W, "d0", "vld1.8 {d2}, [%[a0]]!\n\t")                     \
+  "vld1.8 {d4-d7}, [%[w]]!\n\t"                                                         \
+  GEMMI8_QNEON_1X8_HALF(WIDEN_W, "d1", "subs %[n], %[n], #1\n\t")                       \
+  WIDEN_A("q0", "d2")                                                                   \
+  GEMMI8_NEON_LOOP_BNE                                                                  \
+  GEMMI8_MCA_END_ASM()                                                                  \
+  ".Lgemmi8_last%=:\n\t"                                                                \
+  "vld1.8 {d4-d7}, [%[w]]!\n\t"                                                         \
+  GEMMI8_QNEON_1X8_HALF(WIDEN_W, "d0", "")                                              \
+  GEMMI8_QNEON_1X8_HALF(GEMMI8_QNEON_NO_WIDEN, "d1", "")
+/* 2 rows: one depth (weights WLO:WHI, set S, scalars SC0 / SC1), loading and widening
+ * the next depth's weights into NEXTQ / NEXTD on the way */
+#define GEMMI8_QNEON_2X8_STEP(WIDEN_W, WLO, WHI, S, SC0, SC1, NEXTQ, NEXTD)             \
+  "vld1.8 {" NEXTD "}, [%[w]]!\n\t"                                                     \
+  GEMMI8_QNEON_MLAL_PAIR("vacc0" S, WLO, WHI, SC0)                                      \
+  WIDEN_W(NEXTQ, NEXTD)                                                                 \
+  GEMMI8_QNEON_MLAL_PAIR("vacc1" S, WLO, WHI, SC1)
+#define GEMMI8_QNEON_2X8_ASM(NAME, LOAD_ZP, WIDEN_A, WIDEN_W)                             \
+  LOAD_ZP                                                                               \
+  GEMMI8_NEON_LOOP_LABEL                                                                \
+  GEMMI8_MCA_BEGIN_ASM(NAME ":MACS=128")                                                \
+  "vld1.8 {d0}, [%[a0]]!\n\t"                                                           \
+  "vld1.8 {d8}, [%[w]]!\n\t"                                                            \
+  "vld1.8 {d2}, [%[a1]]!\n\t"                                                           \
+  WIDEN_A("q0", "d0") WIDEN_W("q4", "d8") WIDEN_A("q1", "d2")                            \
+  GEMMI8_QNEON_2X8_STEP(WIDEN_W, "d8", "d9", "0", "d0[0]", "d2[0]", "q5", "d10")         \
+  GEMMI8_QNEON_2X8_STEP(WIDEN_W, "d10", "d11", "1", "d0[1]", "d2[1]", "q4", "d8")        \
+  GEMMI8_QNEON_2X8_STEP(WIDEN_W, "d8", "d9", "0", "d0[2]", "d2[2]", "q5", "d10")         \
+  GEMMI8_QNEON_2X8_STEP(WIDEN_W, "d10", "d11", "1", "d0[3]", "d2[3]", "q4", "d8")        \
+  GEMMI8_QNEON_2X8_STEP(WIDEN_W, "d8", "d9", "0", "d1[0]", "d3[0]", "q5", "d10")         \
+  GEMMI8_QNEON_2X8_STEP(WIDEN_W, "d10", "d11", "1", "d1[1]", "d3[1]", "q4", "d8")        \
+  GEMMI8_QNEON_2X8_STEP(WIDEN_W, "d8", "d9", "0", "d1[2]", "d3[2]", "q5", "d10")         \
+  GEMMI8_QNEON_MLAL_PAIR("vacc01", "d10", "d11", "d1[3]")                               \
+  "subs %[n], %[n], #1\n\t"                                                             \
+  GEMMI8_QNEON_MLAL_PAIR("vacc11", "d10", "d11", "d3[3]")                               \
+  GEMMI8_NEON_LOOP_BNE                                                                  \
+  GEMMI8_MCA_END_ASM()
+
+/* tail depth step of the small tiles, in C: set PARITY of every row */
 #define GEMMI8_QNEON_STEP_SMALL(PARITY, HALF, LANE)                                        \
   do {                                                                                     \
     const int16x8_t vw = gemmi8_qneon_widen_w(is_signed, vld1_u8(wk), vzp);               \
@@ -218,13 +295,13 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_small_8c1__neon(const size_t 
 {
   const uint8_t* ap[2] = {a, ROWS > 1 && mr > 1 ? a + a_stride : a};
   const int32_t* bias = (const int32_t*) w;
-  int32x4_t vpart[2][2][2];
+  int32x4_t vpart[2][4][2];
 #pragma GCC unroll 2
   for (size_t i = 0; i < ROWS; i++) {
     vpart[i][0][0] = vld1q_s32(bias);
     vpart[i][0][1] = vld1q_s32(bias + 4);
-    vpart[i][1][0] = vdupq_n_s32(0);
-    vpart[i][1][1] = vdupq_n_s32(0);
+#pragma GCC unroll 4
+    for (size_t s = 1; s < 4; s++) vpart[i][s][0] = vpart[i][s][1] = vdupq_n_s32(0);
   }
   uint8x8_t vzp = vdup_n_u8(0);
   const uint8_t* wk;
@@ -238,40 +315,57 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_small_8c1__neon(const size_t 
     vzp = vmovn_u16(vcombine_u16(vzp0123, vzp4567));
     wk = (const uint8_t*) (coef + 8);
   }
-  size_t kk = k, koff = 0;
-  for (; kk >= 8; kk -= 8, koff += 8) {
+  size_t kk = k;
+  if (kk >= 8) {
+    size_t n = kk / 8;
+    kk %= 8;
+    uint8_t zp[8];
+    vst1_u8(zp, vzp);
     if (ROWS == 1) {
+#define GEMMI8_QNEON_1X8_OPERANDS                                                          \
+  : [vacc0l] "+w"(vpart[0][0][0]), [vacc0h] "+w"(vpart[0][0][1]),                         \
+    [vacc1l] "+w"(vpart[0][1][0]), [vacc1h] "+w"(vpart[0][1][1]),                         \
+    [vacc2l] "+w"(vpart[0][2][0]), [vacc2h] "+w"(vpart[0][2][1]),                         \
+    [vacc3l] "+w"(vpart[0][3][0]), [vacc3h] "+w"(vpart[0][3][1]), [a0] "+r"(ap[0]),       \
+    [w] "+r"(wk), [n] "+r"(n)                                                              \
+  : [zp] "r"(zp)                                                                           \
+  : "cc", "memory", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10",     \
+    "d11", "d12", "d13", "d14", "d15"
       if (is_signed) {
-        GEMMI8_MCA_BEGIN("qs8-neon-1x8c1:MACS=64");
+        __asm__(GEMMI8_QNEON_1X8_ASM("qs8-neon-1x8c1", "", GEMMI8_QNEON_WIDEN_S8,
+                                     GEMMI8_QNEON_WIDEN_S8) GEMMI8_QNEON_1X8_OPERANDS);
       } else {
-        GEMMI8_MCA_BEGIN("qu8-neon-1x8c1:MACS=64");
+        __asm__(GEMMI8_QNEON_1X8_ASM("qu8-neon-1x8c1", "vld1.8 {d3}, [%[zp]]\n\t",
+                                     GEMMI8_QNEON_WIDEN_U8, GEMMI8_QNEON_SUB_ZP_D3)
+                GEMMI8_QNEON_1X8_OPERANDS);
       }
+#undef GEMMI8_QNEON_1X8_OPERANDS
     } else {
+#define GEMMI8_QNEON_2X8_OPERANDS                                                          \
+  : [vacc00l] "+w"(vpart[0][0][0]), [vacc00h] "+w"(vpart[0][0][1]),                       \
+    [vacc01l] "+w"(vpart[0][1][0]), [vacc01h] "+w"(vpart[0][1][1]),                       \
+    [vacc10l] "+w"(vpart[1][0][0]), [vacc10h] "+w"(vpart[1][0][1]),                       \
+    [vacc11l] "+w"(vpart[1][1][0]), [vacc11h] "+w"(vpart[1][1][1]), [a0] "+r"(ap[0]),     \
+    [a1] "+r"(ap[1]), [w] "+r"(wk), [n] "+r"(n)                                            \
+  : [zp] "r"(zp)                                                                           \
+  : "cc", "memory", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10",     \
+    "d11", "d12", "d13", "d14", "d15"
       if (is_signed) {
-        GEMMI8_MCA_BEGIN("qs8-neon-2x8c1:MACS=128");
+        __asm__(GEMMI8_QNEON_2X8_ASM("qs8-neon-2x8c1", "", GEMMI8_QNEON_WIDEN_S8,
+                                     GEMMI8_QNEON_WIDEN_S8) GEMMI8_QNEON_2X8_OPERANDS);
       } else {
-        GEMMI8_MCA_BEGIN("qu8-neon-2x8c1:MACS=128");
+        __asm__(GEMMI8_QNEON_2X8_ASM("qu8-neon-2x8c1", "vld1.8 {d14}, [%[zp]]\n\t",
+                                     GEMMI8_QNEON_WIDEN_U8, GEMMI8_QNEON_SUB_ZP_D14)
+                GEMMI8_QNEON_2X8_OPERANDS);
       }
+#undef GEMMI8_QNEON_2X8_OPERANDS
     }
-    int16x8_t va[2];
-#pragma GCC unroll 2
-    for (size_t i = 0; i < ROWS; i++) va[i] = gemmi8_qneon_widen_a(is_signed, vld1_u8(ap[i] + koff));
-    GEMMI8_QNEON_STEP_SMALL(0, low, 0);
-    GEMMI8_QNEON_STEP_SMALL(1, low, 1);
-    GEMMI8_QNEON_STEP_SMALL(0, low, 2);
-    GEMMI8_QNEON_STEP_SMALL(1, low, 3);
-    GEMMI8_QNEON_STEP_SMALL(0, high, 0);
-    GEMMI8_QNEON_STEP_SMALL(1, high, 1);
-    GEMMI8_QNEON_STEP_SMALL(0, high, 2);
-    GEMMI8_QNEON_STEP_SMALL(1, high, 3);
-    /* (inside the body: GCC duplicates the loop exit, and a second end marker) */
-    GEMMI8_MCA_END();
   }
   if (kk != 0) {
     int16x8_t va[2];
 #pragma GCC unroll 2
     for (size_t i = 0; i < ROWS; i++) {
-      va[i] = gemmi8_qneon_widen_a(is_signed, gemmi8_qneon_load_tail(ap[i] + koff, kk, k >= 8));
+      va[i] = gemmi8_qneon_widen_a(is_signed, gemmi8_qneon_load_tail(ap[i], kk, k >= 8));
     }
     GEMMI8_QNEON_STEP_SMALL(0, low, 0);
     if (kk > 1) GEMMI8_QNEON_STEP_SMALL(1, low, 1);
@@ -281,10 +375,14 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_small_8c1__neon(const size_t 
     if (kk > 5) GEMMI8_QNEON_STEP_SMALL(1, high, 1);
     if (kk > 6) GEMMI8_QNEON_STEP_SMALL(0, high, 2);
   }
-  for (size_t i = 0; i < 4; i++) {
-    const size_t r = i < ROWS ? i : ROWS - 1;
-    vacc[i][0] = vaddq_s32(vpart[r][0][0], vpart[r][1][0]);
-    vacc[i][1] = vaddq_s32(vpart[r][0][1], vpart[r][1][1]);
+#pragma GCC unroll 2
+  for (size_t i = 0; i < ROWS; i++) {
+#pragma GCC unroll 2
+    for (size_t h = 0; h < 2; h++) {
+      int32x4_t v = vaddq_s32(vpart[i][0][h], vpart[i][1][h]);
+      if (ROWS == 1) v = vaddq_s32(v, vaddq_s32(vpart[i][2][h], vpart[i][3][h]));
+      vacc[i][h] = v;
+    }
   }
 }
 
@@ -305,12 +403,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qneon_load_channels(const int32_t* p, si
   }
 }
 
-/* Row pointers of c, rows past mr aliasing row mr - 1. */
-#define GEMMI8_QNEON_C_ROWS(T)                                                         \
-  T* c0 = (T*) c;                                                                      \
-  T* c1 = (T*) (mr > 1 ? (uint8_t*) c0 + c_stride : (uint8_t*) c0);                    \
-  T* c2 = (T*) (mr > 2 ? (uint8_t*) c1 + c_stride : (uint8_t*) c1);                    \
-  T* c3 = (T*) (mr > 3 ? (uint8_t*) c2 + c_stride : (uint8_t*) c2);
+/* Row I of c (rows past mr alias row mr - 1). */
+#define GEMMI8_QNEON_C_ROW(T, I) ((T*) ((uint8_t*) c + ((I) < mr ? (I) : mr - 1) * c_stride))
 
 static GEMMI8_ALWAYS_INLINE void gemmi8_qneon_store_s32(int32_t* c, size_t nr, int32x4_t lo,
                                                         int32x4_t hi)
@@ -353,15 +447,16 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qneon_store_8(uint8_t* c, size_t nr, uin
   if (nr & 1) vst1_lane_u8(c, v, 0);
 }
 
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_s32__neon(size_t mr, size_t nr, void* c,
+/* The stores write rows ROWS - 1 down to 0 (a tile's rows, ROWS = its MR). */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_s32__neon(const size_t ROWS, size_t mr,
+                                                             size_t nr, void* c,
                                                              size_t c_stride,
                                                              int32x4_t vacc[4][2])
 {
-  GEMMI8_QNEON_C_ROWS(int32_t)
-  gemmi8_qneon_store_s32(c3, nr, vacc[3][0], vacc[3][1]);
-  gemmi8_qneon_store_s32(c2, nr, vacc[2][0], vacc[2][1]);
-  gemmi8_qneon_store_s32(c1, nr, vacc[1][0], vacc[1][1]);
-  gemmi8_qneon_store_s32(c0, nr, vacc[0][0], vacc[0][1]);
+#pragma GCC unroll 4
+  for (size_t i = ROWS; i-- > 0;) {
+    gemmi8_qneon_store_s32(GEMMI8_QNEON_C_ROW(int32_t, i), nr, vacc[i][0], vacc[i][1]);
+  }
 }
 
 /* Two rows of int32 results (already relative to the zero point) to 8-bit outputs:
@@ -400,11 +495,9 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_qneon_fixedpoint(int32x4_t acc, int
   return vrshlq_s32(y, vright);
 }
 
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint__neon(const int is_signed, size_t mr,
-                                                               size_t nr, void* c,
-                                                               size_t c_stride,
-                                                               const struct gemmi8_qparams* p,
-                                                               int32x4_t vacc[4][2])
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint__neon(
+    const size_t ROWS, const int is_signed, size_t mr, size_t nr, void* c, size_t c_stride,
+    const struct gemmi8_qparams* p, int32x4_t vacc[4][2])
 {
   int32x4_t vmul[2], vshift[2];
   gemmi8_qneon_load_channels(p->multiplier, p->channel_stride, nr, vmul);
@@ -417,19 +510,15 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint__neon(const int i
   const int16x8_t vzp = vdupq_n_s16((int16_t) p->zero_point);
   const uint8x8_t vmin = vdup_n_u8((uint8_t) p->min);
   const uint8x8_t vmax = vdup_n_u8((uint8_t) p->max);
-  GEMMI8_QNEON_C_ROWS(uint8_t)
-#define GEMMI8_QNEON_RNDNU_ROW(I)                                                         \
-  gemmi8_qneon_store_8(                                                                   \
-      c##I, nr,                                                                           \
-      gemmi8_qneon_narrow(                                                                \
-          is_signed, gemmi8_qneon_fixedpoint(vacc[I][0], vmul[0], vleft0, vright0, vno_right0), \
-          gemmi8_qneon_fixedpoint(vacc[I][1], vmul[1], vleft1, vright1, vno_right1), vzp, vmin, \
-          vmax))
-  GEMMI8_QNEON_RNDNU_ROW(3);
-  GEMMI8_QNEON_RNDNU_ROW(2);
-  GEMMI8_QNEON_RNDNU_ROW(1);
-  GEMMI8_QNEON_RNDNU_ROW(0);
-#undef GEMMI8_QNEON_RNDNU_ROW
+#pragma GCC unroll 4
+  for (size_t i = ROWS; i-- > 0;) {
+    const int32x4_t vlo =
+        gemmi8_qneon_fixedpoint(vacc[i][0], vmul[0], vleft0, vright0, vno_right0);
+    const int32x4_t vhi =
+        gemmi8_qneon_fixedpoint(vacc[i][1], vmul[1], vleft1, vright1, vno_right1);
+    gemmi8_qneon_store_8(GEMMI8_QNEON_C_ROW(uint8_t, i), nr,
+                         gemmi8_qneon_narrow(is_signed, vlo, vhi, vzp, vmin, vmax));
+  }
 }
 
 /* fp32 requantization: (float) acc * scale (VCVT and VMUL round to nearest; NEON's
@@ -447,7 +536,7 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_qneon_fp32(int32x4_t acc, float32x4
   return vsubq_s32(vreinterpretq_s32_f32(vaddq_f32(x, vmagic)), vmagic_less_zp);
 }
 
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32__neon(size_t mr,
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32__neon(const size_t ROWS, size_t mr,
                                                               size_t nr, void* c,
                                                               size_t c_stride,
                                                               const struct gemmi8_qparams* p,
@@ -457,24 +546,22 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32__neon(size_t mr,
   gemmi8_qneon_load_channels((const int32_t*) p->scale, p->channel_stride, nr, vscale_bits);
   const float32x4_t vscale0 = vreinterpretq_f32_s32(vscale_bits[0]);
   const float32x4_t vscale1 = vreinterpretq_f32_s32(vscale_bits[1]);
-  const float32x4_t vlo = vdupq_n_f32((float) (p->min - p->zero_point));
-  const float32x4_t vhi = vdupq_n_f32((float) (p->max - p->zero_point));
+  const float32x4_t vlo_clamp = vdupq_n_f32((float) (p->min - p->zero_point));
+  const float32x4_t vhi_clamp = vdupq_n_f32((float) (p->max - p->zero_point));
   const float32x4_t vmagic = vdupq_n_f32(12582912.0f);
   const int32x4_t vmagic_less_zp = vdupq_n_s32(INT32_C(0x4B400000) - p->zero_point);
-  GEMMI8_QNEON_C_ROWS(uint8_t)
   /* r + zero_point is within [min, max]: plain narrowing is exact (for qs8 the low
    * byte is the two's complement int8) */
-#define GEMMI8_QNEON_FP32_ROW(I)                                                            \
-  gemmi8_qneon_store_8(                                                                     \
-      c##I, nr,                                                                             \
-      vmovn_u16(vreinterpretq_u16_s16(vcombine_s16(                                         \
-          vmovn_s32(gemmi8_qneon_fp32(vacc[I][0], vscale0, vlo, vhi, vmagic, vmagic_less_zp)), \
-          vmovn_s32(gemmi8_qneon_fp32(vacc[I][1], vscale1, vlo, vhi, vmagic, vmagic_less_zp))))))
-  GEMMI8_QNEON_FP32_ROW(3);
-  GEMMI8_QNEON_FP32_ROW(2);
-  GEMMI8_QNEON_FP32_ROW(1);
-  GEMMI8_QNEON_FP32_ROW(0);
-#undef GEMMI8_QNEON_FP32_ROW
+#pragma GCC unroll 4
+  for (size_t i = ROWS; i-- > 0;) {
+    const int32x4_t vlo = gemmi8_qneon_fp32(vacc[i][0], vscale0, vlo_clamp, vhi_clamp, vmagic,
+                                            vmagic_less_zp);
+    const int32x4_t vhi = gemmi8_qneon_fp32(vacc[i][1], vscale1, vlo_clamp, vhi_clamp, vmagic,
+                                            vmagic_less_zp);
+    gemmi8_qneon_store_8(GEMMI8_QNEON_C_ROW(uint8_t, i), nr,
+                         vmovn_u16(vreinterpretq_u16_s16(
+                             vcombine_s16(vmovn_s32(vlo), vmovn_s32(vhi)))));
+  }
 }
 
 /* One kernel function; OUT is s32, fixedpoint or fp32. */
@@ -485,7 +572,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32__neon(size_t mr,
     int32x4_t vacc[4][2];                                                                \
     gemmi8_qgemm_core_4x8c1__neon(IS_SIGNED, mr, k, (const uint8_t*) a, a_stride, w,     \
                                   vacc);                                                 \
-    GEMMI8_QNEON_STORE_##OUT(IS_SIGNED);                                                 \
+    GEMMI8_QNEON_STORE_##OUT(4, IS_SIGNED);                                              \
   }
 /* The tiles of one and two rows (ROWS 1 or 2). */
 #define GEMMI8_QGEMM_SMALL_8C1_NEON_KERNEL(fn, ROWS, IS_SIGNED, OUT)                       \
@@ -495,13 +582,13 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32__neon(size_t mr,
     int32x4_t vacc[4][2];                                                                \
     gemmi8_qgemm_core_small_8c1__neon(ROWS, IS_SIGNED, mr, k, (const uint8_t*) a,         \
                                       a_stride, w, vacc);                                \
-    GEMMI8_QNEON_STORE_##OUT(IS_SIGNED);                                                 \
+    GEMMI8_QNEON_STORE_##OUT(ROWS, IS_SIGNED);                                           \
   }
-#define GEMMI8_QNEON_STORE_s32(IS_SIGNED) \
-  ((void) params, gemmi8_qgemm_store_s32__neon(mr, nr, c, c_stride, vacc))
-#define GEMMI8_QNEON_STORE_fixedpoint(IS_SIGNED) \
-  gemmi8_qgemm_store_fixedpoint__neon(IS_SIGNED, mr, nr, c, c_stride, params, vacc)
-#define GEMMI8_QNEON_STORE_fp32(IS_SIGNED) \
-  gemmi8_qgemm_store_fp32__neon(mr, nr, c, c_stride, params, vacc)
+#define GEMMI8_QNEON_STORE_s32(ROWS, IS_SIGNED) \
+  ((void) params, gemmi8_qgemm_store_s32__neon(ROWS, mr, nr, c, c_stride, vacc))
+#define GEMMI8_QNEON_STORE_fixedpoint(ROWS, IS_SIGNED) \
+  gemmi8_qgemm_store_fixedpoint__neon(ROWS, IS_SIGNED, mr, nr, c, c_stride, params, vacc)
+#define GEMMI8_QNEON_STORE_fp32(ROWS, IS_SIGNED) \
+  gemmi8_qgemm_store_fp32__neon(ROWS, mr, nr, c, c_stride, params, vacc)
 
 #endif

@@ -39,7 +39,8 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed,
   return vreinterpretq_s32_u32(vpadalq_u16(vpadalq_u16(vreinterpretq_u32_s32(vacc), vlo), vhi));
 }
 
-/* One step of 16 depths for every row and column (the depth tail, MR != 4). */
+/* One step of 16 depths for every row and column (the depth tail of the 1- and 2-row
+ * tiles). */
 #define GEMMI8_A64_MULL_STEP()                                                        \
   do {                                                                                \
     _Pragma("GCC unroll 4") for (size_t j = 0; j < 4; j++) {                          \
@@ -159,6 +160,123 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed,
     }                                                                                   \
   } while (0)
 
+/* The 1- and 2-row loops (M = 1, 2) in assembly, 16 depths per iteration. Each
+ * accumulator of the 4-row loop takes 2 of its 32 pairwise accumulates per iteration;
+ * with one or two rows that chain would be the whole iteration, so the products of
+ * depths 0-7 (UMULL) and 8-15 (UMULL2) go to separate accumulator sets, vacc<i>x<j>l
+ * and vacc<i>x<j>h (8 for 1 row, 16 for 2), added at the end. Products go to v24..v31;
+ * the multiplies of 8 products come first, then their 8 accumulates (an accumulate
+ * then never waits on its multiply, and in-order cores that complete in order, such as
+ * Cortex-A510, switch from the long accumulates back to the multiplies once or twice
+ * per iteration only). va<i> = v16 + i, vb<j> = v20 + j, each reloaded for the next
+ * iteration right after its last use (a with post-increment); the last iteration is
+ * peeled so that nothing is read past the depth. */
+#define GEMMI8_A64_MUL_PAIR(MUL, PL, PH, VA, VB)          \
+  MUL " " PL ".8h, " VA ".8b, " VB ".8b\n\t"              \
+  MUL "2 " PH ".8h, " VA ".16b, " VB ".16b\n\t"
+#define GEMMI8_A64_ADALP_PAIR(ADALP, ACC, PL, PH) \
+  GEMMI8_A64_ADALP(ADALP, ACC "l", PL) GEMMI8_A64_ADALP(ADALP, ACC "h", PH)
+/* LW / LA load the next iteration's w / row I of a, or nothing (last iteration) */
+#define GEMMI8_A64_LDA_POST(Q, I) "ldr " Q ", [%[a" I "]], #16\n\t"
+#define GEMMI8_A64_NO_LOAD(Q, X) ""
+#define GEMMI8_A64_SUBS "subs %[iterations], %[iterations], #1\n\t"
+#define GEMMI8_A64_MULL_1X4_ITERATION(MUL, ADALP, LW, LA, SUBS)                   \
+  GEMMI8_A64_MUL_PAIR(MUL, "v24", "v25", "v16", "v20") LW("q20", "64")             \
+  "add %[w], %[w], #64\n\t"                                                        \
+  GEMMI8_A64_MUL_PAIR(MUL, "v26", "v27", "v16", "v21") LW("q21", "16")             \
+  GEMMI8_A64_MUL_PAIR(MUL, "v28", "v29", "v16", "v22") LW("q22", "32") SUBS        \
+  GEMMI8_A64_MUL_PAIR(MUL, "v30", "v31", "v16", "v23") LA("q16", "0")              \
+  LW("q23", "48")                                                                  \
+  GEMMI8_A64_ADALP_PAIR(ADALP, "vacc0x0", "v24", "v25")                            \
+  GEMMI8_A64_ADALP_PAIR(ADALP, "vacc0x1", "v26", "v27")                            \
+  GEMMI8_A64_ADALP_PAIR(ADALP, "vacc0x2", "v28", "v29")                            \
+  GEMMI8_A64_ADALP_PAIR(ADALP, "vacc0x3", "v30", "v31")
+#define GEMMI8_A64_MULL_2X4_ITERATION(MUL, ADALP, LW, LA, SUBS)                   \
+  GEMMI8_A64_MUL_PAIR(MUL, "v24", "v25", "v16", "v20")                             \
+  GEMMI8_A64_MUL_PAIR(MUL, "v26", "v27", "v17", "v20") LW("q20", "64")             \
+  "add %[w], %[w], #64\n\t"                                                        \
+  GEMMI8_A64_MUL_PAIR(MUL, "v28", "v29", "v16", "v21")                             \
+  GEMMI8_A64_MUL_PAIR(MUL, "v30", "v31", "v17", "v21") LW("q21", "16")             \
+  GEMMI8_A64_ADALP_PAIR(ADALP, "vacc0x0", "v24", "v25")                            \
+  GEMMI8_A64_ADALP_PAIR(ADALP, "vacc1x0", "v26", "v27")                            \
+  GEMMI8_A64_ADALP_PAIR(ADALP, "vacc0x1", "v28", "v29")                            \
+  GEMMI8_A64_ADALP_PAIR(ADALP, "vacc1x1", "v30", "v31")                            \
+  GEMMI8_A64_MUL_PAIR(MUL, "v24", "v25", "v16", "v22")                             \
+  GEMMI8_A64_MUL_PAIR(MUL, "v26", "v27", "v17", "v22") LW("q22", "32") SUBS        \
+  GEMMI8_A64_MUL_PAIR(MUL, "v28", "v29", "v16", "v23") LA("q16", "0")              \
+  GEMMI8_A64_MUL_PAIR(MUL, "v30", "v31", "v17", "v23") LA("q17", "1")              \
+  LW("q23", "48")                                                                  \
+  GEMMI8_A64_ADALP_PAIR(ADALP, "vacc0x2", "v24", "v25")                            \
+  GEMMI8_A64_ADALP_PAIR(ADALP, "vacc1x2", "v26", "v27")                            \
+  GEMMI8_A64_ADALP_PAIR(ADALP, "vacc0x3", "v28", "v29")                            \
+  GEMMI8_A64_ADALP_PAIR(ADALP, "vacc1x3", "v30", "v31")
+/* Accumulators = 0 (outputs only: 16 "+w" operands count twice, over the limit of
+ * 30), then `iterations` (>= 1) times 16 depths. */
+#define GEMMI8_A64_MULL_SMALL_ASM(ITERATION, ZERO, PROLOGUE, MUL, ADALP, NAME, OUTPUTS,   \
+                                  INPUTS)                                                 \
+  __asm__ volatile(                                                                       \
+      ZERO                                                                                \
+      PROLOGUE                                                                            \
+      GEMMI8_A64_LDW("q20", "0") GEMMI8_A64_LDW("q21", "16")                              \
+      GEMMI8_A64_LDW("q22", "32") GEMMI8_A64_LDW("q23", "48")                             \
+      GEMMI8_A64_SUBS                                                                     \
+      "b.eq .Lgemmi8_mull_last%=\n\t"                                                     \
+      GEMMI8_MCA_BEGIN_ASM(NAME)                                                          \
+      ".Lgemmi8_mull_loop%=:\n\t"                                                         \
+      ITERATION(MUL, ADALP, GEMMI8_A64_LDW, GEMMI8_A64_LDA_POST, GEMMI8_A64_SUBS)         \
+      "b.ne .Lgemmi8_mull_loop%=\n\t"                                                     \
+      GEMMI8_MCA_END_ASM()                                                                \
+      ".Lgemmi8_mull_last%=:\n\t"                                                         \
+      ITERATION(MUL, ADALP, GEMMI8_A64_NO_LOAD, GEMMI8_A64_NO_LOAD, "")                   \
+      : OUTPUTS(), [w] "+r"(wk), [iterations] "+r"(iterations)                            \
+      : INPUTS()                                                                          \
+      : "v16", "v17", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28",      \
+        "v29", "v30", "v31", "cc", "memory")
+#define GEMMI8_A64_ZERO(ACC) "movi %[" ACC "l].4s, #0\n\t" "movi %[" ACC "h].4s, #0\n\t"
+#define GEMMI8_A64_MULL_1X4_ZERO                                                          \
+  GEMMI8_A64_ZERO("vacc0x0") GEMMI8_A64_ZERO("vacc0x1") GEMMI8_A64_ZERO("vacc0x2")        \
+  GEMMI8_A64_ZERO("vacc0x3")
+#define GEMMI8_A64_MULL_2X4_ZERO                                                          \
+  GEMMI8_A64_MULL_1X4_ZERO GEMMI8_A64_ZERO("vacc1x0") GEMMI8_A64_ZERO("vacc1x1")          \
+  GEMMI8_A64_ZERO("vacc1x2") GEMMI8_A64_ZERO("vacc1x3")
+#define GEMMI8_A64_MULL_1X4_OUTPUTS()                                                     \
+  [vacc0x0l] "=w"(vsplit[0][0][0]), [vacc0x0h] "=w"(vsplit[0][0][1]),                     \
+  [vacc0x1l] "=w"(vsplit[0][1][0]), [vacc0x1h] "=w"(vsplit[0][1][1]),                     \
+  [vacc0x2l] "=w"(vsplit[0][2][0]), [vacc0x2h] "=w"(vsplit[0][2][1]),                     \
+  [vacc0x3l] "=w"(vsplit[0][3][0]), [vacc0x3h] "=w"(vsplit[0][3][1]), [a0] "+r"(pa[0])
+#define GEMMI8_A64_MULL_2X4_OUTPUTS()                                                     \
+  GEMMI8_A64_MULL_1X4_OUTPUTS(),                                                          \
+  [vacc1x0l] "=w"(vsplit[1][0][0]), [vacc1x0h] "=w"(vsplit[1][0][1]),                     \
+  [vacc1x1l] "=w"(vsplit[1][1][0]), [vacc1x1h] "=w"(vsplit[1][1][1]),                     \
+  [vacc1x2l] "=w"(vsplit[1][2][0]), [vacc1x2h] "=w"(vsplit[1][2][1]),                     \
+  [vacc1x3l] "=w"(vsplit[1][3][0]), [vacc1x3h] "=w"(vsplit[1][3][1]), [a1] "+r"(pa[1])
+#define GEMMI8_A64_MULL_NO_INPUTS()
+#define GEMMI8_A64_MULL_SMALL(MR, MUL, ADALP, NAME)                                       \
+  do {                                                                                    \
+    if (MR == 1) {                                                                        \
+      GEMMI8_A64_MULL_SMALL_ASM(GEMMI8_A64_MULL_1X4_ITERATION, GEMMI8_A64_MULL_1X4_ZERO,  \
+                                GEMMI8_A64_LDA_POST("q16", "0"), MUL, ADALP, NAME,        \
+                                GEMMI8_A64_MULL_1X4_OUTPUTS, GEMMI8_A64_MULL_NO_INPUTS);  \
+    } else {                                                                              \
+      GEMMI8_A64_MULL_SMALL_ASM(GEMMI8_A64_MULL_2X4_ITERATION, GEMMI8_A64_MULL_2X4_ZERO,  \
+                                GEMMI8_A64_LDA_POST("q16", "0")                           \
+                                    GEMMI8_A64_LDA_POST("q17", "1"),                      \
+                                MUL, ADALP, NAME, GEMMI8_A64_MULL_2X4_OUTPUTS,            \
+                                GEMMI8_A64_MULL_NO_INPUTS);                               \
+    }                                                                                     \
+  } while (0)
+
+#define GEMMI8_A64_MULL_SMALL_OUT(MR, MUL, ADALP)                                       \
+  do {                                                                                  \
+    if (OUT == gemmi8_a64_out_s32) {                                                    \
+      GEMMI8_A64_MULL_SMALL(MR, MUL, ADALP, GEMMI8_MCA_NAME("s32"));                    \
+    } else if (OUT == gemmi8_a64_out_fixedpoint) {                                      \
+      GEMMI8_A64_MULL_SMALL(MR, MUL, ADALP, GEMMI8_MCA_NAME("fixedpoint"));             \
+    } else {                                                                            \
+      GEMMI8_A64_MULL_SMALL(MR, MUL, ADALP, GEMMI8_MCA_NAME("fp32"));                   \
+    }                                                                                   \
+  } while (0)
+
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neon(const int OUT, const size_t MR,
                                                         const int is_signed, size_t mr, size_t k,
                                                         const void* a, size_t a_stride,
@@ -184,23 +302,31 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neon(const int OUT, const siz
     for (size_t i = 0; i < 4; i++) ap[i] += k - k % 16;
     kc = k % 16;
   } else {
-#pragma GCC unroll 16
-    for (size_t i = 0; i < MR; i++) {
+    /* 1 or 2 rows */
+    int32x4_t vsplit[2][4][2];
+    const uint8_t* pa[2] = {ap[0], ap[MR - 1]};
+    size_t iterations = k / 16;
+    if (iterations != 0) {
+      if (is_signed) {
+        GEMMI8_A64_MULL_SMALL_OUT(MR, "smull", "sadalp");
+      } else {
+        GEMMI8_A64_MULL_SMALL_OUT(MR, "umull", "uadalp");
+      }
+    } else {
+#pragma GCC unroll 2
+      for (size_t i = 0; i < MR; i++) {
 #pragma GCC unroll 4
-      for (size_t j = 0; j < 4; j++) vpart[i][j] = vdupq_n_s32(0);
+        for (size_t j = 0; j < 4; j++) vsplit[i][j][0] = vsplit[i][j][1] = vdupq_n_s32(0);
+      }
     }
-  }
-  for (; kc >= 16; kc -= 16) {
-    if (MR != 4) GEMMI8_A64_MCA_BEGIN(OUT); /* the small-M tiles' loop */
-    uint8x16_t va[16];
-#pragma GCC unroll 16
+#pragma GCC unroll 2
     for (size_t i = 0; i < MR; i++) {
-      va[i] = vld1q_u8(ap[i]);
-      ap[i] += 16;
+      ap[i] += k - k % 16;
+#pragma GCC unroll 4
+      for (size_t j = 0; j < 4; j++) vpart[i][j] = vaddq_s32(vsplit[i][j][0], vsplit[i][j][1]);
     }
-    GEMMI8_A64_MULL_STEP();
+    kc = k % 16;
   }
-  if (MR != 4) GEMMI8_MCA_END();
   if (kc != 0) {
     uint8x16_t va[16];
 #pragma GCC unroll 16

@@ -161,6 +161,117 @@
     }                                                                                   \
   } while (0)
 
+/* The 1- and 2-row loops (M = 1, 2) in assembly, 16 depths per iteration. With 4 x 16
+ * accumulators every accumulator takes 4 dependent dot products per iteration; with 1
+ * or 2 rows they would bound the loop by the dot product's latency, so the groups of
+ * 4 depths go round accumulator sets: 1 row, 4 sets (group g into set g, 16
+ * accumulators vacc0x<columns>s<g>); 2 rows, 2 sets (g % 2), summed at the end. va0 /
+ * va1 = v16 / v17; the weights of groups 0 and 2 in v20..v23, of 1 and 3 in v24..v27,
+ * each register reloaded (two groups ahead) right after its dot products; a is loaded
+ * with post-increment after its last use. The last iteration is peeled so that nothing
+ * is read past the depth. One iteration: 1 + 16 loads (2 + 16), 16 dot products (32). */
+#define GEMMI8_A64_DOT_E(OP, ACC, B, VA, G) \
+  OP " %[" ACC "].4s, " B ".16b, " VA ".4b[" G "]\n\t"
+/* group G into set S with weights B0..B3, loading L0..L3 on the way */
+#define GEMMI8_A64_DOT1_GROUP(OP, G, S, B0, B1, B2, B3, L0, L1, L2, L3)                      \
+  GEMMI8_A64_DOT_E(OP, "vacc0x0123s" S, B0, "v16", G) L0                                     \
+  GEMMI8_A64_DOT_E(OP, "vacc0x4567s" S, B1, "v16", G) L1                                     \
+  GEMMI8_A64_DOT_E(OP, "vacc0x89ABs" S, B2, "v16", G) L2                                     \
+  GEMMI8_A64_DOT_E(OP, "vacc0xCDEFs" S, B3, "v16", G) L3
+#define GEMMI8_A64_DOT2_GROUP(OP, G, S, B0, B1, B2, B3, L0, L1, L2, L3)                      \
+  GEMMI8_A64_DOT_E(OP, "vacc0x0123s" S, B0, "v16", G)                                        \
+  GEMMI8_A64_DOT_E(OP, "vacc1x0123s" S, B0, "v17", G) L0                                     \
+  GEMMI8_A64_DOT_E(OP, "vacc0x4567s" S, B1, "v16", G)                                        \
+  GEMMI8_A64_DOT_E(OP, "vacc1x4567s" S, B1, "v17", G) L1                                     \
+  GEMMI8_A64_DOT_E(OP, "vacc0x89ABs" S, B2, "v16", G)                                        \
+  GEMMI8_A64_DOT_E(OP, "vacc1x89ABs" S, B2, "v17", G) L2                                     \
+  GEMMI8_A64_DOT_E(OP, "vacc0xCDEFs" S, B3, "v16", G)                                        \
+  GEMMI8_A64_DOT_E(OP, "vacc1xCDEFs" S, B3, "v17", G) L3
+/* one iteration; LN loads the next iteration's groups 0 and 1 (or nothing), TAIL ends
+ * it (subs, loads of a) */
+#define GEMMI8_A64_DOT_SMALL_ITERATION(GROUP, OP, S2, S3, LN, SUBS, TAIL)                    \
+  GROUP(OP, "0", "0", "v20", "v21", "v22", "v23", GEMMI8_A64_LDW("q20", "128"),              \
+        GEMMI8_A64_LDW("q21", "144"), GEMMI8_A64_LDW("q22", "160"),                          \
+        GEMMI8_A64_LDW("q23", "176"))                                                        \
+  GROUP(OP, "1", "1", "v24", "v25", "v26", "v27", GEMMI8_A64_LDW("q24", "192"),              \
+        GEMMI8_A64_LDW("q25", "208"), GEMMI8_A64_LDW("q26", "224"),                          \
+        GEMMI8_A64_LDW("q27", "240"))                                                        \
+  GROUP(OP, "2", S2, "v20", "v21", "v22", "v23", LN("q20", "256"), LN("q21", "272"),         \
+        LN("q22", "288"), LN("q23", "304") SUBS)                                             \
+  GROUP(OP, "3", S3, "v24", "v25", "v26", "v27", LN("q24", "320"), LN("q25", "336"),         \
+        LN("q26", "352"), LN("q27", "368"))                                                  \
+  "add %[w], %[w], #256\n\t" TAIL
+#define GEMMI8_A64_DOT_NO_LOAD(Q, OFFSET) ""
+#define GEMMI8_A64_DOT_LDA_POST(Q, I) "ldr " Q ", [%[a" I "]], #16\n\t"
+#define GEMMI8_A64_DOT_SUBS "subs %[iterations], %[iterations], #1\n\t"
+/* Accumulators = 0 (outputs only: 16 "+w" operands would count twice), then
+ * `iterations` (>= 1) times 16 depths. */
+#define GEMMI8_A64_DOT_SMALL_ASM(GROUP, OP, S2, S3, LOAD_A, ZERO, NAME, OUTPUTS)            \
+  __asm__ volatile(                                                                         \
+      ZERO LOAD_A                                                                           \
+      GEMMI8_A64_LDW("q20", "0") GEMMI8_A64_LDW("q21", "16")                                \
+      GEMMI8_A64_LDW("q22", "32") GEMMI8_A64_LDW("q23", "48")                               \
+      GEMMI8_A64_LDW("q24", "64") GEMMI8_A64_LDW("q25", "80")                               \
+      GEMMI8_A64_LDW("q26", "96") GEMMI8_A64_LDW("q27", "112")                              \
+      GEMMI8_A64_DOT_SUBS                                                                   \
+      "b.eq .Lgemmi8_dot_last%=\n\t"                                                        \
+      GEMMI8_MCA_BEGIN_ASM(NAME)                                                            \
+      ".Lgemmi8_dot_loop%=:\n\t"                                                            \
+      GEMMI8_A64_DOT_SMALL_ITERATION(GROUP, OP, S2, S3, GEMMI8_A64_LDW, GEMMI8_A64_DOT_SUBS, \
+                                     LOAD_A)                                                \
+      "b.ne .Lgemmi8_dot_loop%=\n\t"                                                        \
+      GEMMI8_MCA_END_ASM()                                                                  \
+      ".Lgemmi8_dot_last%=:\n\t"                                                            \
+      GEMMI8_A64_DOT_SMALL_ITERATION(GROUP, OP, S2, S3, GEMMI8_A64_DOT_NO_LOAD, "", "")     \
+      : OUTPUTS(), [w] "+r"(wk), [iterations] "+r"(iterations)                              \
+      :                                                                                     \
+      : "v16", "v17", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "cc",         \
+        "memory")
+#define GEMMI8_A64_DOT_ZERO_SET(I, S)                                                       \
+  "movi %[vacc" I "x0123s" S "].4s, #0\n\t" "movi %[vacc" I "x4567s" S "].4s, #0\n\t"       \
+  "movi %[vacc" I "x89ABs" S "].4s, #0\n\t" "movi %[vacc" I "xCDEFs" S "].4s, #0\n\t"
+#define GEMMI8_A64_DOT_OUTPUT_SET(I, S)                                                     \
+  [vacc##I##x0123s##S] "=w"(vset[I][S][0]), [vacc##I##x4567s##S] "=w"(vset[I][S][1]),       \
+  [vacc##I##x89ABs##S] "=w"(vset[I][S][2]), [vacc##I##xCDEFs##S] "=w"(vset[I][S][3])
+#define GEMMI8_A64_DOT1_OUTPUTS()                                                           \
+  GEMMI8_A64_DOT_OUTPUT_SET(0, 0), GEMMI8_A64_DOT_OUTPUT_SET(0, 1),                         \
+  GEMMI8_A64_DOT_OUTPUT_SET(0, 2), GEMMI8_A64_DOT_OUTPUT_SET(0, 3), [a0] "+r"(pa[0])
+#define GEMMI8_A64_DOT2_OUTPUTS()                                                           \
+  GEMMI8_A64_DOT_OUTPUT_SET(0, 0), GEMMI8_A64_DOT_OUTPUT_SET(0, 1),                         \
+  GEMMI8_A64_DOT_OUTPUT_SET(1, 0), GEMMI8_A64_DOT_OUTPUT_SET(1, 1), [a0] "+r"(pa[0]),       \
+  [a1] "+r"(pa[1])
+#define GEMMI8_A64_DOT_SMALL_NAMED(MR, OP, NAME)                                            \
+  do {                                                                                      \
+    if (MR == 1) {                                                                          \
+      GEMMI8_A64_DOT_SMALL_ASM(GEMMI8_A64_DOT1_GROUP, OP, "2", "3",                         \
+                               GEMMI8_A64_DOT_LDA_POST("q16", "0"),                         \
+                               GEMMI8_A64_DOT_ZERO_SET("0", "0")                            \
+                                   GEMMI8_A64_DOT_ZERO_SET("0", "1")                        \
+                                       GEMMI8_A64_DOT_ZERO_SET("0", "2")                    \
+                                           GEMMI8_A64_DOT_ZERO_SET("0", "3"),               \
+                               NAME, GEMMI8_A64_DOT1_OUTPUTS);                              \
+    } else {                                                                                \
+      GEMMI8_A64_DOT_SMALL_ASM(GEMMI8_A64_DOT2_GROUP, OP, "0", "1",                         \
+                               GEMMI8_A64_DOT_LDA_POST("q16", "0")                          \
+                                   GEMMI8_A64_DOT_LDA_POST("q17", "1"),                     \
+                               GEMMI8_A64_DOT_ZERO_SET("0", "0")                            \
+                                   GEMMI8_A64_DOT_ZERO_SET("0", "1")                        \
+                                       GEMMI8_A64_DOT_ZERO_SET("1", "0")                    \
+                                           GEMMI8_A64_DOT_ZERO_SET("1", "1"),               \
+                               NAME, GEMMI8_A64_DOT2_OUTPUTS);                              \
+    }                                                                                       \
+  } while (0)
+#define GEMMI8_A64_DOT_SMALL(MR, OP)                                                        \
+  do {                                                                                      \
+    if (OUT == gemmi8_a64_out_s32) {                                                        \
+      GEMMI8_A64_DOT_SMALL_NAMED(MR, OP, GEMMI8_MCA_NAME("s32"));                           \
+    } else if (OUT == gemmi8_a64_out_fixedpoint) {                                          \
+      GEMMI8_A64_DOT_SMALL_NAMED(MR, OP, GEMMI8_MCA_NAME("fixedpoint"));                    \
+    } else {                                                                                \
+      GEMMI8_A64_DOT_SMALL_NAMED(MR, OP, GEMMI8_MCA_NAME("fp32"));                          \
+    }                                                                                       \
+  } while (0)
+
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neondot(const int OUT, const size_t MR,
                                                            const size_t NJ, const int is_signed,
                                                            size_t mr, size_t k, const void* a,
@@ -184,6 +295,28 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neondot(const int OUT, const 
 #pragma GCC unroll 4
     for (size_t i = 0; i < 4; i++) ap[i] += k - k % 16;
     kc = k % 16;
+  } else if (MR <= 2 && NJ == 4 && k >= 16) {
+    int32x4_t vset[2][4][4];
+    const uint8_t* pa[2] = {ap[0], ap[MR - 1]};
+    size_t iterations = k / 16;
+    if (is_signed) {
+      GEMMI8_A64_DOT_SMALL(MR, "sdot");
+    } else {
+      GEMMI8_A64_DOT_SMALL(MR, "udot");
+    }
+#pragma GCC unroll 4
+    for (size_t j = 0; j < 4; j++) {
+      const int32x4_t vbias = vld1q_s32(bias + 4 * j);
+#pragma GCC unroll 2
+      for (size_t i = 0; i < MR; i++) {
+        int32x4_t v = vaddq_s32(vset[i][0][j], vset[i][1][j]);
+        if (MR == 1) v = vaddq_s32(v, vaddq_s32(vset[i][2][j], vset[i][3][j]));
+        vacc[i][j] = vaddq_s32(v, vbias);
+      }
+    }
+#pragma GCC unroll 2
+    for (size_t i = 0; i < MR; i++) ap[i] += k - k % 16;
+    kc = k % 16;
   } else {
 #pragma GCC unroll 4
     for (size_t j = 0; j < NJ; j++) {
@@ -192,9 +325,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neondot(const int OUT, const 
       for (size_t i = 0; i < MR; i++) vacc[i][j] = vbias;
     }
   }
-  /* narrow tiles (and any MR but 4) */
+  /* narrow tiles of the 4-row kernel */
   for (; kc >= 16; kc -= 16) {
-    if (MR != 4) GEMMI8_A64_MCA_BEGIN(OUT); /* the small-M tiles' loop */
     int8x16_t va[16];
 #pragma GCC unroll 16
     for (size_t i = 0; i < MR; i++) {
@@ -209,7 +341,6 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neondot(const int OUT, const 
     GEMMI8_A64_BARRIER();
     GEMMI8_A64_DOT_GROUP_C(3);
   }
-  if (MR != 4) GEMMI8_MCA_END();
   if (kc != 0) {
     int8x16_t va[16];
 #pragma GCC unroll 16

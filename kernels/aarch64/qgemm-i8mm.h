@@ -1,6 +1,7 @@
 /*
  * ARMv8.6 int8 matrix multiply (SMMLA / UMMLA) qu8 / qs8 GEMM microkernel template:
- * 6 x 16, k groups of 8.
+ * 6 x 16, k groups of 8, and the 2 x 16 and 4 x 16 tiles for M <= 4 on the same
+ * packing (their loop is below).
  *
  * SMMLA / UMMLA: vacc (2 x 2 int32) += va (2 rows x 8 depths) . vb (2 columns x 8
  * depths)^T, 32 products per instruction. qs8 multiplies int8 by int8 (SMMLA), qu8 raw
@@ -18,8 +19,8 @@
  * the row pairs (depths 0-7 in v24, v26, v28; 8-15 in v25, v27, v29); v30, v31 the
  * weights, each reloaded right after its three uses. One iteration is 16 depths:
  * 6 + 16 loads, 6 TRN, 48 matrix multiplies. The accumulators are unzipped into
- * rows at the end (UZP1 / UZP2 of 64-bit lanes). Narrow tiles (nr <= 12) compute only
- * their column pairs in C. Rows past mr alias row mr - 1. The depth tail (k % 16) of
+ * rows at the end (UZP1 / UZP2 of 64-bit lanes). Narrow 6-row tiles (nr <= 12) compute
+ * only their column pairs in C. Rows past mr alias row mr - 1. The depth tail (k % 16) of
  * each row is loaded in bounds into a zero-padded buffer that the same assembly
  * multiplies (one or two k groups; the weights are zero-padded to 8 depths).
  *
@@ -159,6 +160,137 @@
     }                                                                                     \
   } while (0)
 
+/* The 2- and 4-row tiles (M <= 4) in assembly, 16 depths per iteration. A row pair
+ * (16 depths each) is interleaved by TRN1 / TRN2 into v18 / v19 (rows 0-1, depths 0-7
+ * / 8-15) and v30 / v31 (rows 2-3); right after, the raw rows of the next iteration are
+ * loaded into v16, v17 (v28, v29). The weights go by blocks of 4 column pairs (block b:
+ * half b / 2 of the depths, pairs 4(b % 2)..+3) into v20..v23 and v24..v27 in turn, two
+ * LDP per block, each block's loads before the matrix multiplies of the block before
+ * it (in-order cores then never wait on a load, and those that complete in order,
+ * Cortex-A510, switch from multiplies to loads four times an iteration). 2 rows: the
+ * halves go to separate accumulator sets vacc<h>x<q> (16 accumulators, one multiply
+ * each per iteration, summed at the end), so that no chain of two waits on the
+ * instruction's latency; 4 rows: vacc<r>x<q> for row pair r, two each. a is addressed
+ * by one offset register; the last iteration is peeled so that nothing is read past
+ * the depth. One iteration: 2 (4) + 8 loads, 2 (4) TRN, 16 (32) matrix multiplies. */
+#define GEMMI8_A64_LDPB(Q0, Q1, OFFSET) "ldp " Q0 ", " Q1 ", [%[w], #" OFFSET "]\n\t"
+#define GEMMI8_A64_MMLA_NO_LOAD(Q0, Q1, OFFSET) ""
+#define GEMMI8_A64_MMLA_END "add %[koff], %[koff], #16\n\t" "subs %[iterations], %[iterations], #1\n\t"
+#define GEMMI8_A64_LDA_OFF(Q, I) "ldr " Q ", [%[a" I "], %[koff]]\n\t"
+/* one iteration: LN loads the next iteration's first block, LA its rows of a, END
+ * moves the offset of a and counts */
+#define GEMMI8_A64_MMLA_2X16_ITERATION(OP, LN, LA, END)                                   \
+  "trn1 v18.2d, v16.2d, v17.2d\n\t" "trn2 v19.2d, v16.2d, v17.2d\n\t"                     \
+  LA                                                                                      \
+  GEMMI8_A64_LDPB("q24", "q25", "64") GEMMI8_A64_LDPB("q26", "q27", "96")                 \
+  GEMMI8_A64_MMLA(OP, "vacc0x0", "v18", "v20")                                            \
+  GEMMI8_A64_MMLA(OP, "vacc0x1", "v18", "v21")                                            \
+  GEMMI8_A64_MMLA(OP, "vacc0x2", "v18", "v22")                                            \
+  GEMMI8_A64_MMLA(OP, "vacc0x3", "v18", "v23")                                            \
+  GEMMI8_A64_LDPB("q20", "q21", "128") GEMMI8_A64_LDPB("q22", "q23", "160")               \
+  GEMMI8_A64_MMLA(OP, "vacc0x4", "v18", "v24")                                            \
+  GEMMI8_A64_MMLA(OP, "vacc0x5", "v18", "v25")                                            \
+  GEMMI8_A64_MMLA(OP, "vacc0x6", "v18", "v26")                                            \
+  GEMMI8_A64_MMLA(OP, "vacc0x7", "v18", "v27")                                            \
+  GEMMI8_A64_LDPB("q24", "q25", "192") GEMMI8_A64_LDPB("q26", "q27", "224")               \
+  GEMMI8_A64_MMLA(OP, "vacc1x0", "v19", "v20")                                            \
+  GEMMI8_A64_MMLA(OP, "vacc1x1", "v19", "v21")                                            \
+  GEMMI8_A64_MMLA(OP, "vacc1x2", "v19", "v22")                                            \
+  GEMMI8_A64_MMLA(OP, "vacc1x3", "v19", "v23")                                            \
+  LN("q20", "q21", "256") LN("q22", "q23", "288")                                         \
+  GEMMI8_A64_MMLA(OP, "vacc1x4", "v19", "v24")                                            \
+  GEMMI8_A64_MMLA(OP, "vacc1x5", "v19", "v25")                                            \
+  GEMMI8_A64_MMLA(OP, "vacc1x6", "v19", "v26")                                            \
+  GEMMI8_A64_MMLA(OP, "vacc1x7", "v19", "v27")                                            \
+  "add %[w], %[w], #256\n\t" END
+#define GEMMI8_A64_MMLA_4X16_ITERATION(OP, LN, LA, END)                                     \
+  "trn1 v18.2d, v16.2d, v17.2d\n\t" "trn2 v19.2d, v16.2d, v17.2d\n\t"                       \
+  "trn1 v30.2d, v28.2d, v29.2d\n\t" "trn2 v31.2d, v28.2d, v29.2d\n\t"                       \
+  LA                                                                                        \
+  GEMMI8_A64_LDPB("q24", "q25", "64") GEMMI8_A64_LDPB("q26", "q27", "96")                   \
+  GEMMI8_A64_MMLA(OP, "vacc0x0", "v18", "v20") GEMMI8_A64_MMLA(OP, "vacc1x0", "v30", "v20") \
+  GEMMI8_A64_MMLA(OP, "vacc0x1", "v18", "v21") GEMMI8_A64_MMLA(OP, "vacc1x1", "v30", "v21") \
+  GEMMI8_A64_MMLA(OP, "vacc0x2", "v18", "v22") GEMMI8_A64_MMLA(OP, "vacc1x2", "v30", "v22") \
+  GEMMI8_A64_MMLA(OP, "vacc0x3", "v18", "v23") GEMMI8_A64_MMLA(OP, "vacc1x3", "v30", "v23") \
+  GEMMI8_A64_LDPB("q20", "q21", "128") GEMMI8_A64_LDPB("q22", "q23", "160")                 \
+  GEMMI8_A64_MMLA(OP, "vacc0x4", "v18", "v24") GEMMI8_A64_MMLA(OP, "vacc1x4", "v30", "v24") \
+  GEMMI8_A64_MMLA(OP, "vacc0x5", "v18", "v25") GEMMI8_A64_MMLA(OP, "vacc1x5", "v30", "v25") \
+  GEMMI8_A64_MMLA(OP, "vacc0x6", "v18", "v26") GEMMI8_A64_MMLA(OP, "vacc1x6", "v30", "v26") \
+  GEMMI8_A64_MMLA(OP, "vacc0x7", "v18", "v27") GEMMI8_A64_MMLA(OP, "vacc1x7", "v30", "v27") \
+  GEMMI8_A64_LDPB("q24", "q25", "192") GEMMI8_A64_LDPB("q26", "q27", "224")                 \
+  GEMMI8_A64_MMLA(OP, "vacc0x0", "v19", "v20") GEMMI8_A64_MMLA(OP, "vacc1x0", "v31", "v20") \
+  GEMMI8_A64_MMLA(OP, "vacc0x1", "v19", "v21") GEMMI8_A64_MMLA(OP, "vacc1x1", "v31", "v21") \
+  GEMMI8_A64_MMLA(OP, "vacc0x2", "v19", "v22") GEMMI8_A64_MMLA(OP, "vacc1x2", "v31", "v22") \
+  GEMMI8_A64_MMLA(OP, "vacc0x3", "v19", "v23") GEMMI8_A64_MMLA(OP, "vacc1x3", "v31", "v23") \
+  LN("q20", "q21", "256") LN("q22", "q23", "288")                                           \
+  GEMMI8_A64_MMLA(OP, "vacc0x4", "v19", "v24") GEMMI8_A64_MMLA(OP, "vacc1x4", "v31", "v24") \
+  GEMMI8_A64_MMLA(OP, "vacc0x5", "v19", "v25") GEMMI8_A64_MMLA(OP, "vacc1x5", "v31", "v25") \
+  GEMMI8_A64_MMLA(OP, "vacc0x6", "v19", "v26") GEMMI8_A64_MMLA(OP, "vacc1x6", "v31", "v26") \
+  GEMMI8_A64_MMLA(OP, "vacc0x7", "v19", "v27") GEMMI8_A64_MMLA(OP, "vacc1x7", "v31", "v27") \
+  "add %[w], %[w], #256\n\t" END
+/* Accumulators = 0 (outputs only: 16 "+w" operands would count twice), then `count`
+ * (>= 1) times 16 depths. */
+#define GEMMI8_A64_MMLA_SMALL_ASM(ITERATION, PROLOGUE, LOAD_A, OP, NAME, OUTPUTS, INPUTS)    \
+  __asm__ volatile(                                                                         \
+      GEMMI8_A64_MMLA_ZERO("0") GEMMI8_A64_MMLA_ZERO("1")                                   \
+      PROLOGUE                                                                              \
+      GEMMI8_A64_LDPB("q20", "q21", "0") GEMMI8_A64_LDPB("q22", "q23", "32")                \
+      "add %[koff], %[koff], #16\n\t"                                                       \
+      "subs %[iterations], %[iterations], #1\n\t"                                           \
+      "b.eq .Lgemmi8_mmla_last%=\n\t"                                                       \
+      GEMMI8_MCA_BEGIN_ASM(NAME)                                                            \
+      ".Lgemmi8_mmla_loop%=:\n\t"                                                           \
+      ITERATION(OP, GEMMI8_A64_LDPB, LOAD_A, GEMMI8_A64_MMLA_END)                           \
+      "b.ne .Lgemmi8_mmla_loop%=\n\t"                                                       \
+      GEMMI8_MCA_END_ASM()                                                                  \
+      ".Lgemmi8_mmla_last%=:\n\t"                                                           \
+      ITERATION(OP, GEMMI8_A64_MMLA_NO_LOAD, "", "")                                        \
+      : OUTPUTS(), [w] "+r"(wk), [iterations] "+r"(count), [koff] "+r"(koff)                \
+      : INPUTS()                                                                            \
+      : "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", \
+        "v28", "v29", "v30", "v31", "cc", "memory")
+#define GEMMI8_A64_MMLA_ZERO(R)                                                             \
+  "movi %[vacc" R "x0].4s, #0\n\t" "movi %[vacc" R "x1].4s, #0\n\t"                         \
+  "movi %[vacc" R "x2].4s, #0\n\t" "movi %[vacc" R "x3].4s, #0\n\t"                         \
+  "movi %[vacc" R "x4].4s, #0\n\t" "movi %[vacc" R "x5].4s, #0\n\t"                         \
+  "movi %[vacc" R "x6].4s, #0\n\t" "movi %[vacc" R "x7].4s, #0\n\t"
+#define GEMMI8_A64_MMLA_OUTPUT_SET(R)                                                       \
+  [vacc##R##x0] "=w"(vset[R][0]), [vacc##R##x1] "=w"(vset[R][1]),                           \
+  [vacc##R##x2] "=w"(vset[R][2]), [vacc##R##x3] "=w"(vset[R][3]),                           \
+  [vacc##R##x4] "=w"(vset[R][4]), [vacc##R##x5] "=w"(vset[R][5]),                           \
+  [vacc##R##x6] "=w"(vset[R][6]), [vacc##R##x7] "=w"(vset[R][7])
+#define GEMMI8_A64_MMLA_OUTPUTS() GEMMI8_A64_MMLA_OUTPUT_SET(0), GEMMI8_A64_MMLA_OUTPUT_SET(1)
+#define GEMMI8_A64_MMLA_2X16_INPUTS() [a0] "r"(ap[0]), [a1] "r"(ap[1])
+#define GEMMI8_A64_MMLA_4X16_INPUTS() GEMMI8_A64_MMLA_2X16_INPUTS(), [a2] "r"(ap[2]), [a3] "r"(ap[3])
+#define GEMMI8_A64_MMLA_SMALL_NAMED(MR, OP, NAME)                                           \
+  do {                                                                                      \
+    if (MR == 2) {                                                                          \
+      GEMMI8_A64_MMLA_SMALL_ASM(                                                            \
+          GEMMI8_A64_MMLA_2X16_ITERATION,                                                   \
+          GEMMI8_A64_LDA_OFF("q16", "0") GEMMI8_A64_LDA_OFF("q17", "1"),                    \
+          GEMMI8_A64_LDA_OFF("q16", "0") GEMMI8_A64_LDA_OFF("q17", "1"), OP, NAME,          \
+          GEMMI8_A64_MMLA_OUTPUTS, GEMMI8_A64_MMLA_2X16_INPUTS);                            \
+    } else {                                                                                \
+      GEMMI8_A64_MMLA_SMALL_ASM(                                                            \
+          GEMMI8_A64_MMLA_4X16_ITERATION,                                                   \
+          GEMMI8_A64_LDA_OFF("q16", "0") GEMMI8_A64_LDA_OFF("q17", "1")                     \
+              GEMMI8_A64_LDA_OFF("q28", "2") GEMMI8_A64_LDA_OFF("q29", "3"),                \
+          GEMMI8_A64_LDA_OFF("q16", "0") GEMMI8_A64_LDA_OFF("q17", "1")                     \
+              GEMMI8_A64_LDA_OFF("q28", "2") GEMMI8_A64_LDA_OFF("q29", "3"),                \
+          OP, NAME, GEMMI8_A64_MMLA_OUTPUTS, GEMMI8_A64_MMLA_4X16_INPUTS);                  \
+    }                                                                                       \
+  } while (0)
+#define GEMMI8_A64_MMLA_SMALL(MR, OP)                                                       \
+  do {                                                                                      \
+    if (OUT == gemmi8_a64_out_s32) {                                                        \
+      GEMMI8_A64_MMLA_SMALL_NAMED(MR, OP, GEMMI8_MCA_NAME("s32"));                          \
+    } else if (OUT == gemmi8_a64_out_fixedpoint) {                                          \
+      GEMMI8_A64_MMLA_SMALL_NAMED(MR, OP, GEMMI8_MCA_NAME("fixedpoint"));                   \
+    } else {                                                                                \
+      GEMMI8_A64_MMLA_SMALL_NAMED(MR, OP, GEMMI8_MCA_NAME("fp32"));                         \
+    }                                                                                       \
+  } while (0)
+
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const int OUT, const size_t MR,
                                                         const size_t NJ,
                                                         const int is_signed, size_t mr, size_t k,
@@ -192,28 +324,45 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const int OUT, const siz
       GEMMI8_A64_MMLA_6X16("ummla");
     }
   } else {
-#pragma GCC unroll 3
-    for (size_t r = 0; r < MR / 2; r++) {
+    if ((MR == 2 || MR == 4) && NJ == 4 && iterations != 0) {
+      int32x4_t vset[2][8];
+      size_t count = iterations, koff = 0;
+      if (is_signed) {
+        GEMMI8_A64_MMLA_SMALL(MR, "smmla");
+      } else {
+        GEMMI8_A64_MMLA_SMALL(MR, "ummla");
+      }
 #pragma GCC unroll 8
-      for (size_t q = 0; q < NQ; q++) vpart[r][q] = vdupq_n_s32(0);
-    }
-    for (size_t it = 0; it < iterations; it++) {
-      if (MR != 6) GEMMI8_A64_MCA_BEGIN(OUT); /* the small-M tiles' loop */
-      int8x16_t vrow[6], va0[3], va1[3];
-#pragma GCC unroll 6
-      for (size_t i = 0; i < MR; i++) vrow[i] = vld1q_s8((const int8_t*) ap[i] + 16 * it);
+      for (size_t q = 0; q < 8; q++) {
+        if (MR == 2) {
+          vpart[0][q] = vaddq_s32(vset[0][q], vset[1][q]);
+        } else {
+          vpart[0][q] = vset[0][q];
+          vpart[1][q] = vset[1][q];
+        }
+      }
+    } else {
+      /* narrow tiles of the 6-row kernel; K < 16 */
 #pragma GCC unroll 3
       for (size_t r = 0; r < MR / 2; r++) {
-        const int64x2_t v0 = vreinterpretq_s64_s8(vrow[2 * r]);
-        const int64x2_t v1 = vreinterpretq_s64_s8(vrow[2 * r + 1]);
-        va0[r] = vreinterpretq_s8_s64(vtrn1q_s64(v0, v1));
-        va1[r] = vreinterpretq_s8_s64(vtrn2q_s64(v0, v1));
+#pragma GCC unroll 8
+        for (size_t q = 0; q < NQ; q++) vpart[r][q] = vdupq_n_s32(0);
       }
-      GEMMI8_A64_MMLA_GROUP_C(va0, wk);
-      GEMMI8_A64_MMLA_GROUP_C(va1, wk + 128);
-      wk += 256;
-      /* (inside the body: GCC may duplicate the loop exit, and an end marker after it) */
-      if (MR != 6) GEMMI8_MCA_END();
+      for (size_t it = 0; it < iterations; it++) {
+        int8x16_t vrow[6], va0[3], va1[3];
+#pragma GCC unroll 6
+        for (size_t i = 0; i < MR; i++) vrow[i] = vld1q_s8((const int8_t*) ap[i] + 16 * it);
+#pragma GCC unroll 3
+        for (size_t r = 0; r < MR / 2; r++) {
+          const int64x2_t v0 = vreinterpretq_s64_s8(vrow[2 * r]);
+          const int64x2_t v1 = vreinterpretq_s64_s8(vrow[2 * r + 1]);
+          va0[r] = vreinterpretq_s8_s64(vtrn1q_s64(v0, v1));
+          va1[r] = vreinterpretq_s8_s64(vtrn2q_s64(v0, v1));
+        }
+        GEMMI8_A64_MMLA_GROUP_C(va0, wk);
+        GEMMI8_A64_MMLA_GROUP_C(va1, wk + 128);
+        wk += 256;
+      }
     }
     if (kc != 0) {
       int8x16_t va0[3], va1[3];
@@ -254,8 +403,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const int OUT, const siz
                      params, vacc);                                                      \
     break;
 
-/* One kernel: MR rows (6: the assembly loop at full width; 2 or 4: the C loop, row
- * pairs as SMMLA takes them), OUT is s32, fixedpoint or fp32; SIGNED 1 for qs8. */
+/* One kernel: MR rows (6, 4 or 2: row pairs as SMMLA takes them), OUT is s32,
+ * fixedpoint or fp32; SIGNED 1 for qs8. */
 #define GEMMI8_QGEMM_I8MM_KERNEL(fn, MR, SIGNED, OUT)                                     \
   void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
           void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Speed on paper of the ARM microkernels, with llvm-mca (LLVM 14).
+# Speed on paper of the ARM microkernels, with llvm-mca (LLVM 19; LLVM 14 also runs).
 #
 # Every kernels/aarch64/*.c and kernels/aarch32/*.c is compiled to assembly with the
 # cross gcc, the flags the Makefile gives that file, and -DGEMMI8_MCA, which turns on
@@ -8,35 +8,249 @@
 # region is one iteration of the loop and performs n multiply-accumulates (int8) or
 # bit products (binary). The peak of the kernel's instruction family comes from the
 # same model: a register-only loop of that instruction alone (independent
-# accumulators), so kernel and peak are measured alike.
+# accumulators), so kernel and peak are measured alike. A kernel set's files run
+# only on the cores that have its instructions (dot product, i8mm).
 #
-#   sh bench/mca.sh             markdown tables on stdout
-#   sh bench/mca.sh --update    the same, and rewrites the tables in bench/MCA.md
+#   sh bench/mca.sh                      markdown tables on stdout
+#   sh bench/mca.sh --update             the same, and rewrites the tables in bench/MCA.md
+#   sh bench/mca.sh --icount [--update]  instructions executed per output at M = 1, 2
+#                                        (3, 4 for i8mm) by the main tile and by the
+#                                        small tile the planner takes, counted under
+#                                        qemu-user by a TCG plugin built here
 #
 # Region names: "<type>-<isa>-<tile>:MACS=<n>", optionally ":PEAK=<family>" to name
 # the instruction family (families: see peak_loop below); without MACS= the table
 # kernel_macs below is consulted.
-# Environment: LLVM_MCA (llvm-mca-14, else llvm-mca), MCA_ITERATIONS (200),
-#   MCA_CPUS_AARCH64 (cortex-a55 cortex-a76 neoverse-n1),
-#   MCA_CPUS_AARCH32 (cortex-a57 cortex-a72 cortex-a15).
-# Needs: make, gcc-aarch64-linux-gnu and/or gcc-arm-linux-gnueabihf, llvm-14.
+# Environment: LLVM_MCA (llvm-mca-19, else llvm-mca-14, else llvm-mca), MCA_ITERATIONS
+#   (200), MCA_CPUS_AARCH64 (LLVM 19: cortex-a53 cortex-a55 cortex-a510 neoverse-n1
+#   neoverse-n2 neoverse-v1; LLVM 14: cortex-a55 cortex-a76 neoverse-n1),
+#   MCA_CPUS_AARCH32 (cortex-a57 cortex-a15), MCA_ALL_CPUS=1 (every kernel on every
+#   core, with or without its instructions), MCA_ICOUNT_K (512).
+# Needs: make, gcc-aarch64-linux-gnu and/or gcc-arm-linux-gnueabihf, llvm-19 (or 14);
+#   --icount: gcc, qemu-user (7.2, with plugin support).
 set -eu
 cd "$(dirname "$0")/.."
 
 update=0
-[ "${1:-}" = "--update" ] && update=1
+icount=0
+for arg in "$@"; do
+  case $arg in
+    --update) update=1 ;;
+    --icount) icount=1 ;;
+    *) echo "mca.sh: unknown argument $arg" >&2; exit 2 ;;
+  esac
+done
 
-MCA=${LLVM_MCA:-$(command -v llvm-mca-14 || command -v llvm-mca || true)}
-if [ -z "$MCA" ]; then
-  echo "mca.sh: llvm-mca not found (apt-get install llvm-14)" >&2
+MCA=${LLVM_MCA:-$(command -v llvm-mca-19 || command -v llvm-mca-14 || command -v llvm-mca || true)}
+if [ "$icount" -eq 0 ] && [ -z "$MCA" ]; then
+  echo "mca.sh: llvm-mca not found (apt-get install llvm-19)" >&2
   exit 1
 fi
 ITER=${MCA_ITERATIONS:-200}
-CPUS_AARCH64=${MCA_CPUS_AARCH64:-cortex-a55 cortex-a76 neoverse-n1}
-CPUS_AARCH32=${MCA_CPUS_AARCH32:-cortex-a57 cortex-a72 cortex-a15}
+MCA_MAJOR=$("$MCA" --version 2>/dev/null | sed -n 's/.*LLVM version \([0-9]*\).*/\1/p' | head -1)
+if [ "${MCA_MAJOR:-0}" -ge 19 ] 2>/dev/null; then
+  CPUS_AARCH64=${MCA_CPUS_AARCH64:-cortex-a53 cortex-a55 cortex-a510 neoverse-n1 neoverse-n2 neoverse-v1}
+else
+  CPUS_AARCH64=${MCA_CPUS_AARCH64:-cortex-a55 cortex-a76 neoverse-n1}
+fi
+CPUS_AARCH32=${MCA_CPUS_AARCH32:-cortex-a57 cortex-a15}
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT INT TERM
+
+# ---- --icount: instructions per output under qemu-user ---------------------------------
+# A TCG plugin (QEMU's plugin API version 1, declared here: Debian ships no header)
+# counts the guest instructions executed in each function whose name holds
+# "_ukernel_"; a driver calls, for qu8 and qs8 and each output, the main tile and the
+# tile the planner takes for M rows once each, M rows by one full block of NR
+# columns, depth K, on the level GEMMI8_ISA forces.
+icount_plugin() {
+  cat > "$TMP/icount.c" <<'PLUGIN'
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+typedef uint64_t qemu_plugin_id_t;
+struct qemu_plugin_tb;
+struct qemu_plugin_insn;
+typedef struct qemu_info_t qemu_info_t;
+enum qemu_plugin_op { QEMU_PLUGIN_INLINE_ADD_U64 };
+void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t,
+                                           void (*)(qemu_plugin_id_t, struct qemu_plugin_tb*));
+size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb*);
+struct qemu_plugin_insn* qemu_plugin_tb_get_insn(const struct qemu_plugin_tb*, size_t);
+const char* qemu_plugin_insn_symbol(const struct qemu_plugin_insn*);
+void qemu_plugin_register_vcpu_insn_exec_inline(struct qemu_plugin_insn*, enum qemu_plugin_op,
+                                                void*, uint64_t);
+void qemu_plugin_register_atexit_cb(qemu_plugin_id_t, void (*)(qemu_plugin_id_t, void*),
+                                    void*);
+__attribute__((visibility("default"))) int qemu_plugin_version = 1;
+static char* names[256];
+static uint64_t counts[256];
+static int used;
+static void translate(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
+  (void) id;
+  for (size_t i = 0; i < qemu_plugin_tb_n_insns(tb); i++) {
+    struct qemu_plugin_insn* insn = qemu_plugin_tb_get_insn(tb, i);
+    const char* s = qemu_plugin_insn_symbol(insn);
+    if (s == NULL || strstr(s, "_ukernel_") == NULL) continue;
+    int j = 0;
+    while (j < used && strcmp(names[j], s) != 0) j++;
+    if (j == used) {
+      if (used == 256) continue;
+      names[used++] = strdup(s);
+    }
+    qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &counts[j], 1);
+  }
+}
+static void report(qemu_plugin_id_t id, void* p) {
+  (void) id; (void) p;
+  FILE* f = fopen(getenv("ICOUNT_OUT"), "w");
+  for (int j = 0; f && j < used; j++) fprintf(f, "%llu %s\n", (unsigned long long) counts[j], names[j]);
+  if (f) fclose(f);
+}
+__attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t id,
+                                                               const qemu_info_t* info,
+                                                               int argc, char** argv) {
+  (void) info; (void) argc; (void) argv;
+  qemu_plugin_register_vcpu_tb_trans_cb(id, translate);
+  qemu_plugin_register_atexit_cb(id, report, NULL);
+  return 0;
+}
+PLUGIN
+  cat > "$TMP/calls.c" <<'DRIVER'
+#include <gemmi8.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "config.h"
+#include "packed.h"
+int main(int argc, char** argv) {
+  if (argc < 3) return 2;
+  const size_t m = (size_t) atoi(argv[1]), k = (size_t) atoi(argv[2]);
+  const struct gemmi8_config* config = gemmi8_get_config();
+  for (int is_signed = 0; is_signed < 2; is_signed++) {
+    const struct gemmi8_qgemm_config* q = is_signed ? config->qs8 : config->qu8;
+    const size_t n = q->nr;
+    uint8_t* a = malloc(m * k);
+    uint8_t* b = malloc(n * k);
+    for (size_t i = 0; i < m * k; i++) a[i] = (uint8_t) (i * 7 + 3);
+    for (size_t i = 0; i < n * k; i++) b[i] = (uint8_t) (i * 13 + 5);
+    int32_t bias[64] = {0}, sums[8] = {0}, c[8 * 64];
+    const uint8_t b_zp = 100;
+    void* packed;
+    if (is_signed ? gemmi8_qs8_pack_alloc(n, k, (const int8_t*) b, k, GEMMI8_B_NK, 1, bias, &packed)
+                  : gemmi8_qu8_pack_alloc(n, k, b, k, GEMMI8_B_NK, 128, &b_zp, 0, bias, &packed)) {
+      return 1;
+    }
+    const uint8_t* w = (const uint8_t*) packed + GEMMI8_PACKED_HEADER_BYTES;
+    int32_t multiplier = 1 << 30, shift = -8;
+    float scale = 0.001f;
+    struct gemmi8_qparams p = {.multiplier = &multiplier, .shift = &shift, .scale = &scale,
+                               .row_sum = q->row_sum ? sums : NULL,
+                               .min = is_signed ? -128 : 0, .max = is_signed ? 127 : 255};
+    size_t slot = m;
+    while (q->gemm[slot - 1].s32 == NULL) slot++;
+    const struct gemmi8_qgemm_ukernels* main_tile = &q->gemm[q->mr - 1];
+    const struct gemmi8_qgemm_ukernels* tile = &q->gemm[slot - 1];
+    gemmi8_qgemm_ukernel_fn fn[6] = {main_tile->s32, main_tile->fixedpoint, main_tile->fp32,
+                                     tile->s32, tile->fixedpoint, tile->fp32};
+    for (int f = 0; f < (tile == main_tile ? 3 : 6); f++) {
+      fn[f](m, n, k, a, k, w, c, (f % 3 == 0 ? sizeof(int32_t) : 1) * n, &p);
+    }
+    gemmi8_packed_free(packed);
+    free(a);
+    free(b);
+  }
+  return 0;
+}
+DRIVER
+  gcc -shared -fPIC -O2 -o "$TMP/libicount.so" "$TMP/icount.c"
+}
+
+icount_table() {
+  K=${MCA_ICOUNT_K:-512}
+  icount_plugin
+  : > "$TMP/counts"
+  for arch in aarch64 aarch32; do
+    case $arch in
+      aarch64) qemu="qemu-aarch64 -L /usr/aarch64-linux-gnu" levels="neon:1 neon:2 neondot:1 neondot:2 i8mm:1 i8mm:2 i8mm:3 i8mm:4" ;;
+      aarch32) qemu="qemu-arm -L /usr/arm-linux-gnueabihf" levels="neon:1 neon:2" ;;
+    esac
+    # shellcheck disable=SC2016 # $(...) is make's, expanded by make
+    info=$(make -s --no-print-directory ARCH="$arch" \
+      --eval 'gemmi8-mca-info: ; @echo "$(CC)|$(ARCHFLAGS)|$(BUILD)/libgemmi8-test.a"' \
+      gemmi8-mca-info)
+    cc=${info%%|*}
+    rest=${info#*|}
+    lib=${rest#*|}
+    make -s --no-print-directory ARCH="$arch" "$lib" > /dev/null
+    # shellcheck disable=SC2086
+    $cc -std=c11 -O1 ${rest%%|*} -Iinclude -Isrc -o "$TMP/calls-$arch" "$TMP/calls.c" "$lib" \
+      -lpthread -lm
+    for lm in $levels; do
+      # shellcheck disable=SC2086
+      GEMMI8_ISA=${lm%%:*} ICOUNT_OUT="$TMP/out" $qemu -cpu max -plugin "$TMP/libicount.so" \
+        "$TMP/calls-$arch" "${lm#*:}" "$K"
+      sed "s/^/$arch ${lm%%:*} ${lm#*:} /" "$TMP/out" >> "$TMP/counts"
+    done
+  done
+  echo "Instructions executed per output at M rows (qemu-user TCG plugin; one full block of"
+  echo "NR columns, depth K = $K, rows past M aliased in the main tile; main: the main tile"
+  echo "run on M rows, as before the small tiles; small: the tile the planner takes):"
+  echo
+  echo "| kernel set | type | M | main tile | s32 | fixedpoint | fp32 | small tile | s32 | fixedpoint | fp32 | small / main |"
+  echo "|---|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|"
+  awk '
+    {
+      arch = $1; lvl = $2; m = $3; cnt = $4; sym = $5
+      split(sym, p, "_"); type = p[2]; out = p[4]
+      tile = sym; sub(/^.*_ukernel_/, "", tile); sub(/__.*$/, "", tile)
+      split(tile, t, "x"); split(t[2], u, "c"); nr = u[1]
+      key = arch "|" lvl "|" type "|" m
+      if (!(key in seen)) { seen[key] = 1; keys[++n] = key }
+      big = t[1] + 0
+      if (big > mr[key]) mr[key] = big
+      v[key, tile, out] = cnt / (m * nr); tiles[key, tile] = 1
+    }
+    END {
+      for (i = 1; i <= n; i++) {
+        key = keys[i]; split(key, k, "|")
+        mainname = ""; small = ""
+        for (kt in tiles) {
+          split(kt, q, SUBSEP); if (q[1] != key) continue
+          split(q[2], t, "x"); if (t[1] + 0 == mr[key]) mainname = q[2]; else small = q[2]
+        }
+        set = k[1] == "aarch32" ? "neon (aarch32)" : k[2]
+        rank = k[1] == "aarch32" ? 4 : (k[2] == "neon" ? 1 : (k[2] == "neondot" ? 2 : 3))
+        if (small == "") continue
+        printf "%d|%s|%d| %s | %s | %d | %s | %.1f | %.1f | %.1f | %s | %.1f | %.1f | %.1f | %.2f |\n",
+          rank, k[3], k[4], set, k[3], k[4], mainname,
+          v[key, mainname, "s32"], v[key, mainname, "fixedpoint"], v[key, mainname, "fp32"],
+          small, v[key, small, "s32"], v[key, small, "fixedpoint"], v[key, small, "fp32"],
+          v[key, small, "fixedpoint"] / v[key, mainname, "fixedpoint"]
+      }
+    }' "$TMP/counts" | sort -t'|' -k1,1n -k2,2 -k3,3n | cut -d'|' -f4- | sed 's/^/|/'
+}
+
+if [ "$icount" -eq 1 ]; then
+  icount_table > "$TMP/icount.md"
+  cat "$TMP/icount.md"
+  if [ "$update" -eq 1 ]; then
+    md=bench/MCA.md
+    if ! grep -q '^<!-- icount-table-begin -->' "$md" 2>/dev/null; then
+      echo "mca.sh: $md has no <!-- icount-table-begin --> / <!-- icount-table-end --> markers" >&2
+      exit 1
+    fi
+    awk -v table="$TMP/icount.md" '
+      /^<!-- icount-table-begin -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
+      /^<!-- icount-table-end -->/ { skip = 0 }
+      !skip { print }' "$md" > "$TMP/MCA.md"
+    cp "$TMP/MCA.md" "$md"
+    echo "mca.sh: updated $md" >&2
+  fi
+  exit 0
+fi
 
 # MACs per iteration for regions that do not carry MACS= in their name: MR x NR x
 # the depths one loop iteration covers (read off the kernel's loop).
@@ -101,13 +315,14 @@ peak_loop() {
       done
       for i in 0 1 2 3 4 5 6 7; do echo "sadalp v$((16 + i)).4s, v$((24 + i)).8h"; done ;;
     a64-sdot)
-      echo "128|SDOT v.4s, v.16b, v.4b[x] (8 accumulators)"
-      for i in 0 1 2 3 4 5 6 7; do
+      # 16 accumulators: 8 leave the 4-pipe Neoverse V1 bound by the latency
+      echo "256|SDOT v.4s, v.16b, v.4b[x] (16 accumulators)"
+      for i in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
         echo "sdot v$((16 + i)).4s, v$((i % 4)).16b, v8.4b[$((i % 4))]"
       done ;;
     a64-smmla)
-      echo "256|SMMLA v.4s, v.16b, v.16b (8 accumulators)"
-      for i in 0 1 2 3 4 5 6 7; do
+      echo "512|SMMLA v.4s, v.16b, v.16b (16 accumulators)"
+      for i in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
         echo "smmla v$((16 + i)).4s, v$((i % 4)).16b, v$((8 + i / 4)).16b"
       done ;;
     a64-xorpop)
@@ -181,6 +396,26 @@ peak() {
   cat "$key"
 }
 
+# core_has CPU ISA: true if the core has the instructions of kernel set ISA (file
+# suffix), as far as the cores of the default lists go.
+core_has() {
+  [ "${MCA_ALL_CPUS:-0}" = 1 ] && return 0
+  case "$2" in
+    i8mm)
+      case "$1" in
+        cortex-a510|cortex-a520|cortex-a710|cortex-a715|cortex-a720|cortex-x[2-4]) return 0 ;;
+        neoverse-n2|neoverse-v1|neoverse-v2) return 0 ;;
+        *) return 1 ;;
+      esac ;;
+    neondot)
+      case "$1" in
+        cortex-a35|cortex-a53|cortex-a57|cortex-a72|cortex-a73) return 1 ;;
+        *) return 0 ;;
+      esac ;;
+    *) return 0 ;;
+  esac
+}
+
 # ---- compile flags from the Makefile --------------------------------------------------
 # flags ARCH FILE: "CC|CFLAGS" exactly as the Makefile builds FILE (without -g).
 flags() {
@@ -193,8 +428,10 @@ flags() {
 # ---- kernels --------------------------------------------------------------------------
 rows="$TMP/rows"
 notes="$TMP/notes"
+loops="$TMP/loops" # arch|isa|type|tile|cpu|cycles per iteration (int32-output loops)
 : > "$rows"
 : > "$notes"
+: > "$loops"
 
 for arch in aarch64 aarch32; do
   case $arch in
@@ -227,11 +464,22 @@ for arch in aarch64 aarch32; do
       echo "| \`$src\` | no LLVM-MCA region |" >> "$notes"
       continue
     fi
+    skipped=""
     for cpu in $cpus; do
+      if ! core_has "$cpu" "$isa"; then
+        skipped="$skipped $cpu"
+        continue
+      fi
       if ! mca_run "$triple" "$mattr" "$cpu" "$TMP/$base.s" > "$TMP/$base.$cpu.out"; then
         echo "| \`$src\` | llvm-mca -mcpu=$cpu failed: $(head -1 "$TMP/mca.err") |" >> "$notes"
         continue
       fi
+      # the int32-output loop of each qgemm file, for the small-M table
+      regions < "$TMP/$base.$cpu.out" | awk -F'|' -v arch="$arch" -v base="$base" -v cpu="$cpu" '
+        $1 ~ /_s32_/ || ($1 ~ /^q[us]8-neon-/) {
+          n = split(base, f, "-"); if (f[2] != "gemm") next
+          printf "%s|%s|%s|%s|%s|%.4f\n", arch, f[n], f[1], f[3], cpu, $3 / $2; exit
+        }' >> "$loops"
       # regions of one file with the same cycles and MACs (one loop inlined into the
       # s32 / fixedpoint / fp32 kernels) are listed once
       regions < "$TMP/$base.$cpu.out" | awk -F'|' '!seen[$2 "|" $3 "|" $4]++' |
@@ -263,6 +511,7 @@ for arch in aarch64 aarch32; do
           }' >> "$rows"
       done
     done
+    [ -z "$skipped" ] || echo "| \`$src\` | not run on${skipped}: no $isa instructions |" >> "$notes"
   done
 done
 
@@ -295,6 +544,48 @@ report() {
       done
     done
   done
+  if [ -s "$loops" ]; then
+    echo
+    echo "Small-M tiles: the loop a tile of M rows runs, against the main tile's (qs8, int32"
+    echo "output; qu8 runs the same loops with unsigned or zero-point forms). Useful MACs per"
+    echo "cycle count only the M rows of A (the main tile computes MR, rows past M aliased):"
+    echo
+    echo "| kernel set | -mcpu | M | main tile | cycles/iter | useful MACs/cycle | tile for M | cycles/iter | useful MACs/cycle | speedup |"
+    echo "|---|---|---:|---|---:|---:|---|---:|---:|---:|"
+    awk -F'|' '
+      function rank(arch, isa) {
+        return arch == "aarch32" ? 4 : (isa == "neon" ? 1 : (isa == "neondot" ? 2 : 3))
+      }
+      $3 == "qs8" {
+        key = $1 "|" $2 "|" $5
+        if (!(key in seen)) { seen[key] = 1; keys[++n] = key }
+        split($4, t, "x"); mr = t[1] + 0
+        split(t[2], u, "c"); nr = u[1] + 0
+        cnt[key]++; tmr[key, cnt[key]] = mr; tnr[key, cnt[key]] = nr
+        tname[key, cnt[key]] = $4; tcyc[key, cnt[key]] = $6
+      }
+      END {
+        for (i = 1; i <= n; i++) {
+          key = keys[i]; split(key, k, "|")
+          depth = k[1] == "aarch32" ? 8 : 16
+          set = k[1] == "aarch32" ? "neon (aarch32)" : k[2]
+          big = 0
+          for (j = 1; j <= cnt[key]; j++) if (tmr[key, j] > (big ? tmr[key, big] : 0)) big = j
+          maxsmall = 0
+          for (j = 1; j <= cnt[key]; j++) if (j != big && tmr[key, j] > maxsmall) maxsmall = tmr[key, j]
+          for (m = 1; m <= maxsmall; m++) {
+            best = 0
+            for (j = 1; j <= cnt[key]; j++)
+              if (tmr[key, j] >= m && (!best || tmr[key, j] < tmr[key, best])) best = j
+            useful = m * tnr[key, big] * depth
+            mc = tcyc[key, big]; sc = tcyc[key, best]
+            printf "%d|%03d|%d| %s | %s | %d | %s | %.2f | %.2f | %s | %.2f | %.2f | %.2fx |\n",
+              rank(k[1], k[2]), i, m, set, k[3], m, tname[key, big], mc, useful / mc,
+              tname[key, best], sc, useful / sc, mc / sc
+          }
+        }
+      }' "$loops" | sort -t'|' -k1,1n -k2,2n -k3,3n | cut -d'|' -f4- | sed 's/^/|/' 
+  fi
   if [ -s "$notes" ]; then
     echo
     echo "| file | not measured |"

@@ -106,7 +106,9 @@ static const struct gemmi8_bgemm_config bin_avx512vpopcnt =
 
 #if defined(__arm__)
 /* ARMv7 NEON (kernels/aarch32): VMLAL int8 kernels on the generic packer with KR = 1;
- * the binary kernels use the generic binary layout (same packer, NR = 4). */
+ * the binary kernels use the generic binary layout (same packer, NR = 4). The 4x8c1
+ * tile computes all four rows (rows past mr alias), so M = 1 and 2 run the 1x8c1 and
+ * 2x8c1 tiles (a quarter and a half of its multiplies; bench/MCA.md). */
 static const struct gemmi8_qgemm_config qu8_neon = {
     .isa = "neon", .mr = 4, .nr = 8, .kr = 1, .column_bytes = 8,
     .pack = gemmi8_qpack_goi__generic,
@@ -129,7 +131,10 @@ static const struct gemmi8_bgemm_config bin_neon = {
 #if defined(__aarch64__)
 /* AArch64 (kernels/aarch64). qu8 kernels multiply the raw uint8 operands and take the
  * zero-point term coef * rowsum(a) from the driver's row sums; qs8 kernels multiply
- * int8 by int8 and need no row sums. Weights are stored as given (no xor). */
+ * int8 by int8 and need no row sums. Weights are stored as given (no xor). Every main
+ * tile computes all of its rows (rows past mr alias), so each level has tiles of 1 and
+ * 2 rows for small M (2 and 4 for i8mm, whose SMMLA takes rows in pairs) on the same
+ * packing (bench/MCA.md). */
 /* Baseline ARMv8 NEON: widening multiplies (SMULL / UMULL) and pairwise adds. */
 static const struct gemmi8_qgemm_config qu8_a64_neon = {
     .isa = "neon", .mr = 4, .nr = 4, .kr = 16, .column_bytes = 8,

@@ -2,16 +2,23 @@
  * The gemmi8 test runner.
  *
  * Checks the reference once, then for every kernel set compiled in (src/isa.h):
- * if this CPU supports it, forces it and runs every test group; otherwise prints
- * and counts it as skipped. Ends with "N passed, N failed" and exits non-zero if
- * anything failed.
+ * if this CPU supports it, forces it and runs every test group through the public
+ * API; otherwise prints and counts it as skipped. Then, once, the kernel-level
+ * tests (test-ukernel.c): every kernel of every table, the unsupported ones printed
+ * and counted as skipped. Ends with "N passed, N failed" (preceded by the skipped
+ * counts) and exits non-zero if anything failed.
  *
  * Environment:
  *   GEMMI8_TEST_QUICK=1   smaller sweeps (for sanitizers and emulators)
  *   GEMMI8_TEST_SEED=N    another random seed (the default is fixed)
- *   GEMMI8_TEST_ONLY=isa  run only the named kernel set
- *   GEMMI8_TEST_FILTER=s  run only the kernel-level cases whose names contain s
- *                         (e.g. qs8/avx2 or fixedpoint/k_lt_kr), nothing else
+ *   GEMMI8_TEST_ONLY=isa  run the API groups for the named kernel set only (the
+ *                         kernel-level tests still cover every table)
+ *   GEMMI8_TEST_FILTER=s  run the reference self-check and then only the
+ *                         kernel-level cases whose names contain s, or match s as
+ *                         a glob when it holds * ? or [ (e.g. qs8/avx2,
+ *                         fixedpoint/k_lt_kr, '*k_max*'); the API groups are not run
+ *   GEMMI8_TEST_LIST=1    print the kernel-level case names (those GEMMI8_TEST_FILTER
+ *                         selects) and run nothing
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -120,18 +127,26 @@ int main(void) {
   const char* only = getenv("GEMMI8_TEST_ONLY");
   if (only != NULL && *only == '\0') only = NULL;
 
+  const char* list = getenv("GEMMI8_TEST_LIST");
+  if (list != NULL && *list != '\0' && strcmp(list, "0") != 0) {
+    test_ukernel(seed);
+    return 0;
+  }
+
   printf("gemmi8 %s test suite, seed %llu%s\n", gemmi8_version(), (unsigned long long) seed,
          t_quick ? ", quick" : "");
   t_seed(seed);
   test_reference_self();
   printf("== reference self-check: %lu passed, %lu failed\n", passed, failed);
 
-  unsigned long skipped = 0;
+  unsigned long skipped = 0, kernels_skipped = 0;
   const char* filter = getenv("GEMMI8_TEST_FILTER");
   const int filtered = filter != NULL && *filter != '\0';
   const char* const* isas = gemmi8_isa_compiled();
   if (filtered) {
-    printf("GEMMI8_TEST_FILTER=%s: kernel-level cases only\n", filter);
+    printf("GEMMI8_TEST_FILTER=%s: the API groups are not run, only the matching kernel-level "
+           "cases\n",
+           filter);
   } else if (isas == NULL || isas[0] == NULL) {
     t_fail("gemmi8_isa_compiled", "returned an empty list");
   } else {
@@ -168,12 +183,13 @@ int main(void) {
     const double t0 = now_seconds();
     printf("== ukernel (every kernel of every table) ==\n");
     fflush(stdout);
-    skipped += test_ukernel(seed);
+    kernels_skipped = test_ukernel(seed);
     printf("== ukernel: %lu passed, %lu failed in %.2f s\n", passed - p0, failed - f0,
            now_seconds() - t0);
   }
   current_isa = "summary";
-  if (skipped != 0) printf("%lu skipped\n", skipped);
+  printf("skipped: %lu kernel sets (API groups), %lu kernels (kernel-level cases)\n", skipped,
+         kernels_skipped);
   printf("%lu passed, %lu failed\n", passed, failed);
   return failed != 0 ? 1 : 0;
 }

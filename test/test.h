@@ -97,6 +97,33 @@ int t_out_same(const t_out* out, char* msg, size_t msg_size, size_t* row, size_t
 /* 1 if mem is unchanged since the last init/refill (mem equals the sentinel). */
 int t_out_untouched(const t_out* out);
 
+/* ---- fenced input buffers (fence.c) ------------------------------------------- */
+
+/*
+ * rows rows of row_bytes bytes for a kernel to read, at stride bytes, ending where
+ * an inaccessible page begins: a read or write past the last byte faults. With
+ * stride 0, every row ends at such a page (t_fence.stride then says the stride, a
+ * multiple of the page size): a read past the end of any row faults. Every other
+ * accessible byte (at least T_GUARD before the first row, the gaps between rows) is
+ * random. Fill the rows, then t_fence_seal(); t_fence_intact() then says whether
+ * any accessible byte, rows included, changed since.
+ */
+typedef struct t_fence {
+  unsigned char* map;
+  size_t map_size;
+  size_t segments, segment_bytes; /* accessible runs (one, or one per row) */
+  size_t stride;                  /* bytes between rows */
+  unsigned char* body;            /* first byte of row 0 */
+  unsigned char* copy;            /* the accessible bytes when sealed */
+} t_fence;
+
+void* t_fence_init(t_fence* f, size_t rows, size_t row_bytes, size_t stride);
+void t_fence_seal(t_fence* f);
+/* 1 if unchanged since t_fence_seal(); else 0 and *offset = first changed byte
+ * relative to row 0 (negative: in the guard before it). */
+int t_fence_intact(const t_fence* f, long* offset);
+void t_fence_free(t_fence* f);
+
 /* ---- test groups (one file each) ----------------------------------------------- */
 
 void test_reference_self(void);      /* test-requant.c, run once before the ISAs */
@@ -106,8 +133,8 @@ void test_quantize_multiplier(void); /* test-requant.c */
 void test_requant(void);             /* test-requant.c: trap cases, shift sweep, float ref */
 void test_qgemm(void);               /* test-qgemm.c: qu8/qs8 sweeps against the reference */
 void test_bin(void);                 /* test-bin.c: binary GEMM and bit-packing helpers */
-/* test-ukernel.c: every microkernel of every table, run once (not per ISA level);
- * returns the number of tables skipped (not supported on this CPU). */
+/* test-ukernel.c: every microkernel of every table, run once (not per ISA level),
+ * in named cases; returns the number of kernels skipped (not supported on this CPU). */
 unsigned long test_ukernel(uint64_t seed);
 
 #endif

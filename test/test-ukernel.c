@@ -973,7 +973,7 @@ static void q_tables(uint32_t type, unsigned long* skipped) {
         snprintf(kn.name, sizeof(kn.name),
                  "gemmi8_%s_gemm_%s_ukernel_%s__%.24s (%s %s gemm[%zu] of the %.24s table, "
                  "MR %zu NR %u KR %u)",
-                 family, q_out_names[o], tile, cfg->isa, family, q_out_names[o], r, cfg->isa, r,
+                 family, q_out_names[o], tile, cfg->isa, family, q_out_names[o], r - 1, cfg->isa, r,
                  (unsigned) cfg->nr, (unsigned) cfg->kr);
         if (q_kernel(&kn, supported)) {
           tally.kernels++;
@@ -1028,7 +1028,7 @@ static void b_tables(unsigned long* skipped) {
         snprintf(kn.name, sizeof(kn.name),
                  "gemmi8_bin_gemm_%s_ukernel_%s__%.24s (bin %s gemm[%zu] of the %.24s table, "
                  "MR %zu NR %u)",
-                 b_out_names[o], tile, cfg->isa, b_out_names[o], r, cfg->isa, r,
+                 b_out_names[o], tile, cfg->isa, b_out_names[o], r - 1, cfg->isa, r,
                  (unsigned) cfg->nr);
         int any = 0;
         char name[256];

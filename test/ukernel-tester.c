@@ -207,8 +207,7 @@ typedef struct qrequant {
   int32_t zero_point, min, max;
 } qrequant;
 
-static void q_requant(const uk_qtest* t, enum uk_output output, int is_signed, const int32_t* acc,
-                      qrequant* rq) {
+static void q_requant(const uk_qtest* t, int is_signed, const int32_t* acc, qrequant* rq) {
   const int32_t lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
   const size_t m = t->m, n = t->n;
   rq->channels = t->per_channel ? n : 1;
@@ -298,7 +297,6 @@ static void q_requant(const uk_qtest* t, enum uk_output output, int is_signed, c
       rq->min = rq->max = (int32_t) t_range(lo, hi);
       break;
   }
-  (void) output;
 }
 
 static void q_requant_free(qrequant* rq) {
@@ -464,7 +462,7 @@ int uk_qtest_run(const uk_qkernel* kn, const uk_qtest* t) {
   qrequant rq;
   memset(&rq, 0, sizeof(rq));
   if (output != uk_out_s32) {
-    q_requant(t, output, is_signed, acc, &rq);
+    q_requant(t, is_signed, acc, &rq);
     base.channel_stride = t->per_channel ? 1 : 0;
     if (output == uk_out_fixedpoint) {
       base.multiplier = fenced_copy(&fm, rq.multiplier, rq.channels * sizeof(int32_t));

@@ -18,6 +18,10 @@
  *
  * Errors: every function returns a gemmi8_status. On any status other than
  * gemmi8_status_success nothing is written through any output pointer.
+ * Sizes: every size is checked before use, with no arithmetic that can wrap. The
+ * extent of a matrix, ((rows - 1) * stride + row length) * element size in bytes,
+ * must not exceed PTRDIFF_MAX (no object can be larger); one that does is
+ * invalid_parameter, like a stride smaller than the row.
  *
  * Threads: every entry point is thread-safe; packed weights are read-only during a
  * GEMM and may be shared by concurrent calls.
@@ -82,14 +86,30 @@ GEMMI8_API const char* gemmi8_status_string(gemmi8_status status);
  * matrix multiply). Chosen once, on first use of the library, as the best level
  * that was compiled in and that the CPU and OS support; each kernel family (qu8,
  * qs8, binary) then runs the best kernels that level allows, so a CPU with AVX-512BW
- * but no VNNI runs the AVX-512BW binary kernels and the AVX2 int8 kernels. The
- * environment variable GEMMI8_ISA, read at that moment, forces a lower level by name;
- * a name that is unknown or not supported here is ignored (the best level is used),
- * so callers that force a level should compare this name with the one they asked for.
- * Weights packed under one level may need repacking under another (the GEMMs then
- * return invalid_parameter).
+ * but no VNNI runs the AVX-512BW binary kernels and the AVX2 int8 kernels.
+ *
+ * The environment variable GEMMI8_ISA, read at that moment, forces a lower level by
+ * name. A name that is not a level of this build, or a level this CPU lacks, is not
+ * honoured: the best level is used, gemmi8_isa_env_status() says why, and one line
+ * naming the problem is written to stderr (only then: the library prints nothing
+ * else). Weights packed under one level may need repacking under another (the GEMMs
+ * then return invalid_parameter).
  */
 GEMMI8_API const char* gemmi8_isa_name(void);
+
+/* The levels compiled into this build, "generic" first and the best last, as a
+ * NULL-terminated array of static strings. */
+GEMMI8_API const char* const* gemmi8_isa_compiled(void);
+
+/* Whether the named level can run here: success when it is compiled in and this CPU
+ * and OS support it; unsupported_hardware when it is compiled in but not supported;
+ * invalid_parameter for NULL or a name that is not a level of this build. */
+GEMMI8_API gemmi8_status gemmi8_isa_available(const char* name);
+
+/* What became of GEMMI8_ISA: success when it is unset or empty, or names a level now
+ * in use; otherwise what gemmi8_isa_available() returns for it (invalid_parameter:
+ * unknown name; unsupported_hardware: a level this CPU lacks). */
+GEMMI8_API gemmi8_status gemmi8_isa_env_status(void);
 
 /* ------------------------------------------------------------------------------- */
 /* Requantization                                                                   */
@@ -102,7 +122,11 @@ GEMMI8_API const char* gemmi8_isa_name(void);
  * GEMMI8_QS8_MAX_K; a bias that pushes the total past int32 wraps around).
  * An 8-bit output is
  *   C[m][n] = clamp(zero_point + requantize(acc[m][n], channel n), min, max)
- * where requantize depends on the mode:
+ * where requantize depends on the mode. In fixed-point mode the addition of the
+ * zero point is an int32 addition modulo 2^32, as in gemmlowp and TFLite: with a
+ * scale near or above 1 and a saturated product (r near INT32_MAX or INT32_MIN), the
+ * sum wraps and the clamp then gives the other end of the window (e.g. r = 2^31 - 2,
+ * zero_point 128, window [0, 255]: 0). In fp32 mode the sum is exact.
  *
  * gemmi8_requant_fixedpoint (the default, TFLite / gemmlowp bytes):
  *   x = acc saturating-shifted left by max(shift, 0)              (saturates at int32)
@@ -176,7 +200,8 @@ GEMMI8_API gemmi8_status gemmi8_quantize_multipliers(size_t count, const double*
 /*
  * Size in bytes of the packed form of an N x K qu8 (or qs8) weight matrix for the
  * kernels in use. Returns invalid_parameter for a NULL size or zero N or K,
- * unsupported_parameter for K above the exact limit or a size that overflows size_t.
+ * unsupported_parameter for K above the exact limit or a size that overflows size_t
+ * (exactly: any N whose packed size fits is accepted).
  */
 GEMMI8_API gemmi8_status gemmi8_qu8_pack_size(size_t n, size_t k, size_t* size);
 GEMMI8_API gemmi8_status gemmi8_qs8_pack_size(size_t n, size_t k, size_t* size);
@@ -192,9 +217,13 @@ GEMMI8_API gemmi8_status gemmi8_qs8_pack_size(size_t n, size_t k, size_t* size);
  *                  packed_size >= gemmi8_qu8_pack_size(n, k).
  * The packed buffer is self-contained: b, b_zero_point and bias may be freed after.
  * It holds no pointers: it may be copied (memcpy) to another buffer at a
- * GEMMI8_PACK_ALIGNMENT boundary and used from there.
- * Returns invalid_parameter for null pointers, zero sizes, a small stride or one
- * whose extent ((rows - 1) * b_stride + row length) overflows size_t, a misaligned
+ * GEMMI8_PACK_ALIGNMENT boundary, saved and loaded back, and used from there. Its
+ * 64-byte header records the type, shape, kernel layout and zero-point form and
+ * carries a checksum: the GEMMs check every field against the call and the kernels in
+ * use, so a damaged, foreign or stale buffer is invalid_parameter, never a read
+ * outside it. (The weights themselves are not checksummed.)
+ * Returns invalid_parameter for null pointers, zero sizes, a small stride or an
+ * extent past PTRDIFF_MAX bytes (see Sizes above), a misaligned
  * or too small buffer, unknown flags; unsupported_parameter for K above
  * GEMMI8_QU8_MAX_K or a packed size that overflows size_t.
  */
@@ -213,7 +242,8 @@ GEMMI8_API gemmi8_status gemmi8_qs8_pack(size_t n, size_t k, const int8_t* b, si
                               void* packed, size_t packed_size);
 
 /* Allocating variants: *packed receives a buffer to release with
- * gemmi8_packed_free(). On failure *packed is left untouched. */
+ * gemmi8_packed_free(). On failure *packed is left untouched. Every argument is
+ * validated before the allocation: out_of_memory means the arguments were valid. */
 GEMMI8_API gemmi8_status gemmi8_qu8_pack_alloc(size_t n, size_t k, const uint8_t* b, size_t b_stride,
                                     uint32_t flags, uint8_t a_zero_point,
                                     const uint8_t* b_zero_point, int b_zp_per_channel,
@@ -236,8 +266,9 @@ GEMMI8_API void gemmi8_packed_free(void* packed);
  *   rq: requantization of every channel (see gemmi8_requant); with per_channel
  *       its arrays hold n values.
  * Returns invalid_parameter for null pointers, zero or overflowing sizes, small
- * strides, a packed_b that is misaligned or was packed for another type, shape or
- * kernel layout (e.g. before GEMMI8_ISA changed the kernels), parameters out of
+ * strides, a packed_b that is misaligned, damaged (its header fails its checks) or
+ * was packed for another type, shape or kernel layout (e.g. before GEMMI8_ISA
+ * changed the kernels), parameters out of
  * range (unknown mode, per_channel not 0 or 1, zero point or clamp outside 0..255,
  * min > max, multiplier < 0, shift outside [-31, 30], scale not positive and
  * finite); unsupported_parameter for k above GEMMI8_QU8_MAX_K; out_of_memory when
@@ -279,8 +310,9 @@ GEMMI8_API gemmi8_status gemmi8_qs8_gemm_s32(size_t m, size_t n, size_t k, const
 /* Largest K accepted by the binary functions. */
 #define GEMMI8_BIN_MAX_K ((size_t) INT32_MAX)
 
-/* Number of uint64_t words in a packed row of k bits: ceil(k / 64). */
-#define GEMMI8_BIN_WORDS(k) (((k) + 63) / 64)
+/* Number of uint64_t words in a packed row of k bits: ceil(k / 64), exact for every
+ * value of an unsigned k (no k + 63 that could wrap; k is evaluated twice). */
+#define GEMMI8_BIN_WORDS(k) ((k) / 64 + ((k) % 64 != 0))
 
 /*
  * Bit-packing helpers: rows x k values (row stride x_stride elements) into rows

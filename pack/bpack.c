@@ -9,15 +9,15 @@
 
 /* ---- bit packing of activations ------------------------------------------------ */
 
+/* x: rows of k elements of `element` bytes at x_stride elements; out: rows of
+ * GEMMI8_BIN_WORDS(k) words at out_stride words. */
 static gemmi8_status check_rows(size_t rows, size_t k, const void* x, size_t x_stride,
-                                const uint64_t* out, size_t out_stride)
+                                size_t element, const uint64_t* out, size_t out_stride)
 {
-  if (x == NULL || out == NULL || rows == 0 || k == 0) return gemmi8_status_invalid_parameter;
-  if (x_stride < k || (rows - 1) > (SIZE_MAX - k) / x_stride) {
-    return gemmi8_status_invalid_parameter;
-  }
-  const size_t words = GEMMI8_BIN_WORDS(k);
-  if (out_stride < words || (rows - 1) > (SIZE_MAX / 8 - words) / out_stride) {
+  if (x == NULL || out == NULL) return gemmi8_status_invalid_parameter;
+  size_t x_bytes, out_bytes;
+  if (!gemmi8_extent(rows, k, x_stride, element, &x_bytes) ||
+      !gemmi8_extent(rows, GEMMI8_BIN_WORDS(k), out_stride, sizeof(uint64_t), &out_bytes)) {
     return gemmi8_status_invalid_parameter;
   }
   return gemmi8_status_success;
@@ -74,9 +74,8 @@ static gemmi8_status binarize(gemmi8_binarize_fn fn, gemmi8_binarize_fn fallback
                               size_t rows, size_t k, const void* x, size_t x_stride,
                               uint8_t zero_point, uint64_t* out, size_t out_stride)
 {
-  gemmi8_status status = check_rows(rows, k, x, x_stride, out, out_stride);
+  gemmi8_status status = check_rows(rows, k, x, x_stride, element, out, out_stride);
   if (status != gemmi8_status_success) return status;
-  if ((rows - 1) > (SIZE_MAX / element - k) / x_stride) return gemmi8_status_invalid_parameter;
   if (fn == NULL) fn = fallback;
   fn(rows, k, x, x_stride * element, zero_point, out, out_stride);
   return gemmi8_status_success;
@@ -140,23 +139,33 @@ void gemmi8_bpack_words__generic(size_t nr, size_t n, size_t k, const uint64_t* 
   }
 }
 
-static size_t bin_block_bytes(const struct gemmi8_bgemm_config* cfg, size_t k)
-{
-  return gemmi8_round_up(GEMMI8_BIN_WORDS(k) * cfg->nr * sizeof(uint64_t), 64);
-}
-
 static gemmi8_status bin_size(const struct gemmi8_bgemm_config* cfg, size_t n, size_t k,
                               size_t* size)
 {
   if (n == 0 || k == 0) return gemmi8_status_invalid_parameter;
   if (k > GEMMI8_BIN_MAX_K) return gemmi8_status_unsupported_parameter;
-  const size_t blocks = gemmi8_divide_round_up(n, cfg->nr);
-  const size_t block_bytes = bin_block_bytes(cfg, k);
-  if (blocks > (SIZE_MAX - GEMMI8_PACKED_HEADER_BYTES) / block_bytes) {
+  size_t bytes;
+  if (!gemmi8_mul(gemmi8_divide_round_up(n, cfg->nr), gemmi8_bblock_bytes(cfg, k), &bytes) ||
+      !gemmi8_add(bytes, GEMMI8_PACKED_HEADER_BYTES, size)) {
     return gemmi8_status_unsupported_parameter;
   }
-  *size = GEMMI8_PACKED_HEADER_BYTES + blocks * block_bytes;
   return gemmi8_status_success;
+}
+
+/* Everything but the packed buffer; *size receives the packed size. */
+static gemmi8_status check_source(const struct gemmi8_bgemm_config* cfg, size_t n, size_t k,
+                                  const uint64_t* b, size_t b_stride, uint32_t flags,
+                                  size_t* size)
+{
+  if (b == NULL || (flags & ~GEMMI8_B_KN)) return gemmi8_status_invalid_parameter;
+  if (n == 0 || k == 0) return gemmi8_status_invalid_parameter;
+  const int kn = (flags & GEMMI8_B_KN) != 0;
+  size_t extent;
+  if (!gemmi8_extent(kn ? k : n, GEMMI8_BIN_WORDS(kn ? n : k), b_stride, sizeof(uint64_t),
+                     &extent)) {
+    return gemmi8_status_invalid_parameter;
+  }
+  return bin_size(cfg, n, k, size);
 }
 
 gemmi8_status gemmi8_bin_pack_size(size_t n, size_t k, size_t* size)
@@ -169,43 +178,29 @@ gemmi8_status gemmi8_bin_pack(size_t n, size_t k, const uint64_t* b, size_t b_st
                               uint32_t flags, void* packed, size_t packed_size)
 {
   const struct gemmi8_bgemm_config* cfg = gemmi8_get_config()->bin;
-  if (b == NULL || packed == NULL || (flags & ~GEMMI8_B_KN)) {
-    return gemmi8_status_invalid_parameter;
-  }
+  if (packed == NULL) return gemmi8_status_invalid_parameter;
   size_t size;
-  gemmi8_status status = bin_size(cfg, n, k, &size);
+  gemmi8_status status = check_source(cfg, n, k, b, b_stride, flags, &size);
   if (status != gemmi8_status_success) return status;
-  const int kn = (flags & GEMMI8_B_KN) != 0;
-  const size_t rows = kn ? k : n;
-  const size_t words = GEMMI8_BIN_WORDS(kn ? n : k);
-  if (b_stride < words || (rows - 1) > (SIZE_MAX / 8 - words) / b_stride) {
-    return gemmi8_status_invalid_parameter;
-  }
   if ((uintptr_t) packed % GEMMI8_PACK_ALIGNMENT != 0 || packed_size < size) {
     return gemmi8_status_invalid_parameter;
   }
   struct gemmi8_packed_header* h = packed;
-  memset(h, 0, sizeof(*h));
-  h->magic = GEMMI8_PACKED_MAGIC;
-  h->type = gemmi8_type_bin;
-  h->layout = gemmi8_bgemm_layout(cfg);
-  h->nr = cfg->nr;
-  h->n = n;
-  h->k = k;
-  h->block_bytes = bin_block_bytes(cfg, k);
-  cfg->pack(cfg->nr, n, k, b, b_stride, kn, (size_t) h->block_bytes,
+  gemmi8_packed_init(h, gemmi8_type_bin, gemmi8_bgemm_layout(cfg), cfg->nr, n, k,
+                     gemmi8_bblock_bytes(cfg, k));
+  gemmi8_packed_seal(h);
+  cfg->pack(cfg->nr, n, k, b, b_stride, (flags & GEMMI8_B_KN) != 0, (size_t) h->block_bytes,
             (uint8_t*) packed + GEMMI8_PACKED_HEADER_BYTES);
   return gemmi8_status_success;
 }
 
+/* Validates everything before allocating (see gemmi8_qu8_pack_alloc). */
 gemmi8_status gemmi8_bin_pack_alloc(size_t n, size_t k, const uint64_t* b, size_t b_stride,
                                     uint32_t flags, void** packed)
 {
+  if (packed == NULL) return gemmi8_status_invalid_parameter;
   size_t size;
-  if (packed == NULL || b == NULL || (flags & ~GEMMI8_B_KN)) {
-    return gemmi8_status_invalid_parameter;
-  }
-  gemmi8_status status = gemmi8_bin_pack_size(n, k, &size);
+  gemmi8_status status = check_source(gemmi8_get_config()->bin, n, k, b, b_stride, flags, &size);
   if (status != gemmi8_status_success) return status;
   void* buffer = NULL;
   if (posix_memalign(&buffer, GEMMI8_PACK_ALIGNMENT, size) != 0) {

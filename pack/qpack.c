@@ -49,21 +49,22 @@ void gemmi8_qpack_goi__generic(const struct gemmi8_qgemm_config* cfg, size_t n, 
   }
 }
 
-/* Total packed size, or 0 when it would overflow size_t. */
-static size_t packed_size_of(const struct gemmi8_qgemm_config* cfg, size_t n, size_t k)
+/* Total packed size into *size: 0 when it would overflow size_t. */
+static int packed_size_of(const struct gemmi8_qgemm_config* cfg, size_t n, size_t k, size_t* size)
 {
-  const size_t blocks = gemmi8_divide_round_up(n, cfg->nr);
-  const size_t block_bytes = gemmi8_qblock_bytes(cfg, k);
-  if (blocks > (SIZE_MAX - GEMMI8_PACKED_HEADER_BYTES) / block_bytes) return 0;
-  return GEMMI8_PACKED_HEADER_BYTES + blocks * block_bytes;
+  size_t bytes;
+  return gemmi8_mul(gemmi8_divide_round_up(n, cfg->nr), gemmi8_qblock_bytes(cfg, k), &bytes) &&
+         gemmi8_add(bytes, GEMMI8_PACKED_HEADER_BYTES, size);
 }
 
-static gemmi8_status check_shape(size_t n, size_t k, size_t max_k)
+/* The shape alone: n and k nonzero, k within the exact limit, the packed size
+ * representable (exactly: nothing else limits n). */
+static gemmi8_status check_shape(const struct gemmi8_qgemm_config* cfg, size_t n, size_t k,
+                                 size_t max_k, size_t* size)
 {
   if (n == 0 || k == 0) return gemmi8_status_invalid_parameter;
   if (k > max_k) return gemmi8_status_unsupported_parameter;
-  /* Keep every packed index computation far from overflow. */
-  if (n > SIZE_MAX / 4 / k) return gemmi8_status_unsupported_parameter;
+  if (!packed_size_of(cfg, n, k, size)) return gemmi8_status_unsupported_parameter;
   return gemmi8_status_success;
 }
 
@@ -71,10 +72,9 @@ static gemmi8_status pack_size(const struct gemmi8_qgemm_config* cfg, size_t n, 
                                size_t max_k, size_t* size)
 {
   if (size == NULL) return gemmi8_status_invalid_parameter;
-  gemmi8_status status = check_shape(n, k, max_k);
+  size_t bytes;
+  gemmi8_status status = check_shape(cfg, n, k, max_k, &bytes);
   if (status != gemmi8_status_success) return status;
-  const size_t bytes = packed_size_of(cfg, n, k);
-  if (bytes == 0) return gemmi8_status_unsupported_parameter;
   *size = bytes;
   return gemmi8_status_success;
 }
@@ -89,23 +89,32 @@ gemmi8_status gemmi8_qs8_pack_size(size_t n, size_t k, size_t* size)
   return pack_size(gemmi8_get_config()->qs8, n, k, GEMMI8_QS8_MAX_K, size);
 }
 
+/* Everything about the source and the shape, before any buffer is touched or
+ * allocated; *size receives the packed size. */
+static gemmi8_status check_source(const struct gemmi8_qgemm_config* cfg, size_t n, size_t k,
+                                  size_t max_k, const void* b, size_t b_stride, uint32_t flags,
+                                  size_t* size)
+{
+  if (b == NULL) return gemmi8_status_invalid_parameter;
+  if (flags & ~GEMMI8_B_KN) return gemmi8_status_invalid_parameter;
+  if (n == 0 || k == 0) return gemmi8_status_invalid_parameter;
+  const size_t rows = (flags & GEMMI8_B_KN) ? k : n;
+  const size_t cols = (flags & GEMMI8_B_KN) ? n : k;
+  size_t extent;
+  if (!gemmi8_extent(rows, cols, b_stride, 1, &extent)) return gemmi8_status_invalid_parameter;
+  return check_shape(cfg, n, k, max_k, size);
+}
+
 /* Everything both types check; the packed buffer is written only after it. */
 static gemmi8_status check_pack(const struct gemmi8_qgemm_config* cfg, size_t n, size_t k,
                                 size_t max_k, const void* b, size_t b_stride, uint32_t flags,
                                 const void* packed, size_t packed_size)
 {
-  if (b == NULL || packed == NULL) return gemmi8_status_invalid_parameter;
-  if (flags & ~GEMMI8_B_KN) return gemmi8_status_invalid_parameter;
-  gemmi8_status status = check_shape(n, k, max_k);
+  if (packed == NULL) return gemmi8_status_invalid_parameter;
+  size_t bytes;
+  gemmi8_status status = check_source(cfg, n, k, max_k, b, b_stride, flags, &bytes);
   if (status != gemmi8_status_success) return status;
-  const size_t rows = (flags & GEMMI8_B_KN) ? k : n;
-  const size_t cols = (flags & GEMMI8_B_KN) ? n : k;
-  if (b_stride < cols || (rows - 1) > (SIZE_MAX - cols) / b_stride) {
-    return gemmi8_status_invalid_parameter;
-  }
   if ((uintptr_t) packed % GEMMI8_PACK_ALIGNMENT != 0) return gemmi8_status_invalid_parameter;
-  const size_t bytes = packed_size_of(cfg, n, k);
-  if (bytes == 0) return gemmi8_status_unsupported_parameter;
   if (packed_size < bytes) return gemmi8_status_invalid_parameter;
   return gemmi8_status_success;
 }
@@ -115,14 +124,8 @@ static void pack_into(const struct gemmi8_qgemm_config* cfg, enum gemmi8_type ty
                       const int32_t* b_zp, const int32_t* bias, void* packed)
 {
   struct gemmi8_packed_header* h = packed;
-  memset(h, 0, sizeof(*h));
-  h->magic = GEMMI8_PACKED_MAGIC;
-  h->type = (uint32_t) type;
-  h->layout = gemmi8_qgemm_layout(cfg, (uint32_t) type);
-  h->nr = cfg->nr;
-  h->n = n;
-  h->k = k;
-  h->block_bytes = gemmi8_qblock_bytes(cfg, k);
+  gemmi8_packed_init(h, (uint32_t) type, gemmi8_qgemm_layout(cfg, (uint32_t) type), cfg->nr, n, k,
+                     gemmi8_qblock_bytes(cfg, k));
   h->a_zero_point = a_zero_point;
   /* coef = (B - w) - b_zp, as the packer writes it */
   const int32_t delta = cfg->xor_weights ? (src->is_signed ? -128 : 128) : 0;
@@ -136,6 +139,7 @@ static void pack_into(const struct gemmi8_qgemm_config* cfg, enum gemmi8_type ty
     h->coef = coef0;
   }
   if (cfg->column_bytes != 8) h->flags |= GEMMI8_PACKED_NO_ROW_SUM;
+  gemmi8_packed_seal(h);
   cfg->pack(cfg, n, k, src, a_zero_point, b_zp, bias, (size_t) h->block_bytes,
             (uint8_t*) packed + GEMMI8_PACKED_HEADER_BYTES);
 }
@@ -175,17 +179,19 @@ gemmi8_status gemmi8_qs8_pack(size_t n, size_t k, const int8_t* b, size_t b_stri
   return gemmi8_status_success;
 }
 
+/* Validates everything before allocating: a bad argument is invalid_parameter even
+ * when the packed size could not be allocated. */
 gemmi8_status gemmi8_qu8_pack_alloc(size_t n, size_t k, const uint8_t* b, size_t b_stride,
                                     uint32_t flags, uint8_t a_zero_point,
                                     const uint8_t* b_zero_point, int b_zp_per_channel,
                                     const int32_t* bias, void** packed)
 {
-  size_t size;
-  if (packed == NULL || b == NULL || b_zero_point == NULL || (flags & ~GEMMI8_B_KN) ||
-      (b_zp_per_channel != 0 && b_zp_per_channel != 1)) {
+  if (packed == NULL || b_zero_point == NULL || (b_zp_per_channel != 0 && b_zp_per_channel != 1)) {
     return gemmi8_status_invalid_parameter;
   }
-  gemmi8_status status = gemmi8_qu8_pack_size(n, k, &size);
+  size_t size;
+  gemmi8_status status = check_source(gemmi8_get_config()->qu8, n, k, GEMMI8_QU8_MAX_K, b,
+                                      b_stride, flags, &size);
   if (status != gemmi8_status_success) return status;
   void* buffer = NULL;
   if (posix_memalign(&buffer, GEMMI8_PACK_ALIGNMENT, size) != 0) {
@@ -205,11 +211,10 @@ gemmi8_status gemmi8_qs8_pack_alloc(size_t n, size_t k, const int8_t* b, size_t 
                                     uint32_t flags, int8_t a_zero_point, const int32_t* bias,
                                     void** packed)
 {
+  if (packed == NULL) return gemmi8_status_invalid_parameter;
   size_t size;
-  if (packed == NULL || b == NULL || (flags & ~GEMMI8_B_KN)) {
-    return gemmi8_status_invalid_parameter;
-  }
-  gemmi8_status status = gemmi8_qs8_pack_size(n, k, &size);
+  gemmi8_status status = check_source(gemmi8_get_config()->qs8, n, k, GEMMI8_QS8_MAX_K, b,
+                                      b_stride, flags, &size);
   if (status != gemmi8_status_success) return status;
   void* buffer = NULL;
   if (posix_memalign(&buffer, GEMMI8_PACK_ALIGNMENT, size) != 0) {

@@ -62,20 +62,24 @@ static gemmi8_status bgemm(enum bin_output output, size_t m, size_t n, size_t k,
 {
   const struct gemmi8_bgemm_config* cfg = gemmi8_get_config()->bin;
   if (a == NULL || packed_b == NULL || c == NULL) return gemmi8_status_invalid_parameter;
-  if (m == 0 || n == 0 || k == 0) return gemmi8_status_invalid_parameter;
   const size_t a_words = GEMMI8_BIN_WORDS(k);
-  if (a_stride < a_words || (m - 1) > (SIZE_MAX / 8 - a_words) / a_stride) {
-    return gemmi8_status_invalid_parameter;
-  }
   const size_t c_row = output == bin_bits ? GEMMI8_BIN_WORDS(n) : n;
   const size_t c_size = output == bin_bits ? sizeof(uint64_t) : sizeof(int32_t);
-  if (c_stride < c_row || (m - 1) > (SIZE_MAX / c_size - c_row) / c_stride) {
+  size_t a_bytes, c_bytes;
+  if (n == 0 || !gemmi8_extent(m, a_words, a_stride, sizeof(uint64_t), &a_bytes) ||
+      !gemmi8_extent(m, c_row, c_stride, c_size, &c_bytes)) {
     return gemmi8_status_invalid_parameter;
   }
   if (k > GEMMI8_BIN_MAX_K) return gemmi8_status_unsupported_parameter;
-  if (!gemmi8_packed_matches(packed_b, gemmi8_type_bin, gemmi8_bgemm_layout(cfg), n, k)) {
-    return gemmi8_status_invalid_parameter;
-  }
+  const struct gemmi8_packed_expect expect = {
+      .type = gemmi8_type_bin,
+      .layout = gemmi8_bgemm_layout(cfg),
+      .nr = cfg->nr,
+      .n = n,
+      .k = k,
+      .block_bytes = gemmi8_bblock_bytes(cfg, k),
+  };
+  if (!gemmi8_packed_valid(packed_b, &expect)) return gemmi8_status_invalid_parameter;
   const struct gemmi8_packed_header* h = packed_b;
 
   /* plan */

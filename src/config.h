@@ -116,4 +116,11 @@ static inline size_t gemmi8_qblock_bytes(const struct gemmi8_qgemm_config* cfg, 
                          64);
 }
 
+/* Bytes of a packed binary block: GEMMI8_BIN_WORDS(k) words per column (k at most
+ * GEMMI8_BIN_MAX_K), rounded to 64. */
+static inline size_t gemmi8_bblock_bytes(const struct gemmi8_bgemm_config* cfg, size_t k)
+{
+  return gemmi8_round_up(GEMMI8_BIN_WORDS(k) * cfg->nr * sizeof(uint64_t), 64);
+}
+
 #endif

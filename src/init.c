@@ -4,6 +4,7 @@
  * GEMMI8_ISA allows.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -346,13 +347,31 @@ static const struct level* find_level(const char* name)
   return NULL;
 }
 
+static gemmi8_status env_status = gemmi8_status_success;
+
 static void select_config(void)
 {
   cpu_features = detect_features();
   unsigned allowed = cpu_features;
-  const struct level* forced = find_level(getenv("GEMMI8_ISA"));
-  if (forced != NULL && subset(forced->features, cpu_features)) allowed = forced->features;
+  const char* name = getenv("GEMMI8_ISA");
+  if (name != NULL && *name != '\0') {
+    const struct level* forced = find_level(name);
+    if (forced == NULL) {
+      env_status = gemmi8_status_invalid_parameter;
+    } else if (!subset(forced->features, cpu_features)) {
+      env_status = gemmi8_status_unsupported_hardware;
+    } else {
+      allowed = forced->features;
+    }
+  }
   fill(allowed);
+  if (env_status != gemmi8_status_success) {
+    /* the one message the library prints: a forced level that was not honoured */
+    fprintf(stderr, "gemmi8: GEMMI8_ISA=%s ignored (%s); using %s\n", name,
+            env_status == gemmi8_status_invalid_parameter ? "not a level of this build"
+                                                          : "not supported by this CPU",
+            selected.isa);
+  }
 }
 
 const struct gemmi8_config* gemmi8_get_config(void)
@@ -369,6 +388,21 @@ const char* const* gemmi8_isa_compiled(void)
   for (size_t i = 0; i < LEVELS; i++) names[i] = levels[i].name;
   names[LEVELS] = NULL;
   return names;
+}
+
+gemmi8_status gemmi8_isa_available(const char* name)
+{
+  gemmi8_get_config();
+  const struct level* l = find_level(name);
+  if (l == NULL) return gemmi8_status_invalid_parameter;
+  return subset(l->features, cpu_features) ? gemmi8_status_success
+                                           : gemmi8_status_unsupported_hardware;
+}
+
+gemmi8_status gemmi8_isa_env_status(void)
+{
+  gemmi8_get_config();
+  return env_status;
 }
 
 int gemmi8_isa_supported(const char* name)

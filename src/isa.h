@@ -7,9 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Names of every kernel-set level compiled in for this architecture (the names
- * GEMMI8_ISA takes), best last, terminated by NULL. "generic" is always first. */
-const char* const* gemmi8_isa_compiled(void);
+/* gemmi8_isa_compiled() is public (gemmi8.h). */
+#include "gemmi8.h"
 
 /* 1 if the named set is compiled in and supported by this CPU and OS. */
 int gemmi8_isa_supported(const char* name);

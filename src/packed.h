@@ -1,8 +1,10 @@
 /*
- * Packed weights: the 64-byte header in front of every packed buffer.
+ * Packed weights: the 64-byte header in front of every packed buffer, and its checks.
  */
 #ifndef GEMMI8_PACKED_H
 #define GEMMI8_PACKED_H
+
+#include <string.h>
 
 #include "common.h"
 
@@ -12,20 +14,30 @@
 enum gemmi8_type { gemmi8_type_qu8 = 1, gemmi8_type_qs8 = 2, gemmi8_type_bin = 3 };
 
 #define GEMMI8_PACKED_MAGIC 0x4b503847u /* "G8PK" */
+#define GEMMI8_PACKED_VERSION 1u
 #define GEMMI8_PACKED_HEADER_BYTES 64
 
+/*
+ * A packed buffer may come back from disk or from another process: the GEMMs trust
+ * no field of it. Every field a kernel or driver depends on is recomputed from the
+ * call's arguments and the kernels in use and compared (gemmi8_packed_valid), and a
+ * checksum over the header catches damage to the fields that cannot be recomputed
+ * (flags, coef, a_zero_point): any one damaged 32-bit word changes it for certain.
+ */
 struct gemmi8_packed_header {
-  uint32_t magic;
-  uint32_t type;
-  uint32_t layout;
-  uint32_t nr;
+  uint32_t magic;   /* GEMMI8_PACKED_MAGIC */
+  uint32_t type;    /* enum gemmi8_type */
+  uint32_t layout;  /* kernel layout id */
+  uint32_t nr;      /* columns per block */
   uint64_t n;
   uint64_t k;
   uint64_t block_bytes;
   int32_t a_zero_point;
-  uint32_t flags; /* GEMMI8_PACKED_* */
-  int32_t coef;   /* with GEMMI8_PACKED_UNIFORM_COEF: the coef of every column */
-  uint32_t reserved[3];
+  uint32_t flags;   /* GEMMI8_PACKED_* */
+  int32_t coef;     /* with GEMMI8_PACKED_UNIFORM_COEF: the coef of every column */
+  uint32_t version; /* GEMMI8_PACKED_VERSION */
+  uint32_t reserved; /* 0 */
+  uint32_t checksum; /* gemmi8_packed_checksum() of the 60 bytes before it */
 };
 /* Every coef is 0: the row-sum term vanishes and the driver need not compute it. */
 #define GEMMI8_PACKED_NO_ROW_SUM 1u
@@ -33,14 +45,65 @@ struct gemmi8_packed_header {
 #define GEMMI8_PACKED_UNIFORM_COEF 2u
 _Static_assert(sizeof(struct gemmi8_packed_header) == GEMMI8_PACKED_HEADER_BYTES,
                "packed header is one cache line");
+_Static_assert(offsetof(struct gemmi8_packed_header, checksum) == 60, "checksum is last");
 
-/* 1 if packed is a 64-byte aligned buffer packed for this type, kernel layout, n, k. */
-static inline int gemmi8_packed_matches(const void* packed, uint32_t type, uint32_t layout,
-                                        size_t n, size_t k)
+/* FNV-1a over the header's first fifteen 32-bit words: each step (h ^ w) * prime is
+ * a bijection of h, so headers that differ in one word always differ in the sum. */
+static inline uint32_t gemmi8_packed_checksum(const struct gemmi8_packed_header* h)
 {
+  uint32_t words[15];
+  memcpy(words, h, sizeof(words));
+  uint32_t sum = UINT32_C(0x811c9dc5);
+  for (size_t i = 0; i < 15; i++) sum = (sum ^ words[i]) * UINT32_C(0x01000193);
+  return sum;
+}
+
+/* Fills the fields every type has, zeroes the rest; the packer sets a_zero_point,
+ * flags and coef, then seals the header with gemmi8_packed_seal(). */
+static inline void gemmi8_packed_init(struct gemmi8_packed_header* h, uint32_t type,
+                                      uint32_t layout, size_t nr, size_t n, size_t k,
+                                      size_t block_bytes)
+{
+  memset(h, 0, sizeof(*h));
+  h->magic = GEMMI8_PACKED_MAGIC;
+  h->type = type;
+  h->layout = layout;
+  h->nr = (uint32_t) nr;
+  h->n = n;
+  h->k = k;
+  h->block_bytes = block_bytes;
+  h->version = GEMMI8_PACKED_VERSION;
+}
+
+static inline void gemmi8_packed_seal(struct gemmi8_packed_header* h)
+{
+  h->checksum = gemmi8_packed_checksum(h);
+}
+
+/* The header a GEMM call expects, field by field. */
+struct gemmi8_packed_expect {
+  uint32_t type, layout;
+  size_t nr, n, k, block_bytes;
+  int32_t a_zp_min, a_zp_max; /* range of a_zero_point */
+  uint32_t flags_allowed;     /* flags that may be set */
+  uint32_t flags_required;    /* flags that must be set */
+};
+
+/* 1 if packed is a 64-byte aligned buffer whose header is intact (magic, version,
+ * checksum) and matches e in every field; flags and coef consistent. */
+static inline int gemmi8_packed_valid(const void* packed, const struct gemmi8_packed_expect* e)
+{
+  if ((uintptr_t) packed % GEMMI8_PACK_ALIGNMENT != 0) return 0;
   const struct gemmi8_packed_header* h = packed;
-  return (uintptr_t) packed % GEMMI8_PACK_ALIGNMENT == 0 && h->magic == GEMMI8_PACKED_MAGIC &&
-         h->type == type && h->layout == layout && h->n == n && h->k == k;
+  const uint32_t flags = h->flags;
+  return h->magic == GEMMI8_PACKED_MAGIC && h->version == GEMMI8_PACKED_VERSION &&
+         h->checksum == gemmi8_packed_checksum(h) && h->type == e->type &&
+         h->layout == e->layout && h->nr == e->nr && h->n == e->n && h->k == e->k &&
+         h->block_bytes == e->block_bytes && h->reserved == 0 &&
+         h->a_zero_point >= e->a_zp_min && h->a_zero_point <= e->a_zp_max &&
+         (flags & ~e->flags_allowed) == 0 && (flags & e->flags_required) == e->flags_required &&
+         flags != (GEMMI8_PACKED_NO_ROW_SUM | GEMMI8_PACKED_UNIFORM_COEF) &&
+         (h->coef == 0 || (flags & GEMMI8_PACKED_UNIFORM_COEF));
 }
 
 #endif

@@ -82,15 +82,28 @@ static gemmi8_status check_gemm(enum gemmi8_type type, const struct gemmi8_qgemm
                                 size_t c_stride, size_t c_size)
 {
   if (a == NULL || packed_b == NULL || c == NULL) return gemmi8_status_invalid_parameter;
-  if (m == 0 || n == 0 || k == 0) return gemmi8_status_invalid_parameter;
-  if (a_stride < k || (m - 1) > (SIZE_MAX - k) / a_stride) return gemmi8_status_invalid_parameter;
-  if (c_stride < n || (m - 1) > (SIZE_MAX / c_size - n) / c_stride) {
+  size_t a_bytes, c_bytes;
+  if (!gemmi8_extent(m, k, a_stride, 1, &a_bytes) ||
+      !gemmi8_extent(m, n, c_stride, c_size, &c_bytes)) {
     return gemmi8_status_invalid_parameter;
   }
   if (k > max_k) return gemmi8_status_unsupported_parameter;
-  if (!gemmi8_packed_matches(packed_b, (uint32_t) type, gemmi8_qgemm_layout(cfg, (uint32_t) type), n, k)) {
-    return gemmi8_status_invalid_parameter;
-  }
+  const struct gemmi8_packed_expect expect = {
+      .type = (uint32_t) type,
+      .layout = gemmi8_qgemm_layout(cfg, (uint32_t) type),
+      .nr = cfg->nr,
+      .n = n,
+      .k = k,
+      .block_bytes = gemmi8_qblock_bytes(cfg, k),
+      .a_zp_min = type == gemmi8_type_qu8 ? 0 : -128,
+      .a_zp_max = type == gemmi8_type_qu8 ? 255 : 127,
+      /* without column coefficients there is no row-sum term at all */
+      .flags_allowed = cfg->column_bytes == 8
+                           ? GEMMI8_PACKED_NO_ROW_SUM | GEMMI8_PACKED_UNIFORM_COEF
+                           : GEMMI8_PACKED_NO_ROW_SUM,
+      .flags_required = cfg->column_bytes == 8 ? 0 : GEMMI8_PACKED_NO_ROW_SUM,
+  };
+  if (!gemmi8_packed_valid(packed_b, &expect)) return gemmi8_status_invalid_parameter;
   return gemmi8_status_success;
 }
 
@@ -230,7 +243,8 @@ static gemmi8_status run(const struct gemmi8_qgemm_config* cfg, enum qgemm_outpu
       ctx.row_sums = stack_sums;
     } else {
       /* (an A of m rows exists in memory, but 4 bytes a row may not fit size_t) */
-      heap_sums = m <= SIZE_MAX / sizeof(int32_t) ? malloc(m * sizeof(int32_t)) : NULL;
+      size_t bytes;
+      heap_sums = gemmi8_mul(m, sizeof(int32_t), &bytes) ? malloc(bytes) : NULL;
       if (heap_sums == NULL) return gemmi8_status_out_of_memory;
       ctx.row_sums = heap_sums;
     }

@@ -26,6 +26,17 @@ static inline int32_t gemmi8_requantize_fixedpoint(int32_t acc, int32_t multipli
   return (high >> right) + (remainder > threshold);
 }
 
+/* Fixed-point output: the zero point added modulo 2^32 (gemmlowp's and TFLite's
+ * int32 addition wraps: with a large accumulator and a scale near or above 1, r is
+ * near INT32_MAX and r + zero_point turns negative), then the clamp. */
+static inline int32_t gemmi8_output_fixedpoint(int32_t acc, int32_t multiplier, int32_t shift,
+                                               int32_t zero_point, int32_t min, int32_t max)
+{
+  const int32_t r = gemmi8_requantize_fixedpoint(acc, multiplier, shift);
+  const int32_t y = (int32_t) ((uint32_t) r + (uint32_t) zero_point);
+  return y < min ? min : (y > max ? max : y);
+}
+
 /* fp32 mode: the product rounded to float once, clamped to the output window
  * (relative to the zero point), rounded half to even. */
 static inline int32_t gemmi8_requantize_fp32(int32_t acc, float scale, int32_t zero_point,

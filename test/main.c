@@ -96,6 +96,7 @@ static const group groups[] = {
     {"requant", test_requant},
     {"qgemm", test_qgemm},
     {"bin", test_bin},
+    {"hardening", test_hardening},
 };
 
 static void run_isa(const char* name) {

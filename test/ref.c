@@ -78,7 +78,8 @@ int32_t ref_requantize_fixedpoint(int32_t acc, int32_t multiplier, int32_t shift
 
 int32_t ref_output_fixedpoint(int32_t acc, int32_t multiplier, int32_t shift, int32_t zero_point,
                               int32_t min, int32_t max) {
-  int64_t v = (int64_t) zero_point + ref_requantize_fixedpoint(acc, multiplier, shift);
+  /* gemmlowp adds the zero point in int32, which wraps */
+  int64_t v = ref_wrap_s32((int64_t) zero_point + ref_requantize_fixedpoint(acc, multiplier, shift));
   if (v < min) v = min;
   if (v > max) v = max;
   return (int32_t) v;

@@ -32,7 +32,8 @@ int32_t ref_requantize_fixedpoint(int32_t acc, int32_t multiplier, int32_t shift
 /* requantize(acc) in fp32 mode: an integral value, possibly huge or infinite. */
 double ref_requantize_fp32(int32_t acc, float scale);
 
-/* clamp(zero_point + requantize(acc), min, max) without intermediate overflow. */
+/* clamp(zero_point + requantize(acc), min, max): the fixed-point sum wraps around
+ * int32 as gemmlowp's does; the fp32 one is exact. */
 int32_t ref_output_fixedpoint(int32_t acc, int32_t multiplier, int32_t shift, int32_t zero_point,
                               int32_t min, int32_t max);
 int32_t ref_output_fp32(int32_t acc, float scale, int32_t zero_point, int32_t min, int32_t max);

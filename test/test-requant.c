@@ -76,10 +76,15 @@ void test_reference_self(void) {
   self_int("requant(MIN, 2^30, -31)", ref_requantize_fixedpoint(INT32_MIN, Q31_HALF, -31), -1);
   self_int("requant(3, 200, 30)", ref_requantize_fixedpoint(3, 200, 30), 200);
   self_int("requant(1, 200, 30)", ref_requantize_fixedpoint(1, 200, 30), 100);
+  /* r = 2^31 - 2 (and -(2^31 - 1)): r + zero_point wraps in int32, as in gemmlowp */
   self_int("out(MAX, MAX, 30, 127)",
-           ref_output_fixedpoint(INT32_MAX, INT32_MAX, 30, 127, -128, 127), 127);
+           ref_output_fixedpoint(INT32_MAX, INT32_MAX, 30, 127, -128, 127), -128);
   self_int("out(MIN, MAX, 30, -128)",
-           ref_output_fixedpoint(INT32_MIN, INT32_MAX, 30, -128, -128, 127), -128);
+           ref_output_fixedpoint(INT32_MIN, INT32_MAX, 30, -128, -128, 127), 127);
+  self_int("out(MAX, MAX, 30, 1)",
+           ref_output_fixedpoint(INT32_MAX, INT32_MAX, 30, 1, 0, 255), 255);
+  self_int("out(MAX, MAX, 30, 2)",
+           ref_output_fixedpoint(INT32_MAX, INT32_MAX, 30, 2, 0, 255), 0);
 
   self_int("fp32(5, 0.5)", (int32_t) ref_requantize_fp32(5, 0.5f), 2);
   self_int("fp32(3, 0.5)", (int32_t) ref_requantize_fp32(3, 0.5f), 2);

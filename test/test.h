@@ -133,6 +133,7 @@ void test_quantize_multiplier(void); /* test-requant.c */
 void test_requant(void);             /* test-requant.c: trap cases, shift sweep, float ref */
 void test_qgemm(void);               /* test-qgemm.c: qu8/qs8 sweeps against the reference */
 void test_bin(void);                 /* test-bin.c: binary GEMM and bit-packing helpers */
+void test_hardening(void);           /* test-hardening.c: regression tests of found defects */
 /* test-ukernel.c: every microkernel of every table, run once (not per ISA level),
  * in named cases; returns the number of kernels skipped (not supported on this CPU). */
 unsigned long test_ukernel(uint64_t seed);

@@ -459,14 +459,13 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_s32__neon(const size_t ROWS,
   }
 }
 
-/* Two rows of int32 results (already relative to the zero point) to 8-bit outputs:
- * saturating narrowing keeps the clamp exact, the zero point is added saturating in
- * 16 bits, then narrowed saturating and clamped. */
+/* Eight int32 outputs (the zero point already added) to 8 bits: saturating
+ * narrowing to 16 then 8 bits keeps the clamp exact, then the clamp. */
 static GEMMI8_ALWAYS_INLINE uint8x8_t gemmi8_qneon_narrow(const int is_signed, int32x4_t lo,
-                                                          int32x4_t hi, int16x8_t vzp,
-                                                          uint8x8_t vmin, uint8x8_t vmax)
+                                                          int32x4_t hi, uint8x8_t vmin,
+                                                          uint8x8_t vmax)
 {
-  const int16x8_t v16 = vqaddq_s16(vcombine_s16(vqmovn_s32(lo), vqmovn_s32(hi)), vzp);
+  const int16x8_t v16 = vcombine_s16(vqmovn_s32(lo), vqmovn_s32(hi));
   if (is_signed) {
     int8x8_t v8 = vqmovn_s16(v16);
     v8 = vmax_s8(v8, vreinterpret_s8_u8(vmin));
@@ -507,17 +506,18 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint__neon(
   const int32x4_t vright0 = vminq_s32(vshift[0], vzero), vright1 = vminq_s32(vshift[1], vzero);
   const uint32x4_t vno_right0 = vceqq_s32(vright0, vzero);
   const uint32x4_t vno_right1 = vceqq_s32(vright1, vzero);
-  const int16x8_t vzp = vdupq_n_s16((int16_t) p->zero_point);
+  const int32x4_t vzp = vdupq_n_s32(p->zero_point);
   const uint8x8_t vmin = vdup_n_u8((uint8_t) p->min);
   const uint8x8_t vmax = vdup_n_u8((uint8_t) p->max);
 #pragma GCC unroll 4
   for (size_t i = ROWS; i-- > 0;) {
-    const int32x4_t vlo =
-        gemmi8_qneon_fixedpoint(vacc[i][0], vmul[0], vleft0, vright0, vno_right0);
-    const int32x4_t vhi =
-        gemmi8_qneon_fixedpoint(vacc[i][1], vmul[1], vleft1, vright1, vno_right1);
+    /* the zero point wraps around int32, as gemmlowp's addition does */
+    const int32x4_t vlo = vaddq_s32(
+        gemmi8_qneon_fixedpoint(vacc[i][0], vmul[0], vleft0, vright0, vno_right0), vzp);
+    const int32x4_t vhi = vaddq_s32(
+        gemmi8_qneon_fixedpoint(vacc[i][1], vmul[1], vleft1, vright1, vno_right1), vzp);
     gemmi8_qneon_store_8(GEMMI8_QNEON_C_ROW(uint8_t, i), nr,
-                         gemmi8_qneon_narrow(is_signed, vlo, vhi, vzp, vmin, vmax));
+                         gemmi8_qneon_narrow(is_signed, vlo, vhi, vmin, vmax));
   }
 }
 

@@ -261,7 +261,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store_fixedpoint(const size_t MR, co
       /* -1 where x < 0 and the shift is to the right: ties away from zero */
       const int32x4_t vfixup = vshrq_n_s32(vandq_s32(x, vright[j]), 31);
       x = vrshlq_s32(vqaddq_s32(x, vfixup), vright[j]);
-      vout[j] = vqaddq_s32(x, vzp);
+      vout[j] = vaddq_s32(x, vzp); /* wraps, as gemmlowp's addition */
     }
     const uint8x16_t v = gemmi8_a64_clamp(is_signed, gemmi8_a64_narrow(NJ, is_signed, vout),
                                           p->min, p->max);

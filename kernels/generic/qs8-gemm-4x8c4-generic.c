@@ -55,10 +55,9 @@ void gemmi8_qs8_gemm_fixedpoint_ukernel_4x8c4__generic(size_t mr, size_t nr, siz
   for (size_t i = 0; i < mr; i++) {
     int8_t* ci = (int8_t*) c + i * c_stride;
     for (size_t j = 0; j < nr; j++) {
-      const int32_t r = gemmi8_requantize_fixedpoint(acc[i][j], p->multiplier[j * p->channel_stride],
-                                                p->shift[j * p->channel_stride]);
-      const int64_t y = (int64_t) r + p->zero_point;
-      ci[j] = (int8_t) (y < p->min ? p->min : (y > p->max ? p->max : (int32_t) y));
+      ci[j] = (int8_t) gemmi8_output_fixedpoint(acc[i][j], p->multiplier[j * p->channel_stride],
+                                             p->shift[j * p->channel_stride], p->zero_point,
+                                             p->min, p->max);
     }
   }
 }

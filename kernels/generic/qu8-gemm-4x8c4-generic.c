@@ -61,11 +61,9 @@ void gemmi8_qu8_gemm_fixedpoint_ukernel_4x8c4__generic(size_t mr, size_t nr, siz
   for (size_t i = 0; i < mr; i++) {
     uint8_t* ci = (uint8_t*) c + i * c_stride;
     for (size_t j = 0; j < nr; j++) {
-      const int32_t r = gemmi8_requantize_fixedpoint(acc[i][j], p->multiplier[j * p->channel_stride],
-                                                p->shift[j * p->channel_stride]);
-      /* zero point + r, exact (in int64), then the clamp */
-      const int64_t y = (int64_t) r + p->zero_point;
-      ci[j] = (uint8_t) (y < p->min ? p->min : (y > p->max ? p->max : (int32_t) y));
+      ci[j] = (uint8_t) gemmi8_output_fixedpoint(acc[i][j], p->multiplier[j * p->channel_stride],
+                                             p->shift[j * p->channel_stride], p->zero_point,
+                                             p->min, p->max);
     }
   }
 }

@@ -368,33 +368,37 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_s32_avx2(const size_t MR, co
   }
 }
 
-/* Requantized int32 lanes (before the zero point) to bytes: saturate to int16, add
- * the zero point saturating, saturate to 8 bits, clamp to [min, max]. That equals
- * clamp(r + zero_point, min, max) for every int32 r. Two rows at a time. */
+/* Requantized int32 lanes (before the zero point) to bytes: add the zero point
+ * (wrapping around int32, as gemmlowp's addition does), saturate to int16, to 8
+ * bits, clamp to [min, max]: clamp(r + zero_point mod 2^32, min, max). Two rows at a
+ * time; rows at or past mr are neither stored nor addressed. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_bytes_avx2(
     const size_t MR, const size_t NJ, const int is_signed, size_t mr, size_t nr, void* c,
     size_t c_stride, const struct gemmi8_qparams* p, __m256i vr[][2])
 {
-  const __m256i vzp = _mm256_set1_epi16((int16_t) p->zero_point);
+  const __m256i vzp = _mm256_set1_epi32(p->zero_point);
   const __m256i vmin = _mm256_set1_epi8((char) p->min);
   const __m256i vmax = _mm256_set1_epi8((char) p->max);
 #pragma GCC unroll 3
   for (size_t i = 0; i < MR; i += 2) {
     const size_t i1 = i + 1 < MR ? i + 1 : i;
-    uint8_t* c0 = (uint8_t*) c + i * c_stride;
-    uint8_t* c1 = (uint8_t*) c + i1 * c_stride;
+    uint8_t* c0 = (uint8_t*) c + (i < mr ? i : 0) * c_stride;
+    uint8_t* c1 = (uint8_t*) c + (i1 < mr ? i1 : 0) * c_stride;
     __m256i v;
     __m128i lo, hi;
     if (NJ == 2) {
       /* rows i, i1, 16 columns: bytes come out as dwords 0-3 of both rows in lane 0
        * (columns 0-3, 8-11) and lane 1 (4-7, 12-15), then put in order */
-      const __m256i p0 = _mm256_adds_epi16(_mm256_packs_epi32(vr[i][0], vr[i][1]), vzp);
-      const __m256i p1 = _mm256_adds_epi16(_mm256_packs_epi32(vr[i1][0], vr[i1][1]), vzp);
+      const __m256i p0 = _mm256_packs_epi32(_mm256_add_epi32(vr[i][0], vzp),
+                                            _mm256_add_epi32(vr[i][1], vzp));
+      const __m256i p1 = _mm256_packs_epi32(_mm256_add_epi32(vr[i1][0], vzp),
+                                            _mm256_add_epi32(vr[i1][1], vzp));
       v = is_signed ? _mm256_packs_epi16(p0, p1) : _mm256_packus_epi16(p0, p1);
       v = _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     } else {
       /* rows i, i1, 8 columns */
-      const __m256i p01 = _mm256_adds_epi16(_mm256_packs_epi32(vr[i][0], vr[i1][0]), vzp);
+      const __m256i p01 = _mm256_packs_epi32(_mm256_add_epi32(vr[i][0], vzp),
+                                             _mm256_add_epi32(vr[i1][0], vzp));
       v = is_signed ? _mm256_packs_epi16(p01, p01) : _mm256_packus_epi16(p01, p01);
       v = _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 4, 1, 5, 0, 4, 1, 5));
     }

@@ -213,8 +213,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint_avx512(
 {
   if (p->left_shift) gemmi8_qgemm_shift_left_avx512(MR, NJ, nr, p, vacc);
   const __m512i vzero = _mm512_setzero_si512();
-  const __m512i vlo = _mm512_set1_epi32(p->min - p->zero_point);
-  const __m512i vhi = _mm512_set1_epi32(p->max - p->zero_point);
+  const __m512i vmin = _mm512_set1_epi32(p->min);
+  const __m512i vmax = _mm512_set1_epi32(p->max);
   const __m512i vzp = _mm512_set1_epi32(p->zero_point);
   const __m512i vlow32 = _mm512_set1_epi64(INT64_C(0xFFFFFFFF));
   const __m512i v2_30 = _mm512_set1_epi64(INT64_C(1) << 30);
@@ -257,8 +257,9 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint_avx512(
       peven = _mm512_srav_epi64(peven, vsh_even);
       podd = _mm512_srav_epi64(podd, vsh_odd);
       __m512i r = _mm512_permutex2var_epi32(peven, vinterleave, podd);
-      r = _mm512_min_epi32(_mm512_max_epi32(r, vlo), vhi);
+      /* the zero point wraps around int32 as gemmlowp's addition does */
       r = _mm512_add_epi32(r, vzp);
+      r = _mm512_min_epi32(_mm512_max_epi32(r, vmin), vmax);
       if (i < mr) {
         uint8_t* ci = (uint8_t*) c + i * c_stride + 16 * j;
         _mm_mask_storeu_epi8(ci, mask, _mm512_cvtepi32_epi8(r));

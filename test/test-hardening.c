@@ -1,0 +1,560 @@
+/*
+ * Regression tests of the defects a hostile caller found, one function per defect,
+ * named after it (the check names carry the same words):
+ *   1. bin_pack_rows_extent_overflow     row extent of the bit-packing helpers
+ *   2. bin_words_and_block_count_wrap    GEMMI8_BIN_WORDS and block counts near SIZE_MAX
+ *   3. store_past_m_huge_stride          no row pointer formed past M (huge strides)
+ *   4. packed_header_damage              every header byte damaged; fields resealed
+ *   5. pack_alloc_validates_first        a bad stride is invalid before any allocation
+ *   6. pack_size_exact                   the packed size limit is the size_t limit
+ *   7. zero_point_add_wraps              gemmlowp's wrapping int32 zero-point addition
+ *   8. isa_names_and_env                 gemmi8_isa_available / _compiled / _env_status
+ * Every call that must fail is checked for its status and for having written nothing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isa.h"
+#include "packed.h"
+#include "test.h"
+
+#define INVALID gemmi8_status_invalid_parameter
+#define UNSUPPORTED gemmi8_status_unsupported_parameter
+#define SUCCESS gemmi8_status_success
+
+static const char* sname(gemmi8_status s) { return gemmi8_status_string(s); }
+
+/* A small output buffer with a random image: the library must leave it as it was. */
+typedef struct canary {
+  unsigned char bytes[512];
+  unsigned char copy[512];
+} canary;
+
+static void canary_init(canary* c) {
+  t_fill_random(c->bytes, sizeof(c->bytes));
+  memcpy(c->copy, c->bytes, sizeof(c->bytes));
+}
+
+static int canary_intact(const canary* c) { return memcmp(c->bytes, c->copy, sizeof(c->bytes)) == 0; }
+
+/* got must be want and the canary intact. */
+static void expect_refused(const char* defect, const char* what, gemmi8_status got,
+                           gemmi8_status want, const canary* c) {
+  const int intact = c == NULL || canary_intact(c);
+  t_expect(got == want && intact, defect, "%s: status \"%s\", expected \"%s\"%s", what, sname(got),
+           sname(want), intact ? "" : "; output written");
+}
+
+/* ---- 1 --------------------------------------------------------------------------------- */
+
+static void bin_pack_rows_extent_overflow(void) {
+  const char* defect = "defect 1 bin_pack_rows_extent_overflow";
+  float x[64] = {0};
+  canary out;
+  /* k * 4 bytes overflows size_t: the extent check must not wrap */
+  static const size_t ks[] = {SIZE_MAX / 4 + 1, SIZE_MAX / 4 + 2, SIZE_MAX / 2, SIZE_MAX - 1,
+                              SIZE_MAX};
+  for (size_t i = 0; i < T_COUNT(ks); i++) {
+    const size_t k = ks[i];
+    canary_init(&out);
+    char what[96];
+    snprintf(what, sizeof(what), "f32 rows 1, k %zu, x_stride k, out_stride words", k);
+    expect_refused(defect, what,
+                   gemmi8_bin_pack_rows_f32(1, k, x, k, (uint64_t*) out.bytes, GEMMI8_BIN_WORDS(k)),
+                   INVALID, &out);
+  }
+  /* two rows whose stride alone fits, but not in bytes */
+  canary_init(&out);
+  expect_refused(defect, "f32 rows 2, k 1, x_stride SIZE_MAX / 8 + 1",
+                 gemmi8_bin_pack_rows_f32(2, 1, x, SIZE_MAX / 8 + 1, (uint64_t*) out.bytes, 1),
+                 INVALID, &out);
+  canary_init(&out);
+  expect_refused(defect, "s8 rows 2, k 1, out_stride SIZE_MAX / 16 + 1",
+                 gemmi8_bin_pack_rows_s8(2, 1, (const int8_t*) x, 1, (uint64_t*) out.bytes,
+                                         SIZE_MAX / 16 + 1),
+                 INVALID, &out);
+  /* the same helpers still work at the edge of a real row */
+  float row[130];
+  for (size_t j = 0; j < 130; j++) row[j] = (j % 3 == 0) ? -1.0f : 1.0f;
+  uint64_t words[3] = {0};
+  gemmi8_status s = gemmi8_bin_pack_rows_f32(1, 130, row, 130, words, 3);
+  int ok = s == SUCCESS;
+  for (size_t j = 0; ok && j < 130; j++) ok = ((words[j / 64] >> (j % 64)) & 1) == (j % 3 == 0);
+  t_expect(ok && (words[2] >> 2) == 0, defect, "f32 rows 1, k 130: status \"%s\" or bits wrong",
+           sname(s));
+}
+
+/* ---- 2 --------------------------------------------------------------------------------- */
+
+static void bin_words_and_block_count_wrap(void) {
+  const char* defect = "defect 2 bin_words_and_block_count_wrap";
+  /* the public macro: ceil(k / 64) for every k, no wrap */
+  static const size_t ks[] = {0, 1, 63, 64, 65, SIZE_MAX - 64, SIZE_MAX - 63, SIZE_MAX - 62,
+                              SIZE_MAX - 1, SIZE_MAX};
+  for (size_t i = 0; i < T_COUNT(ks); i++) {
+    const size_t k = ks[i];
+    const size_t want = k / 64 + (k % 64 != 0 ? 1 : 0);
+    t_expect(GEMMI8_BIN_WORDS(k) == want, defect, "GEMMI8_BIN_WORDS(%zu) = %zu, expected %zu", k,
+             (size_t) GEMMI8_BIN_WORDS(k), want);
+  }
+  size_t size = 12345;
+  gemmi8_status s = gemmi8_bin_pack_size(SIZE_MAX, 64, &size);
+  t_expect(s == UNSUPPORTED && size == 12345, defect,
+           "gemmi8_bin_pack_size(SIZE_MAX, 64): status \"%s\", size %zu", sname(s), size);
+  s = gemmi8_bin_pack_size(SIZE_MAX - 5, 1, &size);
+  t_expect(s == UNSUPPORTED && size == 12345, defect,
+           "gemmi8_bin_pack_size(SIZE_MAX - 5, 1): status \"%s\"", sname(s));
+
+  uint64_t b[4] = {0};
+  void* packed = t_alloc_aligned(512);
+  canary pk;
+  canary_init(&pk);
+  memcpy(packed, pk.bytes, 512);
+  /* K x N rows of n bits: a stride of 1 word is too small for SIZE_MAX columns ... */
+  s = gemmi8_bin_pack(SIZE_MAX, 1, b, 1, GEMMI8_B_KN, packed, 64);
+  t_expect(s == INVALID && memcmp(packed, pk.copy, 512) == 0, defect,
+           "gemmi8_bin_pack(SIZE_MAX, 1, b, 1, KN, packed, 64): status \"%s\"%s", sname(s),
+           memcmp(packed, pk.copy, 512) == 0 ? "" : "; packed written");
+  /* ... and with a stride that holds them, the packed size overflows */
+  s = gemmi8_bin_pack(SIZE_MAX, 1, b, GEMMI8_BIN_WORDS(SIZE_MAX), GEMMI8_B_KN, packed, 64);
+  t_expect(s == UNSUPPORTED && memcmp(packed, pk.copy, 512) == 0, defect,
+           "gemmi8_bin_pack(SIZE_MAX, 1, b, words, KN, packed, 64): status \"%s\"", sname(s));
+  void* alloc = NULL;
+  s = gemmi8_bin_pack_alloc(SIZE_MAX, 1, b, GEMMI8_BIN_WORDS(SIZE_MAX), GEMMI8_B_KN, &alloc);
+  t_expect(s == UNSUPPORTED && alloc == NULL, defect,
+           "gemmi8_bin_pack_alloc(SIZE_MAX, 1, KN): status \"%s\"", sname(s));
+
+  /* a valid packed weight to aim the GEMMs at */
+  size_t bsize = 0;
+  s = gemmi8_bin_pack_size(5, 130, &bsize);
+  void* wb = t_alloc_aligned(bsize > 0 ? bsize : 64);
+  uint64_t bits[5 * 3];
+  t_fill_random(bits, sizeof(bits));
+  if (s == SUCCESS) s = gemmi8_bin_pack(5, 130, bits, 3, GEMMI8_B_NK, wb, bsize);
+  t_expect(s == SUCCESS, defect, "packing the 5 x 130 fixture: \"%s\"", sname(s));
+
+  canary c;
+  uint64_t a[4] = {0};
+  canary_init(&c);
+  expect_refused(defect, "gemmi8_bin_gemm_s32(1, 1, SIZE_MAX, a, 0, p, c, 1)",
+                 gemmi8_bin_gemm_s32(1, 1, SIZE_MAX, a, 0, wb, (int32_t*) c.bytes, 1), INVALID, &c);
+  /* (a row of SIZE_MAX bits at its own stride is a possible object: K is then just
+   * too large) */
+  canary_init(&c);
+  expect_refused(defect, "gemmi8_bin_gemm_s32(1, 1, SIZE_MAX, a, words, p, c, 1)",
+                 gemmi8_bin_gemm_s32(1, 1, SIZE_MAX, a, GEMMI8_BIN_WORDS(SIZE_MAX), wb,
+                                     (int32_t*) c.bytes, 1),
+                 UNSUPPORTED, &c);
+  canary_init(&c);
+  expect_refused(defect, "gemmi8_bin_gemm_bits(1, SIZE_MAX, 130, a, 3, p, c, 0)",
+                 gemmi8_bin_gemm_bits(1, SIZE_MAX, 130, a, 3, wb, NULL, NULL, (uint64_t*) c.bytes, 0),
+                 INVALID, &c);
+  canary_init(&c);
+  expect_refused(defect, "gemmi8_bin_pack_rows_s8(1, SIZE_MAX, x, SIZE_MAX, out, 0)",
+                 gemmi8_bin_pack_rows_s8(1, SIZE_MAX, (const int8_t*) a, SIZE_MAX,
+                                         (uint64_t*) c.bytes, 0),
+                 INVALID, &c);
+  canary_init(&c);
+  expect_refused(defect, "gemmi8_bin_pack_rows_u8(1, SIZE_MAX - 1, x, SIZE_MAX - 1, 128, out, 1)",
+                 gemmi8_bin_pack_rows_u8(1, SIZE_MAX - 1, (const uint8_t*) a, SIZE_MAX - 1, 128,
+                                         (uint64_t*) c.bytes, 1),
+                 INVALID, &c);
+  canary_init(&c);
+  expect_refused(defect, "gemmi8_bin_pack_rows_u8(1, SIZE_MAX - 1, x, SIZE_MAX - 1, 128, out, words)",
+                 gemmi8_bin_pack_rows_u8(1, SIZE_MAX - 1, (const uint8_t*) a, SIZE_MAX - 1, 128,
+                                         (uint64_t*) c.bytes, GEMMI8_BIN_WORDS(SIZE_MAX - 1)),
+                 INVALID, &c);
+  free(packed);
+  free(wb);
+}
+
+/* ---- 3 --------------------------------------------------------------------------------- */
+
+/* One row at c_stride = a_stride = SIZE_MAX (legal for M = 1): a kernel whose tile is
+ * taller must neither address nor store rows past M (UBSan reports the pointer
+ * overflow; natively a store there would fault). Every width across the tiles. */
+static void store_past_m_huge_stride(void) {
+  const char* defect = "defect 3 store_past_m_huge_stride";
+  enum { K = 8, NMAX = 100 };
+  uint8_t a[K], b[NMAX * K];
+  t_fill_random(a, sizeof(a));
+  t_fill_random(b, sizeof(b));
+  const uint8_t b_zp = 3;
+  static const size_t ns[] = {1, 7, 8, 16, 17, 32, 48, 49, 64, 96, 100};
+  for (int is_signed = 0; is_signed <= 1; is_signed++) {
+    for (size_t t = 0; t < T_COUNT(ns); t++) {
+      const size_t n = ns[t];
+      size_t size = 0;
+      gemmi8_status s = is_signed ? gemmi8_qs8_pack_size(n, K, &size) : gemmi8_qu8_pack_size(n, K, &size);
+      void* packed = t_alloc_aligned(size > 0 ? size : 64);
+      if (s == SUCCESS) {
+        s = is_signed ? gemmi8_qs8_pack(n, K, (const int8_t*) b, K, GEMMI8_B_NK, 5, NULL, packed, size)
+                      : gemmi8_qu8_pack(n, K, b, K, GEMMI8_B_NK, 7, &b_zp, 0, NULL, packed, size);
+      }
+      if (!t_expect(s == SUCCESS, defect, "pack n %zu: \"%s\"", n, sname(s))) {
+        free(packed);
+        continue;
+      }
+      int32_t acc[NMAX];
+      int32_t c32[NMAX];
+      uint8_t c8[NMAX];
+      s = is_signed ? gemmi8_qs8_gemm_s32(1, n, K, (const int8_t*) a, SIZE_MAX, packed, c32, SIZE_MAX)
+                    : gemmi8_qu8_gemm_s32(1, n, K, a, SIZE_MAX, packed, c32, SIZE_MAX);
+      memcpy(acc, c32, sizeof(acc));
+      t_expect(s == SUCCESS, defect, "%s_gemm_s32 m 1, n %zu, strides SIZE_MAX: \"%s\"",
+               is_signed ? "qs8" : "qu8", n, sname(s));
+      for (int mode = 0; mode <= 1; mode++) {
+        const int32_t mult = 1 << 30, shift = -8;
+        const float scale = 1.0f / 512;
+        const gemmi8_requant rq = {mode == 0 ? gemmi8_requant_fixedpoint : gemmi8_requant_fp32,
+                                   0, &mult, &shift, &scale, is_signed ? -3 : 100,
+                                   is_signed ? -128 : 0, is_signed ? 127 : 255};
+        memset(c8, 0xA5, sizeof(c8));
+        s = is_signed ? gemmi8_qs8_gemm(1, n, K, (const int8_t*) a, SIZE_MAX, packed, &rq,
+                                        (int8_t*) c8, SIZE_MAX)
+                      : gemmi8_qu8_gemm(1, n, K, a, SIZE_MAX, packed, &rq, c8, SIZE_MAX);
+        /* and the same bytes as at ordinary strides */
+        uint8_t ref[NMAX];
+        gemmi8_status s2 = is_signed ? gemmi8_qs8_gemm(1, n, K, (const int8_t*) a, K, packed, &rq,
+                                                       (int8_t*) ref, n)
+                                     : gemmi8_qu8_gemm(1, n, K, a, K, packed, &rq, ref, n);
+        int tail_ok = 1;
+        for (size_t j = n; j < NMAX; j++) tail_ok &= c8[j] == 0xA5;
+        t_expect(s == SUCCESS && s2 == SUCCESS && memcmp(c8, ref, n) == 0 && tail_ok, defect,
+                 "%s_gemm %s m 1, n %zu, strides SIZE_MAX: \"%s\", bytes %s", is_signed ? "qs8" : "qu8",
+                 mode == 0 ? "fixedpoint" : "fp32", n, sname(s),
+                 memcmp(c8, ref, n) == 0 && tail_ok ? "same" : "differ");
+      }
+      free(packed);
+    }
+  }
+  /* binary: every output kind */
+  uint64_t ab[3], bb[NMAX * 3];
+  t_fill_random(ab, sizeof(ab));
+  t_fill_random(bb, sizeof(bb));
+  for (size_t t = 0; t < T_COUNT(ns); t++) {
+    const size_t n = ns[t];
+    size_t size = 0;
+    gemmi8_status s = gemmi8_bin_pack_size(n, 130, &size);
+    void* packed = t_alloc_aligned(size > 0 ? size : 64);
+    if (s == SUCCESS) s = gemmi8_bin_pack(n, 130, bb, 3, GEMMI8_B_NK, packed, size);
+    int32_t c32[NMAX], r32[NMAX];
+    float cf[NMAX], rf[NMAX];
+    uint64_t cb[2] = {0, 0}, rb[2] = {0, 0};
+    gemmi8_status s1 = gemmi8_bin_gemm_s32(1, n, 130, ab, SIZE_MAX, packed, c32, SIZE_MAX);
+    gemmi8_status s2 = gemmi8_bin_gemm_f32(1, n, 130, ab, SIZE_MAX, packed, NULL, NULL, cf, SIZE_MAX);
+    gemmi8_status s3 = gemmi8_bin_gemm_bits(1, n, 130, ab, SIZE_MAX, packed, NULL, NULL, cb, SIZE_MAX);
+    gemmi8_bin_gemm_s32(1, n, 130, ab, 3, packed, r32, n);
+    gemmi8_bin_gemm_f32(1, n, 130, ab, 3, packed, NULL, NULL, rf, n);
+    gemmi8_bin_gemm_bits(1, n, 130, ab, 3, packed, NULL, NULL, rb, 2);
+    t_expect(s == SUCCESS && s1 == SUCCESS && s2 == SUCCESS && s3 == SUCCESS &&
+                 memcmp(c32, r32, n * 4) == 0 && memcmp(cf, rf, n * 4) == 0 &&
+                 memcmp(cb, rb, GEMMI8_BIN_WORDS(n) * 8) == 0,
+             defect, "bin_gemm m 1, n %zu, strides SIZE_MAX: \"%s\" \"%s\" \"%s\" \"%s\"", n,
+             sname(s), sname(s1), sname(s2), sname(s3));
+    free(packed);
+  }
+}
+
+/* ---- 4 --------------------------------------------------------------------------------- */
+
+typedef struct packed_case {
+  const char* type;
+  void* packed;
+  size_t size;
+  size_t n, k;
+} packed_case;
+
+/* Runs the GEMM of the case's type on a (possibly damaged) packed buffer. */
+static gemmi8_status run_case(const packed_case* pc, const void* packed, void* c) {
+  static uint8_t a[3 * 130];
+  static uint64_t abits[3 * 3];
+  const int32_t mult = 1 << 30, shift = -4;
+  const gemmi8_requant rq = {gemmi8_requant_fixedpoint, 0, &mult, &shift, NULL, 0, -128, 127};
+  if (strcmp(pc->type, "qu8") == 0) {
+    const gemmi8_requant rqu = {gemmi8_requant_fixedpoint, 0, &mult, &shift, NULL, 0, 0, 255};
+    return gemmi8_qu8_gemm(3, pc->n, pc->k, a, pc->k, packed, &rqu, c, pc->n);
+  }
+  if (strcmp(pc->type, "qs8") == 0) {
+    return gemmi8_qs8_gemm(3, pc->n, pc->k, (const int8_t*) a, pc->k, packed, &rq, c, pc->n);
+  }
+  return gemmi8_bin_gemm_s32(3, pc->n, pc->k, abits, 3, packed, c, pc->n);
+}
+
+static void packed_header_damage(void) {
+  const char* defect = "defect 4 packed_header_damage";
+  enum { N = 50, K = 130 };
+  uint8_t b[N * K];
+  uint64_t bits[N * 3];
+  uint8_t b_zp[N];
+  t_fill_random(b, sizeof(b));
+  t_fill_random(bits, sizeof(bits));
+  for (size_t j = 0; j < N; j++) b_zp[j] = (uint8_t) (j * 5);
+  packed_case cases[4] = {{"qu8", NULL, 0, N, K}, {"qu8", NULL, 0, N, K}, {"qs8", NULL, 0, N, K},
+                          {"bin", NULL, 0, N, K}};
+  gemmi8_status s[4];
+  s[0] = gemmi8_qu8_pack_alloc(N, K, b, K, GEMMI8_B_NK, 128, b_zp, 1, NULL, &cases[0].packed);
+  s[1] = gemmi8_qu8_pack_alloc(N, K, b, K, GEMMI8_B_NK, 128, b_zp, 0, NULL, &cases[1].packed);
+  s[2] = gemmi8_qs8_pack_alloc(N, K, (const int8_t*) b, K, GEMMI8_B_NK, 0, NULL, &cases[2].packed);
+  s[3] = gemmi8_bin_pack_alloc(N, K, bits, 3, GEMMI8_B_NK, &cases[3].packed);
+  gemmi8_qu8_pack_size(N, K, &cases[0].size);
+  gemmi8_qu8_pack_size(N, K, &cases[1].size);
+  gemmi8_qs8_pack_size(N, K, &cases[2].size);
+  gemmi8_bin_pack_size(N, K, &cases[3].size);
+  for (size_t i = 0; i < 4; i++) {
+    const packed_case* pc = &cases[i];
+    if (!t_expect(s[i] == SUCCESS, defect, "%s pack: \"%s\"", pc->type, sname(s[i]))) continue;
+    /* a copy at another 64-byte boundary works, with the same results */
+    unsigned char* copy = t_alloc_aligned(pc->size);
+    memcpy(copy, pc->packed, pc->size);
+    canary want, got;
+    memset(want.bytes, 0, sizeof(want.bytes));
+    memset(got.bytes, 0, sizeof(got.bytes));
+    gemmi8_status s1 = run_case(pc, pc->packed, want.bytes);
+    gemmi8_status s2 = run_case(pc, copy, got.bytes);
+    t_expect(s1 == SUCCESS && s2 == SUCCESS && memcmp(want.bytes, got.bytes, sizeof(want.bytes)) == 0,
+             defect, "%s: original \"%s\", copy \"%s\" (results %s)", pc->type, sname(s1), sname(s2),
+             memcmp(want.bytes, got.bytes, sizeof(want.bytes)) == 0 ? "same" : "differ");
+    /* every byte of the header damaged, one at a time, three ways */
+    static const unsigned char flips[] = {0x01, 0x80, 0xFF};
+    unsigned long refused = 0, total = 0;
+    for (size_t byte = 0; byte < GEMMI8_PACKED_HEADER_BYTES; byte++) {
+      for (size_t f = 0; f < T_COUNT(flips); f++) {
+        memcpy(copy, pc->packed, GEMMI8_PACKED_HEADER_BYTES);
+        copy[byte] ^= flips[f];
+        canary c;
+        canary_init(&c);
+        const gemmi8_status st = run_case(pc, copy, c.bytes);
+        total++;
+        if (st == INVALID && canary_intact(&c)) {
+          refused++;
+        } else {
+          t_fail(defect, "%s: header byte %zu ^ 0x%02x: status \"%s\"%s", pc->type, byte, flips[f],
+                 sname(st), canary_intact(&c) ? "" : ", C written");
+        }
+      }
+    }
+    t_expect(refused == total, defect, "%s: %lu of %lu damaged headers refused", pc->type,
+             refused, total);
+    /* fields changed and the checksum recomputed: the fields themselves are checked */
+    struct gemmi8_packed_header h0;
+    memcpy(&h0, pc->packed, sizeof(h0));
+    for (int field = 0; field < 11; field++) {
+      struct gemmi8_packed_header h = h0;
+      const char* what = "";
+      switch (field) {
+        case 0: h.block_bytes += 64; what = "block_bytes + 64"; break;
+        case 1: h.block_bytes = (uint64_t) 1 << 40; what = "block_bytes 2^40"; break;
+        case 2: h.nr *= 2; what = "nr * 2"; break;
+        case 3: h.flags |= 4; what = "unknown flag"; break;
+        case 4: h.flags = GEMMI8_PACKED_NO_ROW_SUM | GEMMI8_PACKED_UNIFORM_COEF; what = "both flags"; break;
+        case 5: h.reserved = 1; what = "reserved 1"; break;
+        case 6: h.version += 1; what = "version + 1"; break;
+        case 7: h.a_zero_point = 1000; what = "a_zero_point 1000"; break;
+        case 8: h.layout ^= 1; what = "layout ^ 1"; break;
+        case 9: h.type = h.type == 1 ? 2 : 1; what = "other type"; break;
+        case 10:
+          h.coef = 7;
+          h.flags &= ~GEMMI8_PACKED_UNIFORM_COEF;
+          what = "coef without the uniform flag";
+          break;
+      }
+      gemmi8_packed_seal(&h);
+      memcpy(copy, &h, sizeof(h));
+      canary c;
+      canary_init(&c);
+      const gemmi8_status st = run_case(pc, copy, c.bytes);
+      t_expect(st == INVALID && canary_intact(&c), defect, "%s: %s, resealed: status \"%s\"%s",
+               pc->type, what, sname(st), canary_intact(&c) ? "" : ", C written");
+    }
+    free(copy);
+    gemmi8_packed_free(pc->packed);
+  }
+}
+
+/* ---- 5 --------------------------------------------------------------------------------- */
+
+static void pack_alloc_validates_first(void) {
+  const char* defect = "defect 5 pack_alloc_validates_first";
+  uint8_t b[64] = {0};
+  uint64_t bits[8] = {0};
+  const uint8_t zp = 0;
+  /* n so large that the packed buffer could never be allocated, stride too small */
+  const size_t n = SIZE_MAX / 64, k = 16;
+  size_t size = 0;
+  t_expect(gemmi8_qu8_pack_size(n, k, &size) == SUCCESS, defect,
+           "the packed size of (SIZE_MAX / 64) x 16 fits size_t");
+  void* p = NULL;
+  expect_refused(defect, "qu8_pack_alloc NK stride k - 1",
+                 gemmi8_qu8_pack_alloc(n, k, b, k - 1, GEMMI8_B_NK, 0, &zp, 0, NULL, &p), INVALID, NULL);
+  expect_refused(defect, "qu8_pack_alloc KN stride n - 1",
+                 gemmi8_qu8_pack_alloc(n, k, b, n - 1, GEMMI8_B_KN, 0, &zp, 0, NULL, &p), INVALID, NULL);
+  expect_refused(defect, "qu8_pack_alloc per_channel 2",
+                 gemmi8_qu8_pack_alloc(n, k, b, k, GEMMI8_B_NK, 0, &zp, 2, NULL, &p), INVALID, NULL);
+  expect_refused(defect, "qs8_pack_alloc NK stride 0",
+                 gemmi8_qs8_pack_alloc(n, k, (const int8_t*) b, 0, GEMMI8_B_NK, 0, NULL, &p), INVALID, NULL);
+  expect_refused(defect, "qs8_pack_alloc flags 2",
+                 gemmi8_qs8_pack_alloc(n, k, (const int8_t*) b, k, 2, 0, NULL, &p), INVALID, NULL);
+  expect_refused(defect, "bin_pack_alloc NK stride 0",
+                 gemmi8_bin_pack_alloc(n, 640, bits, 0, GEMMI8_B_NK, &p), INVALID, NULL);
+  expect_refused(defect, "bin_pack_alloc KN stride words(n) - 1",
+                 gemmi8_bin_pack_alloc(n, 640, bits, GEMMI8_BIN_WORDS(n) - 1, GEMMI8_B_KN, &p),
+                 INVALID, NULL);
+  t_expect(p == NULL, defect, "*packed written by a refused call");
+}
+
+/* ---- 6 --------------------------------------------------------------------------------- */
+
+typedef gemmi8_status (*size_fn)(size_t n, size_t k, size_t* size);
+
+/* The largest n with a packed size is where one more block would overflow size_t. */
+static void pack_size_edge(const char* defect, const char* name, size_fn fn, size_t k) {
+  size_t one = 0;
+  if (!t_expect(fn(1, k, &one) == SUCCESS && one > GEMMI8_PACKED_HEADER_BYTES, defect,
+                "%s(1, %zu) failed", name, k)) {
+    return;
+  }
+  const size_t block = one - GEMMI8_PACKED_HEADER_BYTES; /* bytes of one block */
+  size_t lo = 1, hi = SIZE_MAX; /* fn(lo) succeeds; fn(hi) fails (checked below) */
+  size_t size = 0;
+  if (!t_expect(fn(hi, k, &size) == UNSUPPORTED, defect, "%s(SIZE_MAX, %zu) succeeded", name, k))
+    return;
+  while (hi - lo > 1) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (fn(mid, k, &size) == SUCCESS) lo = mid; else hi = mid;
+  }
+  gemmi8_status s = fn(lo, k, &size);
+  /* exact: the accepted size cannot take one more block */
+  t_expect(s == SUCCESS && size > SIZE_MAX - block, defect,
+           "%s(n, %zu): the largest accepted n %zu has size %zu, %zu below SIZE_MAX with a "
+           "block of %zu bytes",
+           name, k, lo, size, SIZE_MAX - size, block);
+  /* the old bound n <= SIZE_MAX / 4 / k is gone */
+  if (SIZE_MAX / 4 / k + 1 < lo) {
+    s = fn(SIZE_MAX / 4 / k + 1, k, &size);
+    t_expect(s == SUCCESS, defect, "%s(SIZE_MAX / 4 / k + 1, %zu): \"%s\"", name, k, sname(s));
+  }
+}
+
+static void pack_size_exact(void) {
+  const char* defect = "defect 6 pack_size_exact";
+  static const size_t ks[] = {1, 100, 1024, 33025};
+  for (size_t i = 0; i < T_COUNT(ks); i++) {
+    pack_size_edge(defect, "gemmi8_qu8_pack_size", gemmi8_qu8_pack_size, ks[i]);
+    pack_size_edge(defect, "gemmi8_qs8_pack_size", gemmi8_qs8_pack_size, ks[i]);
+    pack_size_edge(defect, "gemmi8_bin_pack_size", gemmi8_bin_pack_size, ks[i] * 64);
+  }
+  size_t size = 0;
+  const size_t n = SIZE_MAX / 4096; /* above the old bound SIZE_MAX / 4 / 1024 */
+  const gemmi8_status s = gemmi8_qu8_pack_size(n, 1024, &size);
+  t_expect(s == SUCCESS && size >= n * 1024, defect,
+           "gemmi8_qu8_pack_size(SIZE_MAX / 4096, 1024): \"%s\", size %zu", sname(s), size);
+}
+
+/* ---- 7 --------------------------------------------------------------------------------- */
+
+/* multiplier 2^31 - 1, shift 30 (or 0), an accumulator that saturates: r is 2^31 - 2
+ * and r + zero_point wraps to a negative int32 (gemmlowp's bytes), clamping to min. */
+static void zero_point_add_wraps(void) {
+  const char* defect = "defect 7 zero_point_add_wraps";
+  enum { NMAX = 100 };
+  static const size_t ns[] = {1, 8, 16, 17, 48, 50, 100};
+  uint8_t a[1] = {255};
+  uint8_t b[NMAX];
+  memset(b, 255, sizeof(b));
+  const uint8_t b_zp = 0;
+  for (size_t t = 0; t < T_COUNT(ns); t++) {
+    const size_t n = ns[t];
+    void* packed = NULL;
+    gemmi8_status s = gemmi8_qu8_pack_alloc(n, 1, b, 1, GEMMI8_B_NK, 0, &b_zp, 0, NULL, &packed);
+    if (!t_expect(s == SUCCESS, defect, "qu8 pack n %zu: \"%s\"", n, sname(s))) continue;
+    /* acc = 65025; left shift 30 saturates */
+    static const struct { int32_t shift, zp, want; } cases[] = {
+        {30, 128, 0}, {30, 1, 255}, {30, 2, 0}, {0, 128, 255}};
+    for (size_t i = 0; i < T_COUNT(cases); i++) {
+      const int32_t mult = INT32_MAX, shift = cases[i].shift;
+      const gemmi8_requant rq = {gemmi8_requant_fixedpoint, 0, &mult, &shift, NULL,
+                                 cases[i].zp, 0, 255};
+      uint8_t c[NMAX];
+      s = gemmi8_qu8_gemm(1, n, 1, a, 1, packed, &rq, c, n);
+      int ok = s == SUCCESS;
+      for (size_t j = 0; ok && j < n; j++) ok = c[j] == cases[i].want;
+      t_expect(ok, defect, "qu8 M 1 N %zu K 1, A = B = 255, mult 2^31-1 shift %d, c_zp %d: "
+               "status \"%s\", c[0] %d, expected %d (gemmlowp)", n, shift, cases[i].zp, sname(s),
+               c[0], cases[i].want);
+    }
+    gemmi8_packed_free(packed);
+  }
+  /* qs8, negative side: acc = -128 * 127 * 2 saturates at INT32_MIN after the left
+   * shift; r = -(2^31 - 1) and r + (-2) wraps to a large positive value */
+  int8_t as[2] = {-128, -128};
+  int8_t bs[NMAX * 2];
+  memset(bs, 127, sizeof(bs));
+  for (size_t t = 0; t < T_COUNT(ns); t++) {
+    const size_t n = ns[t];
+    void* packed = NULL;
+    gemmi8_status s = gemmi8_qs8_pack_alloc(n, 2, bs, 2, GEMMI8_B_NK, 0, NULL, &packed);
+    if (!t_expect(s == SUCCESS, defect, "qs8 pack n %zu: \"%s\"", n, sname(s))) continue;
+    static const struct { int32_t zp, want; } cases[] = {{-1, -128}, {-2, 127}, {5, -128}};
+    for (size_t i = 0; i < T_COUNT(cases); i++) {
+      const int32_t mult = INT32_MAX, shift = 30;
+      const gemmi8_requant rq = {gemmi8_requant_fixedpoint, 1, NULL, NULL, NULL, cases[i].zp, -128, 127};
+      int32_t mults[NMAX], shifts[NMAX];
+      for (size_t j = 0; j < n; j++) mults[j] = mult, shifts[j] = shift;
+      gemmi8_requant rqc = rq;
+      rqc.multiplier = mults;
+      rqc.shift = shifts;
+      int8_t c[NMAX];
+      s = gemmi8_qs8_gemm(1, n, 2, as, 2, packed, &rqc, c, n);
+      int ok = s == SUCCESS;
+      for (size_t j = 0; ok && j < n; j++) ok = c[j] == cases[i].want;
+      t_expect(ok, defect, "qs8 M 1 N %zu K 2, A = -128, B = 127, per channel mult 2^31-1 "
+               "shift 30, c_zp %d: status \"%s\", c[0] %d, expected %d (gemmlowp)", n, cases[i].zp,
+               sname(s), c[0], cases[i].want);
+    }
+    gemmi8_packed_free(packed);
+  }
+}
+
+/* ---- 8 --------------------------------------------------------------------------------- */
+
+static void isa_names_and_env(void) {
+  const char* defect = "defect 8 isa_names_and_env";
+  const char* const* names = gemmi8_isa_compiled();
+  int in_list = 0;
+  for (size_t i = 0; names != NULL && names[i] != NULL; i++) {
+    const gemmi8_status s = gemmi8_isa_available(names[i]);
+    const gemmi8_status want = gemmi8_isa_supported(names[i]) ? SUCCESS : gemmi8_status_unsupported_hardware;
+    t_expect(s == want, defect, "gemmi8_isa_available(\"%s\"): \"%s\", expected \"%s\"", names[i],
+             sname(s), sname(want));
+    in_list |= strcmp(names[i], gemmi8_isa_name()) == 0;
+  }
+  t_expect(in_list, defect, "the level in use, \"%s\", is not in gemmi8_isa_compiled()",
+           gemmi8_isa_name());
+  t_expect(gemmi8_isa_available("generic") == SUCCESS, defect, "\"generic\" not available");
+  static const char* const bad[] = {"", "GENERIC", "avx512", "sse4", "neon ", "x"};
+  for (size_t i = 0; i < T_COUNT(bad); i++) {
+    t_expect(gemmi8_isa_available(bad[i]) == INVALID, defect,
+             "gemmi8_isa_available(\"%s\") is not invalid_parameter", bad[i]);
+  }
+  t_expect(gemmi8_isa_available(NULL) == INVALID, defect, "gemmi8_isa_available(NULL)");
+  /* what GEMMI8_ISA asked of this process (make test runs it unknown, too) */
+  const char* env = getenv("GEMMI8_ISA");
+  gemmi8_status want = SUCCESS;
+  if (env != NULL && *env != '\0') want = gemmi8_isa_available(env);
+  t_expect(gemmi8_isa_env_status() == want, defect,
+           "GEMMI8_ISA=%s: gemmi8_isa_env_status() \"%s\", expected \"%s\"", env ? env : "(unset)",
+           sname(gemmi8_isa_env_status()), sname(want));
+}
+
+void test_hardening(void) {
+  bin_pack_rows_extent_overflow();
+  bin_words_and_block_count_wrap();
+  store_past_m_huge_stride();
+  packed_header_damage();
+  pack_alloc_validates_first();
+  pack_size_exact();
+  zero_point_add_wraps();
+  isa_names_and_env();
+}

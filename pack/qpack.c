@@ -156,7 +156,8 @@ gemmi8_status gemmi8_qu8_pack(size_t n, size_t k, const uint8_t* b, size_t b_str
   if (b_zero_point == NULL || (b_zp_per_channel != 0 && b_zp_per_channel != 1)) {
     return gemmi8_status_invalid_parameter;
   }
-  int32_t* zp = malloc(n * sizeof(int32_t));
+  size_t zp_bytes;
+  int32_t* zp = gemmi8_mul(n, sizeof(int32_t), &zp_bytes) ? malloc(zp_bytes) : NULL;
   if (zp == NULL) return gemmi8_status_out_of_memory;
   for (size_t j = 0; j < n; j++) zp[j] = b_zero_point[b_zp_per_channel ? j : 0];
   const struct gemmi8_qpack_source src = {b, b_stride, (flags & GEMMI8_B_KN) != 0, 0};

@@ -105,6 +105,7 @@ static gemmi8_status bgemm(enum bin_output output, size_t m, size_t n, size_t k,
     ctx.ukernel[r - 1] = fn != NULL ? fn : ctx.ukernel[r];
   }
   const size_t blocks = gemmi8_divide_round_up(n, cfg->nr);
+  /* (a_words * 8 <= a_bytes: it fits) */
   size_t mc = gemmi8_min(1024, MC_BYTES / (a_words * sizeof(uint64_t)));
   mc = mc <= cfg->mr ? cfg->mr : mc - mc % cfg->mr;
   ctx.mc = gemmi8_min(mc, m);

@@ -1,7 +1,7 @@
 /*
  * gemmi8: low-precision matrix multiplication for inference.
  *
- * C = A x B with 8-bit quantized operands (qu8, qs8) or one-bit operands (bin).
+ * C = A x B with 8-bit quantized operands (qu8, qs8, qu8s8) or one-bit operands (bin).
  *
  * Conventions used by every entry point:
  *   A  activations, M x K, row-major, row stride a_stride (in elements), read in
@@ -192,10 +192,11 @@ GEMMI8_API gemmi8_status gemmi8_quantize_multipliers(size_t count, const double*
 #define GEMMI8_PACK_ALIGNMENT 64
 
 /* Largest K for which the product sums are exact in int32 for all inputs:
- * qu8 |(a - a_zp)(b - b_zp)| <= 255 * 255, qs8 |(a - a_zp) b| <= 255 * 128.
+ * qu8 |(a - a_zp)(b - b_zp)| <= 255 * 255, qs8 and qu8s8 |(a - a_zp) b| <= 255 * 128.
  * Larger K returns gemmi8_status_unsupported_parameter. */
 #define GEMMI8_QU8_MAX_K 33025
 #define GEMMI8_QS8_MAX_K 65793
+#define GEMMI8_QU8S8_MAX_K 65793
 
 /*
  * Size in bytes of the packed form of an N x K qu8 (or qs8) weight matrix for the
@@ -293,6 +294,36 @@ GEMMI8_API gemmi8_status gemmi8_qs8_gemm(size_t m, size_t n, size_t k, const int
 GEMMI8_API gemmi8_status gemmi8_qs8_gemm_s32(size_t m, size_t n, size_t k, const int8_t* a,
                                   size_t a_stride, const void* packed_b, int32_t* c,
                                   size_t c_stride);
+
+/* ------------------------------------------------------------------------------- */
+/* qu8s8: uint8 activations, int8 weights                                           */
+/* ------------------------------------------------------------------------------- */
+
+/*
+ * uint8 A with a zero point (0..255) times int8 B, symmetric (zero point 0; scales
+ * per tensor or per channel through gemmi8_requant), uint8 C: the quantization of
+ * ONNX Runtime's quantizer, PyTorch's x86 engines and oneDNN (u8s8), and the operand
+ * order of vpdpbusd. acc = bias[n] + sum_k (A[m][k] - a_zero_point) * B[n][k]: the
+ * activation zero point folds into the packed bias, so no row sums of A are formed
+ * where the kernels multiply uint8 by int8 directly (AVX-512 VNNI); elsewhere the
+ * qu8 kernels run it exactly as qu8 with B + 128 and zero point 128.
+ * Parameters and statuses as the qu8 functions (limit GEMMI8_QU8S8_MAX_K); weights
+ * packed by these functions are only accepted by the qu8s8 GEMMs.
+ */
+GEMMI8_API gemmi8_status gemmi8_qu8s8_pack_size(size_t n, size_t k, size_t* size);
+GEMMI8_API gemmi8_status gemmi8_qu8s8_pack(size_t n, size_t k, const int8_t* b, size_t b_stride,
+                                uint32_t flags, uint8_t a_zero_point, const int32_t* bias,
+                                void* packed, size_t packed_size);
+GEMMI8_API gemmi8_status gemmi8_qu8s8_pack_alloc(size_t n, size_t k, const int8_t* b,
+                                      size_t b_stride, uint32_t flags, uint8_t a_zero_point,
+                                      const int32_t* bias, void** packed);
+/* C (M x N, uint8), clamp window within 0..255; and the int32 accumulators. */
+GEMMI8_API gemmi8_status gemmi8_qu8s8_gemm(size_t m, size_t n, size_t k, const uint8_t* a,
+                                size_t a_stride, const void* packed_b,
+                                const gemmi8_requant* rq, uint8_t* c, size_t c_stride);
+GEMMI8_API gemmi8_status gemmi8_qu8s8_gemm_s32(size_t m, size_t n, size_t k, const uint8_t* a,
+                                    size_t a_stride, const void* packed_b, int32_t* c,
+                                    size_t c_stride);
 
 /* ------------------------------------------------------------------------------- */
 /* Binary GEMM                                                                      */

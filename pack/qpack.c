@@ -160,7 +160,7 @@ gemmi8_status gemmi8_qu8_pack(size_t n, size_t k, const uint8_t* b, size_t b_str
   int32_t* zp = gemmi8_mul(n, sizeof(int32_t), &zp_bytes) ? malloc(zp_bytes) : NULL;
   if (zp == NULL) return gemmi8_status_out_of_memory;
   for (size_t j = 0; j < n; j++) zp[j] = b_zero_point[b_zp_per_channel ? j : 0];
-  const struct gemmi8_qpack_source src = {b, b_stride, (flags & GEMMI8_B_KN) != 0, 0};
+  const struct gemmi8_qpack_source src = {b, b_stride, (flags & GEMMI8_B_KN) != 0, 0, 0};
   pack_into(cfg, gemmi8_type_qu8, n, k, &src, a_zero_point, zp, bias, packed);
   free(zp);
   return gemmi8_status_success;
@@ -175,8 +175,42 @@ gemmi8_status gemmi8_qs8_pack(size_t n, size_t k, const int8_t* b, size_t b_stri
       check_pack(cfg, n, k, GEMMI8_QS8_MAX_K, b, b_stride, flags, packed, packed_size);
   if (status != gemmi8_status_success) return status;
   const struct gemmi8_qpack_source src = {(const uint8_t*) b, b_stride,
-                                          (flags & GEMMI8_B_KN) != 0, 1};
+                                          (flags & GEMMI8_B_KN) != 0, 1, 0};
   pack_into(cfg, gemmi8_type_qs8, n, k, &src, a_zero_point, NULL, bias, packed);
+  return gemmi8_status_success;
+}
+
+/* qu8s8: int8 B read as uint8 B + 128 with zero point 128 (exactly B) and packed for
+ * the qu8 kernels. Where those store weights xor 0x80 (AVX-512) the packed weights
+ * are B itself and the coefficient of the row sums is 0: no row sums at all. */
+static const int32_t* qu8s8_zero_points(size_t n, int32_t** owned)
+{
+  size_t bytes;
+  int32_t* zp = gemmi8_mul(n, sizeof(int32_t), &bytes) ? malloc(bytes) : NULL;
+  for (size_t j = 0; zp != NULL && j < n; j++) zp[j] = 128;
+  *owned = zp;
+  return zp;
+}
+
+gemmi8_status gemmi8_qu8s8_pack_size(size_t n, size_t k, size_t* size)
+{
+  return pack_size(gemmi8_get_config()->qu8, n, k, GEMMI8_QU8S8_MAX_K, size);
+}
+
+gemmi8_status gemmi8_qu8s8_pack(size_t n, size_t k, const int8_t* b, size_t b_stride,
+                                uint32_t flags, uint8_t a_zero_point, const int32_t* bias,
+                                void* packed, size_t packed_size)
+{
+  const struct gemmi8_qgemm_config* cfg = gemmi8_get_config()->qu8;
+  gemmi8_status status =
+      check_pack(cfg, n, k, GEMMI8_QU8S8_MAX_K, b, b_stride, flags, packed, packed_size);
+  if (status != gemmi8_status_success) return status;
+  int32_t* zp;
+  if (qu8s8_zero_points(n, &zp) == NULL) return gemmi8_status_out_of_memory;
+  const struct gemmi8_qpack_source src = {(const uint8_t*) b, b_stride,
+                                          (flags & GEMMI8_B_KN) != 0, 0, 0x80};
+  pack_into(cfg, gemmi8_type_qu8s8, n, k, &src, a_zero_point, zp, bias, packed);
+  free(zp);
   return gemmi8_status_success;
 }
 
@@ -222,6 +256,28 @@ gemmi8_status gemmi8_qs8_pack_alloc(size_t n, size_t k, const int8_t* b, size_t 
     return gemmi8_status_out_of_memory;
   }
   status = gemmi8_qs8_pack(n, k, b, b_stride, flags, a_zero_point, bias, buffer, size);
+  if (status != gemmi8_status_success) {
+    free(buffer);
+    return status;
+  }
+  *packed = buffer;
+  return gemmi8_status_success;
+}
+
+gemmi8_status gemmi8_qu8s8_pack_alloc(size_t n, size_t k, const int8_t* b, size_t b_stride,
+                                      uint32_t flags, uint8_t a_zero_point, const int32_t* bias,
+                                      void** packed)
+{
+  if (packed == NULL) return gemmi8_status_invalid_parameter;
+  size_t size;
+  gemmi8_status status = check_source(gemmi8_get_config()->qu8, n, k, GEMMI8_QU8S8_MAX_K, b,
+                                      b_stride, flags, &size);
+  if (status != gemmi8_status_success) return status;
+  void* buffer = NULL;
+  if (posix_memalign(&buffer, GEMMI8_PACK_ALIGNMENT, size) != 0) {
+    return gemmi8_status_out_of_memory;
+  }
+  status = gemmi8_qu8s8_pack(n, k, b, b_stride, flags, a_zero_point, bias, buffer, size);
   if (status != gemmi8_status_success) {
     free(buffer);
     return status;

@@ -12,11 +12,12 @@ struct gemmi8_qpack_source {
   size_t stride;
   int kn;           /* 1: the matrix is K x N */
   int is_signed;    /* 1: int8 values */
+  uint8_t flip;     /* xor applied to every byte first: 0x80 reads int8 B as uint8 B + 128 */
 };
 
 static inline int32_t gemmi8_qpack_value(const struct gemmi8_qpack_source* s, size_t n, size_t k)
 {
-  const uint8_t v = s->kn ? s->b[k * s->stride + n] : s->b[n * s->stride + k];
+  const uint8_t v = (s->kn ? s->b[k * s->stride + n] : s->b[n * s->stride + k]) ^ s->flip;
   return s->is_signed ? (int32_t) (int8_t) v : (int32_t) v;
 }
 

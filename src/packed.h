@@ -11,7 +11,13 @@
 /* [header: 64 bytes][block 0][block 1]... one block per NR output channels, each
  * block_bytes long (a multiple of 64), in the layout named by `layout`
  * (gemmi8_qgemm_layout / gemmi8_bgemm_layout in config.h). */
-enum gemmi8_type { gemmi8_type_qu8 = 1, gemmi8_type_qs8 = 2, gemmi8_type_bin = 3 };
+enum gemmi8_type {
+  gemmi8_type_qu8 = 1,
+  gemmi8_type_qs8 = 2,
+  gemmi8_type_bin = 3,
+  /* uint8 A, int8 B: the qu8 kernels on B + 128 with zero point 128 */
+  gemmi8_type_qu8s8 = 4,
+};
 
 #define GEMMI8_PACKED_MAGIC 0x4b503847u /* "G8PK" */
 #define GEMMI8_PACKED_VERSION 1u

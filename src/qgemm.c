@@ -95,8 +95,8 @@ static gemmi8_status check_gemm(enum gemmi8_type type, const struct gemmi8_qgemm
       .n = n,
       .k = k,
       .block_bytes = gemmi8_qblock_bytes(cfg, k),
-      .a_zp_min = type == gemmi8_type_qu8 ? 0 : -128,
-      .a_zp_max = type == gemmi8_type_qu8 ? 255 : 127,
+      .a_zp_min = type == gemmi8_type_qs8 ? -128 : 0,
+      .a_zp_max = type == gemmi8_type_qs8 ? 127 : 255,
       /* without column coefficients there is no row-sum term at all */
       .flags_allowed = cfg->column_bytes == 8
                            ? GEMMI8_PACKED_NO_ROW_SUM | GEMMI8_PACKED_UNIFORM_COEF
@@ -271,7 +271,7 @@ static gemmi8_status qgemm(enum gemmi8_type type, size_t max_k, int32_t lo, int3
                            size_t c_stride)
 {
   const struct gemmi8_config* config = gemmi8_get_config();
-  const struct gemmi8_qgemm_config* cfg = type == gemmi8_type_qu8 ? config->qu8 : config->qs8;
+  const struct gemmi8_qgemm_config* cfg = type == gemmi8_type_qs8 ? config->qs8 : config->qu8;
   gemmi8_status status = check_gemm(type, cfg, max_k, m, n, k, a, a_stride, packed_b, c,
                                     c_stride, 1);
   if (status != gemmi8_status_success) return status;
@@ -287,7 +287,7 @@ static gemmi8_status qgemm_s32(enum gemmi8_type type, size_t max_k, size_t m, si
                                int32_t* c, size_t c_stride)
 {
   const struct gemmi8_config* config = gemmi8_get_config();
-  const struct gemmi8_qgemm_config* cfg = type == gemmi8_type_qu8 ? config->qu8 : config->qs8;
+  const struct gemmi8_qgemm_config* cfg = type == gemmi8_type_qs8 ? config->qs8 : config->qu8;
   gemmi8_status status = check_gemm(type, cfg, max_k, m, n, k, a, a_stride, packed_b, c,
                                     c_stride, sizeof(int32_t));
   if (status != gemmi8_status_success) return status;
@@ -324,5 +324,22 @@ gemmi8_status gemmi8_qs8_gemm_s32(size_t m, size_t n, size_t k, const int8_t* a,
                                   size_t c_stride)
 {
   return qgemm_s32(gemmi8_type_qs8, GEMMI8_QS8_MAX_K, m, n, k, a, a_stride, packed_b, c,
+                   c_stride);
+}
+
+/* qu8s8 runs the qu8 kernels (uint8 A, uint8 output) on its own packed weights. */
+gemmi8_status gemmi8_qu8s8_gemm(size_t m, size_t n, size_t k, const uint8_t* a,
+                                size_t a_stride, const void* packed_b,
+                                const gemmi8_requant* rq, uint8_t* c, size_t c_stride)
+{
+  return qgemm(gemmi8_type_qu8s8, GEMMI8_QU8S8_MAX_K, 0, 255, m, n, k, a, a_stride, packed_b,
+               rq, c, c_stride);
+}
+
+gemmi8_status gemmi8_qu8s8_gemm_s32(size_t m, size_t n, size_t k, const uint8_t* a,
+                                    size_t a_stride, const void* packed_b, int32_t* c,
+                                    size_t c_stride)
+{
+  return qgemm_s32(gemmi8_type_qu8s8, GEMMI8_QU8S8_MAX_K, m, n, k, a, a_stride, packed_b, c,
                    c_stride);
 }

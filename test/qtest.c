@@ -28,10 +28,12 @@ static size_t b_bytes(const qproblem* p) {
   return p->b_kn ? q_bytes(p->k, p->n, p->b_stride) : q_bytes(p->n, p->k, p->b_stride);
 }
 
-void q_alloc(qproblem* p, int is_signed, size_t m, size_t n, size_t k, size_t a_stride,
+void q_alloc(qproblem* p, int kind, size_t m, size_t n, size_t k, size_t a_stride,
              size_t b_stride, int b_kn, size_t c_stride) {
   memset(p, 0, sizeof(*p));
-  p->is_signed = is_signed;
+  p->kind = kind;
+  p->is_signed = kind == Q_QS8;
+  p->b_signed = kind != Q_QU8;
   p->m = m;
   p->n = n;
   p->k = k;
@@ -92,7 +94,7 @@ static int32_t clamp_type(int is_signed, int32_t v) {
 void q_fill_random(qproblem* p) {
   int s = p->is_signed;
   p->a_zp = pick_zero_point(s);
-  if (s) {
+  if (p->b_signed) {
     p->b_zp_per_channel = 0;
     for (size_t j = 0; j < p->n; j++) p->b_zp[j] = 0;
   } else {
@@ -115,15 +117,17 @@ void q_fill_random(qproblem* p) {
       p->a[i * p->a_stride + q] = q_byte(v);
     }
   }
+  const int bs = p->b_signed;
+  const int32_t blo = bs ? -128 : 0, bhi = bs ? 127 : 255;
   for (size_t j = 0; j < p->n; j++) {
     for (size_t q = 0; q < p->k; q++) {
       int32_t v;
       if (dist == 1 || dist == 3)
-        v = t_below(2) ? lo : hi;
+        v = t_below(2) ? blo : bhi;
       else if (dist == 2)
-        v = clamp_type(s, p->b_zp[j] + (int32_t) t_range(-2, 2));
+        v = clamp_type(bs, p->b_zp[j] + (int32_t) t_range(-2, 2));
       else
-        v = (int32_t) t_range(lo, hi);
+        v = (int32_t) t_range(blo, bhi);
       size_t at = p->b_kn ? q * p->b_stride + j : j * p->b_stride + q;
       p->b[at] = q_byte(v);
     }
@@ -148,14 +152,14 @@ void q_fill_random(qproblem* p) {
 /* ---- packing -------------------------------------------------------------------- */
 
 static const char* type_name(const qproblem* p) {
-  return p->is_signed ? "qs8" : "qu8";
+  return p->kind == Q_QS8 ? "qs8" : (p->kind == Q_QU8S8 ? "qu8s8" : "qu8");
 }
 
 int q_prepare(qproblem* p, const char* what) {
-  ref_q8_acc(p->is_signed, p->m, p->n, p->k, p->a, p->a_stride, p->a_zp, p->b, p->b_stride, p->b_kn,
-             p->b_zp, p->bias, p->acc);
+  ref_q8_acc_mixed(p->is_signed, p->b_signed, p->m, p->n, p->k, p->a, p->a_stride, p->a_zp, p->b,
+                   p->b_stride, p->b_kn, p->b_zp, p->bias, p->acc);
   char bzp[48];
-  if (p->is_signed)
+  if (p->b_signed)
     snprintf(bzp, sizeof(bzp), "symmetric");
   else if (p->b_zp_per_channel)
     snprintf(bzp, sizeof(bzp), "per-channel (b_zp[0] %" PRId32 ")", p->b_zp[0]);
@@ -175,8 +179,10 @@ int q_prepare(qproblem* p, const char* what) {
   uint32_t flags = p->b_kn ? GEMMI8_B_KN : GEMMI8_B_NK;
 
   size_t size = 0;
-  gemmi8_status st = p->is_signed ? gemmi8_qs8_pack_size(p->n, p->k, &size)
-                                  : gemmi8_qu8_pack_size(p->n, p->k, &size);
+  const int kind = p->kind;
+  gemmi8_status st = kind == Q_QS8     ? gemmi8_qs8_pack_size(p->n, p->k, &size)
+                     : kind == Q_QU8S8 ? gemmi8_qu8s8_pack_size(p->n, p->k, &size)
+                                       : gemmi8_qu8_pack_size(p->n, p->k, &size);
   p->packed_by_alloc = t_below(4) == 0;
   snprintf(p->desc, sizeof(p->desc),
            "%s %s M x N x K = %zu x %zu x %zu, a_stride %zu, c_stride %zu, B %s stride %zu, "
@@ -184,17 +190,24 @@ int q_prepare(qproblem* p, const char* what) {
            what, type_name(p), p->m, p->n, p->k, p->a_stride, p->c_stride, p->b_kn ? "KxN" : "NxK",
            p->b_stride, p->a_zp, bzp, bias, p->packed_by_alloc ? "pack_alloc" : "pack");
   int ok = 1;
-  const char* func = p->is_signed ? "gemmi8_qs8_pack_size" : "gemmi8_qu8_pack_size";
+  const char* func = kind == Q_QS8     ? "gemmi8_qs8_pack_size"
+                     : kind == Q_QU8S8 ? "gemmi8_qu8s8_pack_size"
+                                       : "gemmi8_qu8_pack_size";
   if (st != gemmi8_status_success || size == 0) {
     t_fail(func, "%s: status \"%s\", size %zu", p->desc, gemmi8_status_string(st), size);
     ok = 0;
   } else if (p->packed_by_alloc) {
     void* packed = NULL;
-    func = p->is_signed ? "gemmi8_qs8_pack_alloc" : "gemmi8_qu8_pack_alloc";
-    st = p->is_signed ? gemmi8_qs8_pack_alloc(p->n, p->k, (const int8_t*) b, p->b_stride, flags,
-                                              (int8_t) p->a_zp, bias_copy, &packed)
-                      : gemmi8_qu8_pack_alloc(p->n, p->k, b, p->b_stride, flags, (uint8_t) p->a_zp,
-                                              b_zp, p->b_zp_per_channel, bias_copy, &packed);
+    func = kind == Q_QS8     ? "gemmi8_qs8_pack_alloc"
+           : kind == Q_QU8S8 ? "gemmi8_qu8s8_pack_alloc"
+                             : "gemmi8_qu8_pack_alloc";
+    st = kind == Q_QS8 ? gemmi8_qs8_pack_alloc(p->n, p->k, (const int8_t*) b, p->b_stride, flags,
+                                               (int8_t) p->a_zp, bias_copy, &packed)
+         : kind == Q_QU8S8
+             ? gemmi8_qu8s8_pack_alloc(p->n, p->k, (const int8_t*) b, p->b_stride, flags,
+                                       (uint8_t) p->a_zp, bias_copy, &packed)
+             : gemmi8_qu8_pack_alloc(p->n, p->k, b, p->b_stride, flags, (uint8_t) p->a_zp, b_zp,
+                                     p->b_zp_per_channel, bias_copy, &packed);
     if (st != gemmi8_status_success || packed == NULL ||
         (uintptr_t) packed % GEMMI8_PACK_ALIGNMENT != 0) {
       t_fail(func, "%s: status \"%s\", packed %p", p->desc, gemmi8_status_string(st), packed);
@@ -205,14 +218,17 @@ int q_prepare(qproblem* p, const char* what) {
       p->packed_size = size;
     }
   } else {
-    func = p->is_signed ? "gemmi8_qs8_pack" : "gemmi8_qu8_pack";
+    func = kind == Q_QS8 ? "gemmi8_qs8_pack" : kind == Q_QU8S8 ? "gemmi8_qu8s8_pack" : "gemmi8_qu8_pack";
     p->packed = t_alloc_aligned(size);
     p->packed_size = size;
     t_fill_random(p->packed, size); /* packing must not depend on old contents */
-    st = p->is_signed ? gemmi8_qs8_pack(p->n, p->k, (const int8_t*) b, p->b_stride, flags,
-                                        (int8_t) p->a_zp, bias_copy, p->packed, size)
-                      : gemmi8_qu8_pack(p->n, p->k, b, p->b_stride, flags, (uint8_t) p->a_zp, b_zp,
-                                        p->b_zp_per_channel, bias_copy, p->packed, size);
+    st = kind == Q_QS8 ? gemmi8_qs8_pack(p->n, p->k, (const int8_t*) b, p->b_stride, flags,
+                                         (int8_t) p->a_zp, bias_copy, p->packed, size)
+         : kind == Q_QU8S8
+             ? gemmi8_qu8s8_pack(p->n, p->k, (const int8_t*) b, p->b_stride, flags,
+                                 (uint8_t) p->a_zp, bias_copy, p->packed, size)
+             : gemmi8_qu8_pack(p->n, p->k, b, p->b_stride, flags, (uint8_t) p->a_zp, b_zp,
+                               p->b_zp_per_channel, bias_copy, p->packed, size);
     if (st != gemmi8_status_success) {
       t_fail(func, "%s: status \"%s\"", p->desc, gemmi8_status_string(st));
       ok = 0;
@@ -284,6 +300,10 @@ void q_check_s32(qproblem* p) {
     func = "gemmi8_qs8_gemm_s32";
     st = gemmi8_qs8_gemm_s32(p->m, p->n, p->k, (const int8_t*) p->a, p->a_stride, p->packed,
                              out.body, p->c_stride);
+  } else if (p->kind == Q_QU8S8) {
+    func = "gemmi8_qu8s8_gemm_s32";
+    st = gemmi8_qu8s8_gemm_s32(p->m, p->n, p->k, p->a, p->a_stride, p->packed, out.body,
+                               p->c_stride);
   } else {
     func = "gemmi8_qu8_gemm_s32";
     st = gemmi8_qu8_gemm_s32(p->m, p->n, p->k, p->a, p->a_stride, p->packed, out.body, p->c_stride);
@@ -313,6 +333,10 @@ void q_check_requant(qproblem* p, const qrq* r) {
     func = "gemmi8_qs8_gemm";
     st = gemmi8_qs8_gemm(p->m, p->n, p->k, (const int8_t*) p->a, p->a_stride, p->packed, rq,
                          out.body, p->c_stride);
+  } else if (p->kind == Q_QU8S8) {
+    func = "gemmi8_qu8s8_gemm";
+    st = gemmi8_qu8s8_gemm(p->m, p->n, p->k, p->a, p->a_stride, p->packed, rq, out.body,
+                           p->c_stride);
   } else {
     func = "gemmi8_qu8_gemm";
     st = gemmi8_qu8_gemm(p->m, p->n, p->k, p->a, p->a_stride, p->packed, rq, out.body, p->c_stride);

@@ -14,8 +14,13 @@
 
 #include "gemmi8.h"
 
+/* Kinds of problem (q_alloc's kind): the type of A, B and C. */
+enum { Q_QU8 = 0, Q_QS8 = 1, Q_QU8S8 = 2 };
+
 typedef struct qproblem {
-  int is_signed; /* 0: qu8, 1: qs8 */
+  int kind;      /* Q_QU8, Q_QS8, Q_QU8S8 */
+  int is_signed; /* A, C (and the clamp window) are int8: qs8 */
+  int b_signed;  /* B is int8, symmetric: qs8, qu8s8 */
   size_t m, n, k;
   size_t a_stride, b_stride, c_stride;
   int b_kn;
@@ -34,8 +39,8 @@ typedef struct qproblem {
   char desc[320];
 } qproblem;
 
-/* Allocates a problem (data uninitialized, bias allocated). */
-void q_alloc(qproblem* p, int is_signed, size_t m, size_t n, size_t k, size_t a_stride,
+/* Allocates a problem of a kind (data uninitialized, bias allocated). */
+void q_alloc(qproblem* p, int kind, size_t m, size_t n, size_t k, size_t a_stride,
              size_t b_stride, int b_kn, size_t c_stride);
 void q_free(qproblem* p);
 /* Drops the bias (NULL bias). */

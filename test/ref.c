@@ -23,13 +23,20 @@ static int32_t q8_value(int is_signed, uint8_t byte) {
 void ref_q8_acc(int is_signed, size_t m, size_t n, size_t k, const uint8_t* a, size_t a_stride,
                 int32_t a_zp, const uint8_t* b, size_t b_stride, int b_kn, const int32_t* b_zp,
                 const int32_t* bias, int32_t* acc) {
+  ref_q8_acc_mixed(is_signed, is_signed, m, n, k, a, a_stride, a_zp, b, b_stride, b_kn, b_zp, bias,
+                   acc);
+}
+
+void ref_q8_acc_mixed(int a_signed, int b_signed, size_t m, size_t n, size_t k, const uint8_t* a,
+                      size_t a_stride, int32_t a_zp, const uint8_t* b, size_t b_stride, int b_kn,
+                      const int32_t* b_zp, const int32_t* bias, int32_t* acc) {
   for (size_t i = 0; i < m; i++) {
     for (size_t j = 0; j < n; j++) {
       int64_t sum = bias != NULL ? (int64_t) bias[j] : 0;
       for (size_t p = 0; p < k; p++) {
-        int64_t av = q8_value(is_signed, a[i * a_stride + p]);
+        int64_t av = q8_value(a_signed, a[i * a_stride + p]);
         uint8_t braw = b_kn ? b[p * b_stride + j] : b[j * b_stride + p];
-        int64_t bv = q8_value(is_signed, braw);
+        int64_t bv = q8_value(b_signed, braw);
         sum += (av - a_zp) * (bv - b_zp[j]);
       }
       acc[i * n + j] = ref_wrap_s32(sum);

@@ -22,6 +22,11 @@ void ref_q8_acc(int is_signed, size_t m, size_t n, size_t k, const uint8_t* a, s
                 int32_t a_zp, const uint8_t* b, size_t b_stride, int b_kn, const int32_t* b_zp,
                 const int32_t* bias, int32_t* acc);
 
+/* The same with A and B of their own signedness (qu8s8: uint8 A, int8 B). */
+void ref_q8_acc_mixed(int a_signed, int b_signed, size_t m, size_t n, size_t k, const uint8_t* a,
+                      size_t a_stride, int32_t a_zp, const uint8_t* b, size_t b_stride, int b_kn,
+                      const int32_t* b_zp, const int32_t* bias, int32_t* acc);
+
 /* The three steps of the fixed-point requantization. */
 int32_t ref_saturating_left_shift(int32_t x, int32_t shift);     /* shift in 0..31 */
 int32_t ref_srdhm(int32_t x, int32_t multiplier);                /* header's formula */

@@ -91,6 +91,7 @@ typedef struct fixture {
   size_t qu8_size, qs8_size, bin_size;
   void* qu8; /* packed, N x K */
   void* qs8;
+  void* qu8s8;
   void* bin;
 } fixture;
 
@@ -114,6 +115,8 @@ static int fixture_make(fixture* f) {
   s1 = gemmi8_qu8_pack(N, K, f->b, K, GEMMI8_B_NK, 128, f->b_zp, 1, f->bias, f->qu8, f->qu8_size);
   s2 = gemmi8_qs8_pack(N, K, (const int8_t*) f->b, K, GEMMI8_B_NK, 0, f->bias, f->qs8, f->qs8_size);
   s3 = gemmi8_bin_pack(N, K, f->b_bits, 3, GEMMI8_B_NK, f->bin, f->bin_size);
+  if (s1 == SUCCESS)
+    s1 = gemmi8_qu8s8_pack_alloc(N, K, (const int8_t*) f->b, K, GEMMI8_B_NK, 128, f->bias, &f->qu8s8);
   return t_expect(s1 == SUCCESS && s2 == SUCCESS && s3 == SUCCESS, "gemmi8_*_pack",
                   "N %d, K %d: statuses \"%s\" \"%s\" \"%s\"", N, K, name(s1), name(s2), name(s3));
 }
@@ -122,13 +125,15 @@ static void fixture_free(fixture* f) {
   free(f->qu8);
   free(f->qs8);
   free(f->bin);
+  gemmi8_packed_free(f->qu8s8);
 }
 
 /* ---- quantized GEMM ------------------------------------------------------------------------ */
 
-typedef enum qfunc { QU8, QS8, QU8_S32, QS8_S32 } qfunc;
-static const char* const qfunc_names[] = {"gemmi8_qu8_gemm", "gemmi8_qs8_gemm",
-                                          "gemmi8_qu8_gemm_s32", "gemmi8_qs8_gemm_s32"};
+typedef enum qfunc { QU8, QS8, QU8_S32, QS8_S32, QU8S8, QU8S8_S32 } qfunc;
+static const char* const qfunc_names[] = {"gemmi8_qu8_gemm",     "gemmi8_qs8_gemm",
+                                          "gemmi8_qu8_gemm_s32", "gemmi8_qs8_gemm_s32",
+                                          "gemmi8_qu8s8_gemm",   "gemmi8_qu8s8_gemm_s32"};
 
 static gemmi8_status call_q(qfunc f, size_t m, size_t n, size_t k, const void* a, size_t a_stride,
                             const void* packed, const gemmi8_requant* rq, void* c,
@@ -142,6 +147,10 @@ static gemmi8_status call_q(qfunc f, size_t m, size_t n, size_t k, const void* a
       return gemmi8_qu8_gemm_s32(m, n, k, a, a_stride, packed, c, c_stride);
     case QS8_S32:
       return gemmi8_qs8_gemm_s32(m, n, k, a, a_stride, packed, c, c_stride);
+    case QU8S8:
+      return gemmi8_qu8s8_gemm(m, n, k, a, a_stride, packed, rq, c, c_stride);
+    case QU8S8_S32:
+      return gemmi8_qu8s8_gemm_s32(m, n, k, a, a_stride, packed, c, c_stride);
   }
   return SUCCESS;
 }
@@ -149,12 +158,13 @@ static gemmi8_status call_q(qfunc f, size_t m, size_t n, size_t k, const void* a
 static void qgemm_errors(const fixture* fx) {
   int32_t c[M * N + 16]; /* big enough for either output type */
   int32_t mult1 = INT32_C(1) << 30, shift1 = -3;
-  for (int fi = QU8; fi <= QS8_S32; fi++) {
+  for (int fi = QU8; fi <= QU8S8_S32; fi++) {
     qfunc f = (qfunc) fi;
     const char* fn = qfunc_names[f];
     int is_signed = f == QS8 || f == QS8_S32;
-    const void* packed = is_signed ? fx->qs8 : fx->qu8;
-    const void* other_type = is_signed ? fx->qu8 : fx->qs8;
+    int mixed = f == QU8S8 || f == QU8S8_S32;
+    const void* packed = is_signed ? fx->qs8 : (mixed ? fx->qu8s8 : fx->qu8);
+    const void* other_type = is_signed ? fx->qu8 : (mixed ? fx->qu8 : fx->qu8s8);
     gemmi8_requant rq = {gemmi8_requant_fixedpoint,
                          0,
                          &mult1,
@@ -170,7 +180,7 @@ static void qgemm_errors(const fixture* fx) {
     expect(fn, "a NULL", call_q(f, M, N, K, NULL, K, packed, r, c, N), INVALID);
     expect(fn, "packed_b NULL", call_q(f, M, N, K, fx->a, K, NULL, r, c, N), INVALID);
     expect(fn, "c NULL", call_q(f, M, N, K, fx->a, K, packed, r, NULL, N), INVALID);
-    if (f == QU8 || f == QS8)
+    if (f == QU8 || f == QS8 || f == QU8S8)
       expect(fn, "rq NULL", call_q(f, M, N, K, fx->a, K, packed, NULL, c, N), INVALID);
     expect(fn, "m 0", call_q(f, 0, N, K, fx->a, K, packed, r, c, N), INVALID);
     expect(fn, "n 0", call_q(f, M, 0, K, fx->a, K, packed, r, c, N), INVALID);
@@ -191,8 +201,10 @@ static void qgemm_errors(const fixture* fx) {
            INVALID);
     expect(fn, "k - 1 (not the packed k)", call_q(f, M, N, K - 1, fx->a, K, packed, r, c, N),
            INVALID);
-    expect(fn, is_signed ? "qu8 weights" : "qs8 weights",
+    expect(fn, is_signed || mixed ? "qu8 weights" : "qu8s8 weights",
            call_q(f, M, N, K, fx->a, K, other_type, r, c, N), INVALID);
+    if (!is_signed)
+      expect(fn, "qs8 weights", call_q(f, M, N, K, fx->a, K, fx->qs8, r, c, N), INVALID);
     expect(fn, "binary weights", call_q(f, M, N, K, fx->a, K, fx->bin, r, c, N), INVALID);
     unwatch_all();
   }

@@ -1,5 +1,5 @@
 /*
- * qu8 / qs8 GEMM against the reference, byte for byte:
+ * qu8 / qs8 / qu8s8 GEMM against the reference, byte for byte:
  *  - sweeps of M (1..50), N (1..70) and K (1..311, primes, multiples of 2^n and
  *    their neighbours), a sampled product of the three, and a few large shapes;
  *    every case has its own random strides, B layout, zero points, bias and data
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "isa.h"
 #include "qtest.h"
 #include "ref.h"
@@ -30,10 +31,10 @@ static size_t pad(void) {
 }
 
 /* One random problem of the given shape, checked with every output kind. */
-static void run_case(int is_signed, size_t m, size_t n, size_t k, const char* what) {
+static void run_case(int kind, size_t m, size_t n, size_t k, const char* what) {
   int b_kn = (int) t_below(2);
   qproblem p;
-  q_alloc(&p, is_signed, m, n, k, k + pad(), (b_kn ? n : k) + pad(), b_kn, n + pad());
+  q_alloc(&p, kind, m, n, k, k + pad(), (b_kn ? n : k) + pad(), b_kn, n + pad());
   q_fill_random(&p);
   if (q_prepare(&p, what)) {
     q_check_s32(&p);
@@ -59,44 +60,47 @@ static size_t rand_n(void) {
   return 1 + t_below(70);
 }
 
-static void sweeps(int is_signed) {
+static void sweeps(int kind) {
   size_t step = t_quick ? 4 : 1;
   for (size_t m = 1; m <= 50; m += step)
-    run_case(is_signed, m, rand_n(), T_PICK(k_list), "M sweep");
+    run_case(kind, m, rand_n(), T_PICK(k_list), "M sweep");
   for (size_t n = 1; n <= 70; n += step)
-    run_case(is_signed, rand_m(), n, T_PICK(k_list), "N sweep");
+    run_case(kind, rand_m(), n, T_PICK(k_list), "N sweep");
   for (size_t i = 0; i < T_COUNT(k_list); i++) {
-    run_case(is_signed, rand_m(), rand_n(), k_list[i], "K sweep");
-    if (!t_quick) run_case(is_signed, rand_m(), rand_n(), k_list[i], "K sweep");
+    run_case(kind, rand_m(), rand_n(), k_list[i], "K sweep");
+    if (!t_quick) run_case(kind, rand_m(), rand_n(), k_list[i], "K sweep");
   }
   static const size_t long_k[] = {1000, 2304};
   for (size_t i = 0; i < T_COUNT(long_k); i++)
-    run_case(is_signed, rand_m(), rand_n(), long_k[i], "K sweep");
+    run_case(kind, rand_m(), rand_n(), long_k[i], "K sweep");
   size_t random_cases = t_quick ? 40 : 400;
   for (size_t i = 0; i < random_cases; i++)
-    run_case(is_signed, rand_m(), rand_n(), T_PICK(k_list), "random shape");
+    run_case(kind, rand_m(), rand_n(), T_PICK(k_list), "random shape");
   /* Larger shapes: several tiles in both directions, long K. */
   static const size_t big[][3] = {
       {97, 130, 311}, {200, 97, 1000}, {130, 200, 2304}, {200, 200, 129}, {53, 67, 4099}};
   static const size_t big_quick[][3] = {{97, 130, 65}, {13, 200, 1000}};
   if (t_quick) {
     for (size_t i = 0; i < T_COUNT(big_quick); i++)
-      run_case(is_signed, big_quick[i][0], big_quick[i][1], big_quick[i][2], "large shape");
+      run_case(kind, big_quick[i][0], big_quick[i][1], big_quick[i][2], "large shape");
   } else {
     for (size_t i = 0; i < T_COUNT(big); i++)
-      run_case(is_signed, big[i][0], big[i][1], big[i][2], "large shape");
+      run_case(kind, big[i][0], big[i][1], big[i][2], "large shape");
   }
 }
 
 /* K at the exact-int32 limit with the largest products of both signs. */
-static void max_k(int is_signed, int32_t a_zp) {
-  size_t k = is_signed ? GEMMI8_QS8_MAX_K : GEMMI8_QU8_MAX_K;
+static void max_k(int kind, int32_t a_zp) {
+  const int is_signed = kind == Q_QS8, b_signed = kind != Q_QU8;
+  size_t k = kind == Q_QS8 ? GEMMI8_QS8_MAX_K
+             : kind == Q_QU8S8 ? GEMMI8_QU8S8_MAX_K : GEMMI8_QU8_MAX_K;
   size_t m = 4, n = 6;
   qproblem p;
-  q_alloc(&p, is_signed, m, n, k, k, k, 0, n);
+  q_alloc(&p, kind, m, n, k, k, k, 0, n);
   int32_t lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
+  const int32_t blo = b_signed ? -128 : 0, bhi = b_signed ? 127 : 255;
   p.a_zp = a_zp;
-  p.b_zp_per_channel = !is_signed;
+  p.b_zp_per_channel = !b_signed;
   for (size_t q = 0; q < k; q++) {
     p.a[0 * k + q] = (uint8_t) lo;                /* a - a_zp at one extreme */
     p.a[1 * k + q] = (uint8_t) hi;                /* at the other */
@@ -107,13 +111,13 @@ static void max_k(int is_signed, int32_t a_zp) {
   static const int32_t u8_zp[] = {255, 0, 128, 255, 0, 7};
   static const int32_t bias[] = {0, 0, 12345, INT32_MAX, INT32_MIN, -1};
   for (size_t j = 0; j < n; j++) {
-    p.b_zp[j] = is_signed ? 0 : u8_zp[j];
+    p.b_zp[j] = b_signed ? 0 : u8_zp[j];
     p.bias[j] = bias[j];
     for (size_t q = 0; q < k; q++) {
       int32_t v;
       if (j == 2 || j == 5)
-        v = (int32_t) t_range(lo, hi);
-      else if (is_signed)
+        v = (int32_t) t_range(blo, bhi);
+      else if (b_signed)
         v = -128;
       else
         v = j % 2 == 0 ? 0 : 255;
@@ -135,14 +139,14 @@ static void max_k(int is_signed, int32_t a_zp) {
 
 /* Weights packed under another kernel set: either rejected with C untouched, or
  * (same layout) exact. */
-static void cross_isa(int is_signed) {
+static void cross_isa(int kind) {
   const char* here = t_isa();
   const char* const* isas = gemmi8_isa_compiled();
   for (size_t i = 0; isas != NULL && isas[i] != NULL; i++) {
     const char* other = isas[i];
     if (strcmp(other, here) == 0 || !gemmi8_isa_supported(other)) continue;
     qproblem p;
-    q_alloc(&p, is_signed, 11, 37, 67, 67, 67, 0, 37);
+    q_alloc(&p, kind, 11, 37, 67, 67, 67, 0, 37);
     q_fill_random(&p);
     gemmi8_isa_force(other);
     char what[64];
@@ -152,11 +156,17 @@ static void cross_isa(int is_signed) {
     if (ok) {
       t_out out;
       t_out_init(&out, T_S32, p.m, p.n, p.c_stride);
-      gemmi8_status st = is_signed ? gemmi8_qs8_gemm_s32(p.m, p.n, p.k, (const int8_t*) p.a,
-                                                         p.a_stride, p.packed, out.body, p.c_stride)
-                                   : gemmi8_qu8_gemm_s32(p.m, p.n, p.k, p.a, p.a_stride, p.packed,
-                                                         out.body, p.c_stride);
-      const char* func = is_signed ? "gemmi8_qs8_gemm_s32" : "gemmi8_qu8_gemm_s32";
+      gemmi8_status st =
+          kind == Q_QS8 ? gemmi8_qs8_gemm_s32(p.m, p.n, p.k, (const int8_t*) p.a, p.a_stride,
+                                              p.packed, out.body, p.c_stride)
+          : kind == Q_QU8S8
+              ? gemmi8_qu8s8_gemm_s32(p.m, p.n, p.k, p.a, p.a_stride, p.packed, out.body,
+                                      p.c_stride)
+              : gemmi8_qu8_gemm_s32(p.m, p.n, p.k, p.a, p.a_stride, p.packed, out.body,
+                                    p.c_stride);
+      const char* func = kind == Q_QS8     ? "gemmi8_qs8_gemm_s32"
+                         : kind == Q_QU8S8 ? "gemmi8_qu8s8_gemm_s32"
+                                           : "gemmi8_qu8_gemm_s32";
       if (st == gemmi8_status_invalid_parameter) {
         t_expect(t_out_untouched(&out), func, "%s: rejected, but C was written", p.desc);
       } else if (st == gemmi8_status_success) {
@@ -244,12 +254,32 @@ static void threads(void) {
 #endif
 }
 
+/* qu8s8 on kernels that multiply uint8 by int8 directly (weights stored xor 0x80):
+ * the activation zero point is all in the packed bias, no row sums. */
+static void qu8s8_no_row_sums(void) {
+  const struct gemmi8_qgemm_config* cfg = gemmi8_get_config()->qu8;
+  int8_t b[40 * 64];
+  t_fill_random(b, sizeof(b));
+  void* packed = NULL;
+  gemmi8_status st = gemmi8_qu8s8_pack_alloc(40, 64, b, 64, GEMMI8_B_NK, 131, NULL, &packed);
+  if (!t_expect(st == gemmi8_status_success, "gemmi8_qu8s8_pack_alloc", "status \"%s\"",
+                gemmi8_status_string(st)))
+    return;
+  const struct gemmi8_packed_header* h = packed;
+  const int none = (h->flags & GEMMI8_PACKED_NO_ROW_SUM) != 0;
+  t_expect(!cfg->xor_weights || none, "gemmi8_qu8s8_pack_alloc",
+           "%s: the packed weights ask for row sums (flags %u, coef %d)", cfg->isa,
+           (unsigned) h->flags, (int) h->coef);
+  gemmi8_packed_free(packed);
+}
+
 void test_qgemm(void) {
-  for (int is_signed = 0; is_signed <= 1; is_signed++) {
-    sweeps(is_signed);
+  qu8s8_no_row_sums();
+  for (int kind = Q_QU8; kind <= Q_QU8S8; kind++) {
+    sweeps(kind);
     static const int32_t u8_azp[] = {0, 255}, s8_azp[] = {-128, 127};
-    for (int i = 0; i < 2; i++) max_k(is_signed, is_signed ? s8_azp[i] : u8_azp[i]);
-    cross_isa(is_signed);
+    for (int i = 0; i < 2; i++) max_k(kind, kind == Q_QS8 ? s8_azp[i] : u8_azp[i]);
+    cross_isa(kind);
   }
   threads();
 }

@@ -660,7 +660,7 @@ static int pc_header(const void* table) {
     const size_t block_bytes = gemmi8_qblock_bytes(cfg, k);
     const size_t blocks = gemmi8_divide_round_up(n, cfg->nr);
     uint8_t* mine = t_alloc_aligned(blocks * block_bytes);
-    const struct gemmi8_qpack_source src = {b, k, 0, q->is_signed};
+    const struct gemmi8_qpack_source src = {b, k, 0, q->is_signed, 0};
     cfg->pack(cfg, n, k, &src, a_zp, q->is_signed ? NULL : zp32, bias, block_bytes, mine);
     uint32_t flags;
     int32_t coef;

@@ -430,7 +430,7 @@ int uk_qtest_run(const uk_qkernel* kn, const uk_qtest* t) {
   const size_t block_bytes = gemmi8_qblock_bytes(cfg, k);
   t_fence fw;
   uint8_t* w = t_fence_init(&fw, 1, blocks * block_bytes, blocks * block_bytes);
-  const struct gemmi8_qpack_source src = {b, k, 0, is_signed};
+  const struct gemmi8_qpack_source src = {b, k, 0, is_signed, 0};
   cfg->pack(cfg, n, k, &src, a_zp, is_signed ? NULL : b_zp, bias, block_bytes, w);
 
   /* parameters, as src/qgemm.c run() sets them */

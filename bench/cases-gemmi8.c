@@ -10,6 +10,12 @@
  *   qs8s32   the same operands, int32 output.
  *   qu8fp32, qs8fp32  as qu8 and qs8 with the fp32 requantization mode (float
  *            scales, round half to even: the rounding of oneDNN, XNNPACK, PyTorch).
+ *   qu8s8, qu8s8fp32  uint8 A (zero point 119) x symmetric int8 B + bias, per-channel
+ *            fixed-point / fp32 requantization, output zero point 128; ...pt: one
+ *            multiplier or scale for the tensor; qu8s8s32 the int32 output.
+ *   qs8pt, qs8fp32pt  qs8 with one multiplier / scale for the tensor.
+ *            These run on the best kernel set only, against oneDNN's matching
+ *            matmul configurations (the like-for-like table of the report).
  *   bin      +1/-1 bits, K = Depth bits; A bit-packed by gemmi8_bin_pack_rows_s8
  *            in setup, int32 output.
  * Each runs on one kernel set, forced with gemmi8_isa_force() before packing and
@@ -34,6 +40,13 @@ typedef enum g8_kind {
   G8_BIN,
   G8_QU8_FP32,
   G8_QS8_FP32,
+  G8_QU8S8,
+  G8_QU8S8_S32,
+  G8_QU8S8_FP32,
+  G8_QU8S8_PT,
+  G8_QU8S8_FP32_PT,
+  G8_QS8_PT,
+  G8_QS8_FP32_PT,
 } g8_kind;
 
 typedef struct g8_state {
@@ -48,6 +61,7 @@ typedef struct g8_state {
   int32_t* multiplier;
   int32_t* shift;
   float* scale;
+  int per_tensor; /* one multiplier / scale for every channel */
   gemmi8_requant rq;
 } g8_state;
 
@@ -119,7 +133,7 @@ static const char* make_requant(g8_state* s, bench_rng* rng, gemmi8_requant_mode
   }
   double spread = sqrt((double) s->k) * sd_a * sd_b;
   for (size_t i = 0; i < s->n; i++) {
-    scale[i] = 48.0 / spread * bench_rng_real(rng, 0.5, 1.5);
+    scale[i] = s->per_tensor && i > 0 ? scale[0] : 48.0 / spread * bench_rng_real(rng, 0.5, 1.5);
     s->scale[i] = (float) scale[i];
   }
   gemmi8_status st = gemmi8_quantize_multipliers(s->n, scale, s->multiplier, s->shift);
@@ -128,7 +142,7 @@ static const char* make_requant(g8_state* s, bench_rng* rng, gemmi8_requant_mode
     return status_error("gemmi8_quantize_multipliers", st);
   }
   s->rq.mode = mode;
-  s->rq.per_channel = 1;
+  s->rq.per_channel = !s->per_tensor;
   s->rq.multiplier = s->multiplier;
   s->rq.shift = s->shift;
   s->rq.scale = s->scale;
@@ -247,6 +261,52 @@ done:
   return err;
 }
 
+/* qu8s8: uint8 A (zero point 119) x symmetric int8 B, uint8 output (zero point 128). */
+static const char* setup_qu8s8(g8_state* s, bench_rng* rng, int requant) {
+  size_t size = 0;
+  s->a_stride = s->k;
+  s->a = bench_alloc(bench_mul(s->m, s->k));
+  int8_t* b = bench_alloc(bench_mul(s->n, s->k));
+  int32_t* bias = make_bias(rng, s->n);
+  const char* err = NULL;
+  if (s->a == NULL || b == NULL || bias == NULL) {
+    err = "out of memory";
+    goto done;
+  }
+  bench_fill_u8(rng, s->a, s->m * s->k);
+  bench_fill_s8(rng, b, s->n * s->k, -127, 127);
+  gemmi8_status st = gemmi8_qu8s8_pack_size(s->n, s->k, &size);
+  if (st != gemmi8_status_success) {
+    err = status_error("gemmi8_qu8s8_pack_size", st);
+    goto done;
+  }
+  s->packed = bench_alloc(size);
+  s->packed_bytes = size;
+  if (s->packed == NULL) {
+    err = "out of memory";
+    goto done;
+  }
+  st = gemmi8_qu8s8_pack(s->n, s->k, b, s->k, GEMMI8_B_NK, QU8_A_ZP, bias, s->packed, size);
+  if (st != gemmi8_status_success) {
+    err = status_error("gemmi8_qu8s8_pack", st);
+    goto done;
+  }
+  s->c_stride = s->n;
+  s->c = bench_alloc(bench_mul(bench_mul(s->m, s->n), requant ? 1 : sizeof(int32_t)));
+  if (s->c == NULL) {
+    err = "out of memory";
+    goto done;
+  }
+  if (requant) {
+    err = make_requant(s, rng, (gemmi8_requant_mode) (requant - 1), uniform_sd(0, 255),
+                       uniform_sd(-127, 127), QU8_C_ZP, 0, 255);
+  }
+done:
+  bench_free(b);
+  bench_free(bias);
+  return err;
+}
+
 static const char* setup_bin(g8_state* s, bench_rng* rng) {
   const size_t words = GEMMI8_BIN_WORDS(s->k);
   size_t size = 0;
@@ -327,6 +387,20 @@ static const char* run_qs8s32(void* opaque) {
   return st == gemmi8_status_success ? NULL : status_error("gemmi8_qs8_gemm_s32", st);
 }
 
+static const char* run_qu8s8(void* opaque) {
+  const g8_state* s = opaque;
+  gemmi8_status st = gemmi8_qu8s8_gemm(s->m, s->n, s->k, s->a, s->a_stride, s->packed, &s->rq,
+                                       s->c, s->c_stride);
+  return st == gemmi8_status_success ? NULL : status_error("gemmi8_qu8s8_gemm", st);
+}
+
+static const char* run_qu8s8s32(void* opaque) {
+  const g8_state* s = opaque;
+  gemmi8_status st =
+      gemmi8_qu8s8_gemm_s32(s->m, s->n, s->k, s->a, s->a_stride, s->packed, s->c, s->c_stride);
+  return st == gemmi8_status_success ? NULL : status_error("gemmi8_qu8s8_gemm_s32", st);
+}
+
 static const char* run_bin(void* opaque) {
   const g8_state* s = opaque;
   gemmi8_status st =
@@ -336,10 +410,13 @@ static const char* run_bin(void* opaque) {
 
 static const char* g8_setup(const bench_shape* shape, const char* isa, g8_kind kind,
                             void** state) {
-  static const char* const salts[] = {"gemmi8-qu8", "gemmi8-qu8", "gemmi8-qs8", "gemmi8-qs8",
-                                      "gemmi8-bin", "gemmi8-qu8", "gemmi8-qs8"};
-  static const char* (*const runs[])(void*) = {run_qu8, run_qu8s32, run_qs8, run_qs8s32,
-                                               run_bin, run_qu8, run_qs8};
+  static const char* const salts[] = {
+      "gemmi8-qu8",   "gemmi8-qu8",   "gemmi8-qs8",   "gemmi8-qs8", "gemmi8-bin",
+      "gemmi8-qu8",   "gemmi8-qs8",   "gemmi8-qu8s8", "gemmi8-qu8s8", "gemmi8-qu8s8",
+      "gemmi8-qu8s8", "gemmi8-qu8s8", "gemmi8-qs8",   "gemmi8-qs8"};
+  static const char* (*const runs[])(void*) = {
+      run_qu8,   run_qu8s32,   run_qs8,   run_qs8s32, run_bin, run_qu8, run_qs8,
+      run_qu8s8, run_qu8s8s32, run_qu8s8, run_qu8s8,  run_qu8s8, run_qs8, run_qs8};
   if (isa == NULL || strlen(isa) >= sizeof(((g8_state*) NULL)->isa)) {
     return "gemmi8 case without a kernel set";
   }
@@ -369,6 +446,22 @@ static const char* g8_setup(const bench_shape* shape, const char* isa, g8_kind k
         break;
       case G8_BIN:
         err = setup_bin(s, &rng);
+        break;
+      case G8_QU8S8:
+      case G8_QU8S8_S32:
+      case G8_QU8S8_FP32:
+      case G8_QU8S8_PT:
+      case G8_QU8S8_FP32_PT:
+        s->per_tensor = kind == G8_QU8S8_PT || kind == G8_QU8S8_FP32_PT;
+        err = setup_qu8s8(s, &rng,
+                          kind == G8_QU8S8_S32                                ? 0
+                          : kind == G8_QU8S8 || kind == G8_QU8S8_PT           ? 1
+                                                                              : 2);
+        break;
+      case G8_QS8_PT:
+      case G8_QS8_FP32_PT:
+        s->per_tensor = 1;
+        err = setup_qs8(s, &rng, kind == G8_QS8_PT ? 1 : 2);
         break;
     }
   }
@@ -401,6 +494,18 @@ static const char* setup_qu8_fp32(const bench_shape* shape, const char* isa, voi
 static const char* setup_qs8_fp32(const bench_shape* shape, const char* isa, void** state) {
   return g8_setup(shape, isa, G8_QS8_FP32, state);
 }
+#define G8_SETUP(name, kind)                                                                \
+  static const char* name(const bench_shape* shape, const char* isa, void** state) {        \
+    return g8_setup(shape, isa, kind, state);                                               \
+  }
+G8_SETUP(setup_qu8s8_fixed, G8_QU8S8)
+G8_SETUP(setup_qu8s8_s32, G8_QU8S8_S32)
+G8_SETUP(setup_qu8s8_fp32, G8_QU8S8_FP32)
+G8_SETUP(setup_qu8s8_fixed_pt, G8_QU8S8_PT)
+G8_SETUP(setup_qu8s8_fp32_pt, G8_QU8S8_FP32_PT)
+G8_SETUP(setup_qs8_fixed_pt, G8_QS8_PT)
+G8_SETUP(setup_qs8_fp32_pt, G8_QS8_FP32_PT)
+
 static const char* setup_bin_s32(const bench_shape* shape, const char* isa, void** state) {
   return g8_setup(shape, isa, G8_BIN, state);
 }
@@ -443,6 +548,22 @@ const bench_case bench_gemmi8_qu8fp32 =
     GEMMI8_CASE("qu8fp32", FC_BEST, int8_skip_isas, setup_qu8_fp32, run_qu8);
 const bench_case bench_gemmi8_qs8fp32 =
     GEMMI8_CASE("qs8fp32", FC_BEST, int8_skip_isas, setup_qs8_fp32, run_qs8);
+/* The like-for-like configurations (bench/README.md): on the best kernel set only. */
+#define BEST (BENCH_CASE_BEST_ISA_ONLY)
+const bench_case bench_gemmi8_qu8s8 =
+    GEMMI8_CASE("qu8s8", BEST | BENCH_CASE_FC, int8_skip_isas, setup_qu8s8_fixed, run_qu8s8);
+const bench_case bench_gemmi8_qu8s8s32 =
+    GEMMI8_CASE("qu8s8s32", BEST, int8_skip_isas, setup_qu8s8_s32, run_qu8s8s32);
+const bench_case bench_gemmi8_qu8s8fp32 =
+    GEMMI8_CASE("qu8s8fp32", BEST | FC_BEST, int8_skip_isas, setup_qu8s8_fp32, run_qu8s8);
+const bench_case bench_gemmi8_qu8s8_pt =
+    GEMMI8_CASE("qu8s8pt", BEST, int8_skip_isas, setup_qu8s8_fixed_pt, run_qu8s8);
+const bench_case bench_gemmi8_qu8s8fp32_pt =
+    GEMMI8_CASE("qu8s8fp32pt", BEST, int8_skip_isas, setup_qu8s8_fp32_pt, run_qu8s8);
+const bench_case bench_gemmi8_qs8_pt =
+    GEMMI8_CASE("qs8pt", BEST, int8_skip_isas, setup_qs8_fixed_pt, run_qs8);
+const bench_case bench_gemmi8_qs8fp32_pt =
+    GEMMI8_CASE("qs8fp32pt", BEST, int8_skip_isas, setup_qs8_fp32_pt, run_qs8);
 /* The avx512vnni level keeps avx512bw's binary kernels. */
 static const char* const bin_skip_isas[] = {"avx512vnni", NULL};
 const bench_case bench_gemmi8_bin = GEMMI8_CASE("bin", 0, bin_skip_isas, setup_bin_s32, run_bin);

@@ -11,6 +11,11 @@
 //   matmul-s8s8s8   the same with int8 src (zero point -7) and int8 dst (zero point 5):
 //                   gemmi8's qs8.
 //   matmul-u8s8s32  the same as u8s8u8 with an int32 dst, no scales.
+//   matmul-u8s8u8-pt, matmul-s8s8s8-pt
+//                   as matmul-u8s8u8 / -s8s8s8 with one output scale for the tensor.
+//   matmul-u8s8u8-nozp, matmul-s8s8s8-nozp
+//                   per-channel output scales, no zero points (folded into the bias
+//                   as below, with each channel's scale).
 //   matmul-u8s8u8-fast, matmul-s8s8s8-fast
 //                   oneDNN's fastest configuration of the same layer: one output
 //                   scale for the tensor, no zero points. The source and destination
@@ -119,12 +124,26 @@ enum class Kind {
   kMatmulU8S8S32,
   kMatmulU8S8U8Fast,
   kMatmulS8S8S8Fast,
+  kMatmulU8S8U8Common,  // zero points, one output scale
+  kMatmulS8S8S8Common,
+  kMatmulU8S8U8NoZp,    // no zero points, per-channel output scales
+  kMatmulS8S8S8NoZp,
 };
 
-bool IsS8(Kind kind) { return kind == Kind::kMatmulS8S8S8 || kind == Kind::kMatmulS8S8S8Fast; }
+bool IsS8(Kind kind) {
+  return kind == Kind::kMatmulS8S8S8 || kind == Kind::kMatmulS8S8S8Fast ||
+         kind == Kind::kMatmulS8S8S8Common || kind == Kind::kMatmulS8S8S8NoZp;
+}
 bool IsS32(Kind kind) { return kind == Kind::kGemmU8S8S32 || kind == Kind::kMatmulU8S8S32; }
+// No zero points: they are folded into the bias in setup.
 bool IsFast(Kind kind) {
-  return kind == Kind::kMatmulU8S8U8Fast || kind == Kind::kMatmulS8S8S8Fast;
+  return kind == Kind::kMatmulU8S8U8Fast || kind == Kind::kMatmulS8S8S8Fast ||
+         kind == Kind::kMatmulU8S8U8NoZp || kind == Kind::kMatmulS8S8S8NoZp;
+}
+// One output scale for the tensor.
+bool IsCommon(Kind kind) {
+  return kind == Kind::kMatmulU8S8U8Fast || kind == Kind::kMatmulS8S8S8Fast ||
+         kind == Kind::kMatmulU8S8U8Common || kind == Kind::kMatmulS8S8S8Common;
 }
 
 struct DnnlState {
@@ -178,20 +197,23 @@ void BuildMatmul(DnnlState* s, const std::vector<float>& scales) {
   const bool s8 = IsS8(s->kind);
   const bool s32 = IsS32(s->kind);
   const bool fast = IsFast(s->kind);
+  const bool common = IsCommon(s->kind);
   const dnnl::memory::desc a_md({s->m, s->k}, s8 ? dt::s8 : dt::u8, tag::ab);
   const dnnl::memory::desc w_any({s->k, s->n}, dt::s8, tag::any);
   const dnnl::memory::desc w_user_md({s->k, s->n}, dt::s8, tag::ba);  // N x K in memory
   const dnnl::memory::desc bias_md({1, s->n}, dt::s32, tag::ab);
   const dnnl::memory::desc c_md({s->m, s->n}, s32 ? dt::s32 : s8 ? dt::s8 : dt::u8, tag::ab);
   dnnl::primitive_attr attr;
-  if (fast) {
-    attr.set_output_scales(0, {scales[0]});
-  } else {
-    attr.set_zero_points(DNNL_ARG_SRC, 0, {s8 ? kS8AZp : kU8AZp});
-    if (!s32) {
+  if (!s32) {
+    if (common) {
+      attr.set_output_scales(0, {scales[0]});
+    } else {
       attr.set_output_scales(1 << 1, scales);
-      attr.set_zero_points(DNNL_ARG_DST, 0, {s8 ? kS8CZp : kU8CZp});
     }
+  }
+  if (!fast) {
+    attr.set_zero_points(DNNL_ARG_SRC, 0, {s8 ? kS8AZp : kU8AZp});
+    if (!s32) attr.set_zero_points(DNNL_ARG_DST, 0, {s8 ? kS8CZp : kU8CZp});
   }
   const dnnl::matmul::desc desc(a_md, w_any, bias_md, c_md);
   const dnnl::matmul::primitive_desc pd(desc, attr, *engine);
@@ -223,6 +245,7 @@ const char* Setup(const bench_shape* shape, Kind kind, void** state) {
   const bool s8 = IsS8(kind);
   const bool s32 = IsS32(kind);
   const bool fast = IsFast(kind);
+  const bool common = IsCommon(kind);
   s->a = bench_alloc(bench_mul(shape->col, shape->depth));
   s->b = static_cast<int8_t*>(bench_alloc(bench_mul(shape->row, shape->depth)));
   s->bias = static_cast<int32_t*>(bench_alloc(bench_mul(shape->row, sizeof(int32_t))));
@@ -246,15 +269,15 @@ const char* Setup(const bench_shape* shape, Kind kind, void** state) {
   std::vector<float> scales(shape->row);
   std::vector<double> check_scales(shape->row);
   for (size_t i = 0; i < shape->row; i++) {
-    scales[i] = static_cast<float>(fast ? base : base * bench_rng_real(&rng, 0.5, 1.5));
+    scales[i] = static_cast<float>(common ? base : base * bench_rng_real(&rng, 0.5, 1.5));
     check_scales[i] = scales[i];
   }
   const int32_t a_zp = s8 ? kS8AZp : kU8AZp, c_zp = s8 ? kS8CZp : kU8CZp;
   if (fast) {
     // The zero points go into the bias: sum_k (A - a_zp) B = sum_k A B - a_zp sum_k B,
     // and c_zp + scale * acc = scale * (acc + c_zp / scale).
-    const double c_shift = static_cast<double>(c_zp) / static_cast<double>(scales[0]);
     for (size_t i = 0; i < shape->row; i++) {
+      const double c_shift = static_cast<double>(c_zp) / static_cast<double>(scales[i]);
       int64_t b_sum = 0;
       for (size_t j = 0; j < shape->depth; j++) b_sum += s->b[i * shape->depth + j];
       const int64_t folded =
@@ -300,7 +323,7 @@ const char* Setup(const bench_shape* shape, Kind kind, void** state) {
   chk.c = s->c;
   chk.c_stride = shape->row;
   chk.scale = check_scales.data();
-  chk.per_channel = !fast;
+  chk.per_channel = !common;
   chk.c_zp = fast ? 0 : c_zp;
   chk.c_min = s8 ? -128 : 0;
   chk.c_max = s8 ? 127 : 255;
@@ -336,6 +359,18 @@ const char* SetupU8S8U8Fast(const bench_shape* shape, const char*, void** state)
 }
 const char* SetupS8S8S8Fast(const bench_shape* shape, const char*, void** state) {
   return Setup(shape, Kind::kMatmulS8S8S8Fast, state);
+}
+const char* SetupU8S8U8Common(const bench_shape* shape, const char*, void** state) {
+  return Setup(shape, Kind::kMatmulU8S8U8Common, state);
+}
+const char* SetupS8S8S8Common(const bench_shape* shape, const char*, void** state) {
+  return Setup(shape, Kind::kMatmulS8S8S8Common, state);
+}
+const char* SetupU8S8U8NoZp(const bench_shape* shape, const char*, void** state) {
+  return Setup(shape, Kind::kMatmulU8S8U8NoZp, state);
+}
+const char* SetupS8S8S8NoZp(const bench_shape* shape, const char*, void** state) {
+  return Setup(shape, Kind::kMatmulS8S8S8NoZp, state);
 }
 
 void Context(bench_context_fn add, void* ctx) {
@@ -402,6 +437,10 @@ const char* SetupS8S8S8(const bench_shape*, const char*, void**) { return Unavai
 const char* SetupU8S8S32(const bench_shape*, const char*, void**) { return Unavailable(); }
 const char* SetupU8S8U8Fast(const bench_shape*, const char*, void**) { return Unavailable(); }
 const char* SetupS8S8S8Fast(const bench_shape*, const char*, void**) { return Unavailable(); }
+const char* SetupU8S8U8Common(const bench_shape*, const char*, void**) { return Unavailable(); }
+const char* SetupS8S8S8Common(const bench_shape*, const char*, void**) { return Unavailable(); }
+const char* SetupU8S8U8NoZp(const bench_shape*, const char*, void**) { return Unavailable(); }
+const char* SetupS8S8S8NoZp(const bench_shape*, const char*, void**) { return Unavailable(); }
 const char* Run(void*) { return Unavailable(); }
 void Teardown(void*) {}
 const char* Label(const void*) { return ""; }
@@ -437,5 +476,11 @@ const bench_case bench_onednn_matmul_u8s8u8_fast =
     MakeCase("matmul-u8s8u8-fast", SetupU8S8U8Fast, BENCH_CASE_FC);
 const bench_case bench_onednn_matmul_s8s8s8_fast =
     MakeCase("matmul-s8s8s8-fast", SetupS8S8S8Fast, BENCH_CASE_FC);
+const bench_case bench_onednn_matmul_u8s8u8_pt = MakeCase("matmul-u8s8u8-pt", SetupU8S8U8Common);
+const bench_case bench_onednn_matmul_s8s8s8_pt = MakeCase("matmul-s8s8s8-pt", SetupS8S8S8Common);
+const bench_case bench_onednn_matmul_u8s8u8_nozp =
+    MakeCase("matmul-u8s8u8-nozp", SetupU8S8U8NoZp);
+const bench_case bench_onednn_matmul_s8s8s8_nozp =
+    MakeCase("matmul-s8s8s8-nozp", SetupS8S8S8NoZp);
 const bench_library bench_library_onednn = {"onednn", Init, Context};
 }

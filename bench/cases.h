@@ -55,6 +55,8 @@ typedef struct bench_shape {
  * fully-connected shapes, once per distinct Row x Depth, as
  * <library>/<variant>/<Row>x0x<Depth>; no GOPS counter, bytes() gives its GBps. */
 #define BENCH_CASE_WEIGHT_BYTES 16u
+/* With BENCH_CASE_GEMMI8_ISA: on the ten shapes too, only the best kernel set. */
+#define BENCH_CASE_BEST_ISA_ONLY 32u
 
 typedef struct bench_case {
   const char* library;
@@ -209,6 +211,13 @@ extern const bench_case bench_gemmi8_qs8s32; /* int8, int32 output */
 extern const bench_case bench_gemmi8_qu8fp32; /* qu8, fp32 requantization mode */
 extern const bench_case bench_gemmi8_qs8fp32; /* qs8, fp32 requantization mode */
 extern const bench_case bench_gemmi8_bin;    /* binary, int32 output */
+extern const bench_case bench_gemmi8_qu8s8;        /* uint8 x int8, fixed-point per-channel */
+extern const bench_case bench_gemmi8_qu8s8s32;     /* uint8 x int8, int32 output */
+extern const bench_case bench_gemmi8_qu8s8fp32;    /* uint8 x int8, fp32 per-channel */
+extern const bench_case bench_gemmi8_qu8s8_pt;     /* uint8 x int8, fixed-point per-tensor */
+extern const bench_case bench_gemmi8_qu8s8fp32_pt; /* uint8 x int8, fp32 per-tensor */
+extern const bench_case bench_gemmi8_qs8_pt;       /* qs8, fixed-point per-tensor */
+extern const bench_case bench_gemmi8_qs8fp32_pt;   /* qs8, fp32 per-tensor */
 
 /* cases-openblas.c */
 extern const bench_library bench_library_openblas;
@@ -229,6 +238,11 @@ extern const bench_case bench_onednn_matmul_u8s8s32; /* matmul, int32 output */
  * source and destination zero points folded into the int32 bias) */
 extern const bench_case bench_onednn_matmul_u8s8u8_fast;
 extern const bench_case bench_onednn_matmul_s8s8s8_fast;
+/* zero points and one output scale; no zero points and per-channel scales */
+extern const bench_case bench_onednn_matmul_u8s8u8_pt;
+extern const bench_case bench_onednn_matmul_s8s8s8_pt;
+extern const bench_case bench_onednn_matmul_u8s8u8_nozp;
+extern const bench_case bench_onednn_matmul_s8s8s8_nozp;
 
 /* cases-xnnpack.c (fully-connected operators, weights packed at creation) */
 extern const bench_library bench_library_xnnpack;

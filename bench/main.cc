@@ -340,6 +340,9 @@ int main(int argc, char** argv) {
     const std::vector<bench_shape> no_shape(1, bench_shape{0, 0, 0});
     const std::vector<bench_shape>& case_shapes =
         (c->flags & BENCH_CASE_NO_SHAPE) ? no_shape : shapes;
+    if ((c->flags & BENCH_CASE_BEST_ISA_ONLY) && targets.size() > 1) {
+      targets.erase(targets.begin(), targets.end() - 1);
+    }
     for (const std::string& isa : targets) {
       for (const bench_shape& shape : case_shapes) Register(c, isa, shape, 0);
     }

@@ -433,6 +433,73 @@ def int8_tables(results):
     return lines
 
 
+# Like for like (issue 11): each gemmi8 configuration against the oneDNN matmul
+# configuration that does the same work. gemmi8 runs the same instructions with or
+# without zero points (the activation zero point is folded into the packed bias, the
+# output zero point added in the epilogue either way), so its zero-point run is
+# compared with oneDNN both with zero points and without them.
+LIKE_PAIRS = [
+    # (gemmi8 variant, oneDNN variant, what both do)
+    ("qu8s8fp32", "matmul-u8s8u8", "u8s8, zero points, per-channel scales"),
+    ("qu8s8fp32pt", "matmul-u8s8u8-pt", "u8s8, zero points, one scale"),
+    ("qu8s8fp32", "matmul-u8s8u8-nozp", "u8s8, per-channel scales (oneDNN: no zero points)"),
+    ("qu8s8fp32pt", "matmul-u8s8u8-fast", "u8s8, one scale (oneDNN: no zero points)"),
+    ("qs8fp32", "matmul-s8s8s8", "s8s8, zero points, per-channel scales"),
+    ("qs8fp32pt", "matmul-s8s8s8-pt", "s8s8, zero points, one scale"),
+    ("qs8fp32", "matmul-s8s8s8-nozp", "s8s8, per-channel scales (oneDNN: no zero points)"),
+    ("qs8fp32pt", "matmul-s8s8s8-fast", "s8s8, one scale (oneDNN: no zero points)"),
+    ("qu8s8s32", "matmul-u8s8s32", "u8s8, zero point, int32 output"),
+]
+# The fixed-point mode (TFLite's bytes; oneDNN has no such rounding) against the same
+# oneDNN configurations.
+LIKE_FIXED = [("qu8s8", "matmul-u8s8u8"), ("qu8s8pt", "matmul-u8s8u8-pt"),
+              ("qu8s8pt", "matmul-u8s8u8-fast"), ("qs8", "matmul-s8s8s8"),
+              ("qs8pt", "matmul-s8s8s8-pt"), ("qs8pt", "matmul-s8s8s8-fast")]
+
+
+def like_tables(results):
+    pairs = [(g, o, what) for (g, o, what) in LIKE_PAIRS
+             if results.isas(g) and ("onednn", o) in results.series]
+    if not pairs:
+        return []
+    lines = []
+    cols = []
+    for g, o, what in pairs:
+        cols.append(Ratio("%s / %s" % (g, o), best("gemmi8", g), exact("onednn", o),
+                          show_label=False))
+    peak = results.peaks.get(INT8_PEAK)
+    if results.isas("qu8s8s32") and peak:
+        cols.append(Ratio("qu8s8s32 % peak", best("gemmi8", "qu8s8s32"),
+                          constant(peak, INT8_PEAK), show_label=False, percent=True))
+    if results.isas("qu8s8fp32") and peak:
+        cols.append(Ratio("qu8s8fp32 % peak", best("gemmi8", "qu8s8fp32"),
+                          constant(peak, INT8_PEAK), show_label=False, percent=True))
+    lines += table(
+        results, cols, "Like for like: gemmi8 (fp32 mode) / oneDNN matmul, same work",
+        "Each column divides a gemmi8 configuration by the oneDNN matmul configuration "
+        "that does the same work: " + "; ".join(
+            "%s / %s: %s" % (g, o, what) for (g, o, what) in pairs) + ". gemmi8: qu8s8 = "
+        "uint8 activations (zero point 119) x int8 weights, qs8 = int8 activations "
+        "(zero point -7) x int8 weights, output zero points 128 / 5, best kernel set; "
+        "...pt: one output scale. gemmi8 executes the same instructions with zero points "
+        "0, so its run with zero points stands for both. oneDNN: matmul primitive, "
+        "weights reordered once; -pt one output scale; -nozp / -fast no zero points "
+        "(folded into the bias in setup, so the outputs are the same layer's). Target: "
+        ">= 1.00 in every column. %% peak: of the %s loop (%s GOPS)."
+        % (INT8_PEAK, fmt_gops(peak)))
+    fixed = [(g, o) for (g, o) in LIKE_FIXED
+             if results.isas(g) and ("onednn", o) in results.series]
+    if fixed:
+        cols = [Ratio("%s / %s" % (g, o), best("gemmi8", g), exact("onednn", o),
+                      show_label=False) for (g, o) in fixed]
+        lines += table(
+            results, cols, "Like for like: gemmi8 fixed-point mode / oneDNN matmul",
+            "gemmi8 in fixed-point mode (TFLite's bytes: a 64-bit product and two exact "
+            "roundings per output, which oneDNN does not offer) against the oneDNN "
+            "configurations above. Target: >= 0.90 on every shape with K >= 64.")
+    return lines
+
+
 def isa_tables(results):
     lines = []
     cols = []
@@ -878,6 +945,7 @@ def markdown(results):
 
     if results.shapes:
         lines += int8_tables(results)
+        lines += like_tables(results)
         lines += isa_tables(results)
         lines += bin_tables(results)
     lines += peak_table(results)

@@ -97,6 +97,7 @@ static const group groups[] = {
     {"qgemm", test_qgemm},
     {"bin", test_bin},
     {"hardening", test_hardening},
+    {"guard", test_guard},
 };
 
 static void run_isa(const char* name) {

@@ -97,7 +97,7 @@ int t_out_same(const t_out* out, char* msg, size_t msg_size, size_t* row, size_t
 /* 1 if mem is unchanged since the last init/refill (mem equals the sentinel). */
 int t_out_untouched(const t_out* out);
 
-/* ---- fenced input buffers (fence.c) ------------------------------------------- */
+/* ---- fenced buffers (fence.c) ------------------------------------------------- */
 
 /*
  * rows rows of row_bytes bytes for a kernel to read, at stride bytes, ending where
@@ -107,10 +107,25 @@ int t_out_untouched(const t_out* out);
  * accessible byte (at least T_GUARD before the first row, the gaps between rows) is
  * random. Fill the rows, then t_fence_seal(); t_fence_intact() then says whether
  * any accessible byte, rows included, changed since.
+ *
+ * t_fence_init_at() with T_FENCE_START places the body the other way round: row 0
+ * (with stride 0, every row) begins right after an inaccessible page, so a read or
+ * write before the first byte faults, and at least T_GUARD random bytes follow the
+ * last row. T_FENCE_END is t_fence_init(). At the start side the body begins at a
+ * page boundary; at the end side it ends at one (so a body whose size is a multiple
+ * of 64 bytes begins at a 64-byte boundary).
+ *
+ * For an output: seal it (the random bytes are the sentinel), write the expected
+ * elements through t_fence_image(), call, and t_fence_intact() compares every
+ * accessible byte against that image.
  */
+typedef enum t_fence_side { T_FENCE_END = 0, T_FENCE_START = 1 } t_fence_side;
+
 typedef struct t_fence {
   unsigned char* map;
   size_t map_size;
+  t_fence_side side;
+  size_t lead;                    /* inaccessible bytes before the first run */
   size_t segments, segment_bytes; /* accessible runs (one, or one per row) */
   size_t stride;                  /* bytes between rows */
   unsigned char* body;            /* first byte of row 0 */
@@ -118,9 +133,19 @@ typedef struct t_fence {
 } t_fence;
 
 void* t_fence_init(t_fence* f, size_t rows, size_t row_bytes, size_t stride);
+void* t_fence_init_at(t_fence* f, t_fence_side side, size_t rows, size_t row_bytes,
+                      size_t stride);
+/* The same on a fence already mapped (or zeroed): its pages are kept when the
+ * geometry is the same (side, runs and their size), only refilled; otherwise it is
+ * unmapped and mapped anew (no mmap, mprotect or munmap when it matches). */
+void* t_fence_reinit(t_fence* f, t_fence_side side, size_t rows, size_t row_bytes,
+                     size_t stride);
 void t_fence_seal(t_fence* f);
-/* 1 if unchanged since t_fence_seal(); else 0 and *offset = first changed byte
- * relative to row 0 (negative: in the guard before it). */
+/* Address in the sealed image of the accessible byte p of the fence (NULL if p is
+ * not accessible). */
+void* t_fence_image(const t_fence* f, const void* p);
+/* 1 if unchanged since t_fence_seal() (or equal to the image as edited since); else
+ * 0 and *offset = first changed byte relative to row 0 (negative: before it). */
 int t_fence_intact(const t_fence* f, long* offset);
 void t_fence_free(t_fence* f);
 
@@ -134,6 +159,7 @@ void test_requant(void);             /* test-requant.c: trap cases, shift sweep,
 void test_qgemm(void);               /* test-qgemm.c: qu8/qs8 sweeps against the reference */
 void test_bin(void);                 /* test-bin.c: binary GEMM and bit-packing helpers */
 void test_hardening(void);           /* test-hardening.c: regression tests of found defects */
+void test_guard(void);               /* test-guard.c: every buffer against an inaccessible page */
 /* test-ukernel.c: every microkernel of every table, run once (not per ISA level),
  * in named cases; returns the number of kernels skipped (not supported on this CPU). */
 unsigned long test_ukernel(uint64_t seed);

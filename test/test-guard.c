@@ -1,0 +1,1124 @@
+/*
+ * Guard pages around every buffer the public API reads or writes.
+ *
+ * Every case runs twice: once with each buffer flush against an inaccessible page at
+ * its end (the last byte, or the last byte of each row, is followed by the page) and
+ * once at its start (the first byte, or the first byte of each row, follows the
+ * page). A read or write one byte out faults at once, natively; the fault is caught
+ * and reported with the entry point, the shape and the buffer it hit. Every other
+ * accessible byte around each buffer is random and compared after every call (inputs
+ * must not change, outputs must change only in their elements), and every output
+ * element is compared with the reference (ref.c).
+ *
+ * Buffers, for the kernel set under test:
+ *   qu8 / qs8 / qu8s8: B for packing (N x K and K x N: stride equal to the row,
+ *     padded, or a page per row), b_zero_point (qu8: 1 or N bytes), bias (N int32),
+ *     the packed output of exactly gemmi8_*_pack_size() bytes, the same sources for
+ *     *_pack_alloc; A (a_stride == k, padded, or a page per row); the packed weights
+ *     where they were packed and after a memcpy into another exactly-sized buffer;
+ *     multiplier and shift (fixed point) or scale (fp32), 1 or N values; C (int32 or
+ *     8-bit, stride equal to the row, padded, or a page per row).
+ *   bin: B (words, both layouts) and the packed weights as above, A rows of words
+ *     (a_stride == words, padded, a page per row), scale and bias of N floats, C
+ *     (int32, float, bit rows).
+ *   bit packing: the float, int8 and uint8 rows and the bit rows they become.
+ * The layouts of A, B and C and the B orientation come round with the case number,
+ * so every combination occurs in every sweep.
+ * Shapes: M across the tile heights of every kernel set (1, 2, 4, 6, 7 rows and one
+ * main tile plus each remainder), N across the block widths (4, 8, 16, 32, 48, the
+ * merged last blocks of 48-column tables) and K across the depth groups (1, 2, 4, 8,
+ * 16), binary K and N across 64-bit words. Sweeps pair every M with every K and every
+ * M with every N (GEMMI8_TEST_QUICK=1: shorter lists, and every other N for each M),
+ * the third dimension drawn from its list.
+ */
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ref.h"
+#include "test.h"
+
+#define WORDS(k) GEMMI8_BIN_WORDS(k)
+
+/* ---- faults ----------------------------------------------------------------------
+ * A call runs with SIGSEGV and SIGBUS caught: a fault jumps back out of the library
+ * and is reported as a failure of the call, with the address it hit. */
+
+static sigjmp_buf fault_env;
+static volatile sig_atomic_t fault_armed;
+static volatile sig_atomic_t fault_signal;
+static void* volatile fault_address;
+static struct sigaction saved_segv, saved_bus;
+
+static void on_fault(int sig, siginfo_t* info, void* context) {
+  (void) context;
+  if (fault_armed) {
+    fault_armed = 0;
+    fault_signal = sig;
+    fault_address = info->si_addr;
+    siglongjmp(fault_env, 1);
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void faults_catch(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_sigaction = on_fault;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, &saved_segv);
+  sigaction(SIGBUS, &sa, &saved_bus);
+}
+
+static void faults_release(void) {
+  sigaction(SIGSEGV, &saved_segv, NULL);
+  sigaction(SIGBUS, &saved_bus, NULL);
+}
+
+/* ---- calls ---------------------------------------------------------------------------
+ * Every entry point under test, described by one struct so that a single function
+ * runs any of them with faults caught. */
+
+enum entry {
+  /* three of each quantized entry point, in the order of enum qtype (below) */
+  E_QU8_PACK,
+  E_QS8_PACK,
+  E_QU8S8_PACK,
+  E_QU8_PACK_ALLOC,
+  E_QS8_PACK_ALLOC,
+  E_QU8S8_PACK_ALLOC,
+  E_QU8_GEMM,
+  E_QS8_GEMM,
+  E_QU8S8_GEMM,
+  E_QU8_GEMM_S32,
+  E_QS8_GEMM_S32,
+  E_QU8S8_GEMM_S32,
+  E_BIN_PACK,
+  E_BIN_PACK_ALLOC,
+  E_BIN_GEMM_S32,
+  E_BIN_GEMM_F32,
+  E_BIN_GEMM_BITS,
+  E_ROWS_F32,
+  E_ROWS_S8,
+  E_ROWS_U8,
+  E_COUNT
+};
+
+static const char* const entry_names[E_COUNT] = {
+    "gemmi8_qu8_pack",         "gemmi8_qs8_pack",          "gemmi8_qu8s8_pack",
+    "gemmi8_qu8_pack_alloc",   "gemmi8_qs8_pack_alloc",    "gemmi8_qu8s8_pack_alloc",
+    "gemmi8_qu8_gemm",         "gemmi8_qs8_gemm",          "gemmi8_qu8s8_gemm",
+    "gemmi8_qu8_gemm_s32",     "gemmi8_qs8_gemm_s32",      "gemmi8_qu8s8_gemm_s32",
+    "gemmi8_bin_pack",         "gemmi8_bin_pack_alloc",    "gemmi8_bin_gemm_s32",
+    "gemmi8_bin_gemm_f32",     "gemmi8_bin_gemm_bits",     "gemmi8_bin_pack_rows_f32",
+    "gemmi8_bin_pack_rows_s8", "gemmi8_bin_pack_rows_u8",
+};
+
+typedef struct api {
+  enum entry entry;
+  size_t m, n, k;
+  const void* in; /* A (GEMMs), B (packing), the rows to binarize */
+  size_t in_stride;
+  uint32_t flags;      /* packing: GEMMI8_B_NK or GEMMI8_B_KN */
+  int32_t a_zp;        /* quantized packing */
+  const uint8_t* b_zp; /* qu8 packing */
+  int zp_per_channel;
+  const int32_t* bias; /* quantized packing */
+  const void* packed;  /* GEMMs */
+  const gemmi8_requant* rq;
+  const float* scale; /* binary float and bit outputs */
+  const float* fbias;
+  uint8_t zero_point; /* uint8 rows to binarize */
+  void* out;          /* C, the packed buffer, the bit rows */
+  size_t out_stride;  /* elements or words; packing: the packed size in bytes */
+  void** allocated;   /* *_pack_alloc */
+} api;
+
+static gemmi8_status api_run(const api* x) {
+  const size_t m = x->m, n = x->n, k = x->k;
+  switch (x->entry) {
+    case E_QU8_PACK:
+      return gemmi8_qu8_pack(n, k, x->in, x->in_stride, x->flags, (uint8_t) x->a_zp, x->b_zp,
+                             x->zp_per_channel, x->bias, x->out, x->out_stride);
+    case E_QS8_PACK:
+      return gemmi8_qs8_pack(n, k, x->in, x->in_stride, x->flags, (int8_t) x->a_zp, x->bias,
+                             x->out, x->out_stride);
+    case E_QU8S8_PACK:
+      return gemmi8_qu8s8_pack(n, k, x->in, x->in_stride, x->flags, (uint8_t) x->a_zp, x->bias,
+                               x->out, x->out_stride);
+    case E_QU8_PACK_ALLOC:
+      return gemmi8_qu8_pack_alloc(n, k, x->in, x->in_stride, x->flags, (uint8_t) x->a_zp,
+                                   x->b_zp, x->zp_per_channel, x->bias, x->allocated);
+    case E_QS8_PACK_ALLOC:
+      return gemmi8_qs8_pack_alloc(n, k, x->in, x->in_stride, x->flags, (int8_t) x->a_zp,
+                                   x->bias, x->allocated);
+    case E_QU8S8_PACK_ALLOC:
+      return gemmi8_qu8s8_pack_alloc(n, k, x->in, x->in_stride, x->flags, (uint8_t) x->a_zp,
+                                     x->bias, x->allocated);
+    case E_QU8_GEMM:
+      return gemmi8_qu8_gemm(m, n, k, x->in, x->in_stride, x->packed, x->rq, x->out,
+                             x->out_stride);
+    case E_QS8_GEMM:
+      return gemmi8_qs8_gemm(m, n, k, x->in, x->in_stride, x->packed, x->rq, x->out,
+                             x->out_stride);
+    case E_QU8S8_GEMM:
+      return gemmi8_qu8s8_gemm(m, n, k, x->in, x->in_stride, x->packed, x->rq, x->out,
+                               x->out_stride);
+    case E_QU8_GEMM_S32:
+      return gemmi8_qu8_gemm_s32(m, n, k, x->in, x->in_stride, x->packed, x->out, x->out_stride);
+    case E_QS8_GEMM_S32:
+      return gemmi8_qs8_gemm_s32(m, n, k, x->in, x->in_stride, x->packed, x->out, x->out_stride);
+    case E_QU8S8_GEMM_S32:
+      return gemmi8_qu8s8_gemm_s32(m, n, k, x->in, x->in_stride, x->packed, x->out,
+                                   x->out_stride);
+    case E_BIN_PACK:
+      return gemmi8_bin_pack(n, k, x->in, x->in_stride, x->flags, x->out, x->out_stride);
+    case E_BIN_PACK_ALLOC:
+      return gemmi8_bin_pack_alloc(n, k, x->in, x->in_stride, x->flags, x->allocated);
+    case E_BIN_GEMM_S32:
+      return gemmi8_bin_gemm_s32(m, n, k, x->in, x->in_stride, x->packed, x->out, x->out_stride);
+    case E_BIN_GEMM_F32:
+      return gemmi8_bin_gemm_f32(m, n, k, x->in, x->in_stride, x->packed, x->scale, x->fbias,
+                                 x->out, x->out_stride);
+    case E_BIN_GEMM_BITS:
+      return gemmi8_bin_gemm_bits(m, n, k, x->in, x->in_stride, x->packed, x->scale, x->fbias,
+                                  x->out, x->out_stride);
+    case E_ROWS_F32:
+      return gemmi8_bin_pack_rows_f32(m, k, x->in, x->in_stride, x->out, x->out_stride);
+    case E_ROWS_S8:
+      return gemmi8_bin_pack_rows_s8(m, k, x->in, x->in_stride, x->out, x->out_stride);
+    case E_ROWS_U8:
+      return gemmi8_bin_pack_rows_u8(m, k, x->in, x->in_stride, x->zero_point, x->out,
+                                     x->out_stride);
+    case E_COUNT:
+      break;
+  }
+  return gemmi8_status_invalid_parameter;
+}
+
+/* Runs the call with faults caught: 0 and its status in *st, or 1 if it faulted. */
+static int api_guarded(const api* x, gemmi8_status* st) {
+  if (sigsetjmp(fault_env, 1) != 0) return 1;
+  fault_armed = 1;
+  const gemmi8_status status = api_run(x);
+  fault_armed = 0;
+  *st = status;
+  return 0;
+}
+
+/* ---- fenced buffers of a case ----------------------------------------------------- */
+
+/* How a matrix lies against its page: stride equal to the row, a padded stride (only
+ * the last row touches the page), or each row against a page of its own. */
+enum layout { L_TIGHT, L_PADDED, L_ROWS, L_COUNT };
+static const char* const layout_names[] = {"stride = row", "padded", "a page per row"};
+
+static const char* side_name(t_fence_side side) {
+  return side == T_FENCE_START ? "start" : "end";
+}
+
+typedef struct fenced {
+  t_fence f;
+  const char* name;
+  t_elem elem;
+  enum layout layout;
+  int input; /* read by the library, never written */
+  size_t rows, cols, stride; /* elements */
+} fenced;
+
+enum { max_fenced = 16 };
+
+/* The buffers of a case, at one side. The mappings are kept from case to case (one
+ * set per side) and reused where the geometry matches: most buffers are one page
+ * and a guard page, and a case maps a dozen of them per call. */
+typedef struct gcase {
+  t_fence_side side;
+  fenced buf[max_fenced];
+  size_t count; /* in use */
+  char desc[320];
+} gcase;
+
+static gcase cases[2];
+
+static gcase* g_begin(t_fence_side side) {
+  gcase* g = &cases[side == T_FENCE_START];
+  g->side = side;
+  g->count = 0;
+  g->desc[0] = '\0';
+  return g;
+}
+
+/* Ends the use of the buffers from index `mark` on (their pages stay mapped). */
+static void g_release(gcase* g, size_t mark) {
+  if (g->count > mark) g->count = mark;
+}
+
+static void g_unmap_all(void) {
+  for (size_t c = 0; c < T_COUNT(cases); c++) {
+    for (size_t i = 0; i < max_fenced; i++) t_fence_free(&cases[c].buf[i].f);
+    cases[c].count = 0;
+  }
+}
+
+/* Rows beyond this many take the padded layout instead of a page each: the page per
+ * row costs a system call a row, and only the first and last rows are special. */
+enum { max_row_pages = 24 };
+
+/* A fenced matrix of rows x cols elements (contents random, not sealed). */
+static fenced* g_matrix(gcase* g, const char* name, t_elem elem, size_t rows, size_t cols,
+                        enum layout layout) {
+  if (g->count == max_fenced) {
+    fprintf(stderr, "test-guard: too many buffers in one case\n");
+    exit(2);
+  }
+  fenced* b = &g->buf[g->count++];
+  const size_t es = t_elem_size(elem);
+  if (layout == L_ROWS && rows > max_row_pages) layout = L_PADDED;
+  b->name = name;
+  b->elem = elem;
+  b->input = 0;
+  b->layout = layout;
+  b->rows = rows;
+  b->cols = cols;
+  if (layout == L_ROWS) {
+    t_fence_reinit(&b->f, g->side, rows, cols * es, 0);
+    b->stride = b->f.stride / es;
+  } else {
+    /* padding of 1 to 9 elements: odd and even, not a multiple of the vectors */
+    b->stride = cols + (layout == L_PADDED ? 1 + t_below(9) : 0);
+    t_fence_reinit(&b->f, g->side, rows, cols * es, b->stride * es);
+  }
+  return b;
+}
+
+static void* body(const fenced* b) {
+  return b->f.body;
+}
+
+/* A fenced, sealed copy of rows x cols elements given at src (stride src_stride). */
+static fenced* g_input(gcase* g, const char* name, t_elem elem, size_t rows, size_t cols,
+                       enum layout layout, const void* src, size_t src_stride) {
+  fenced* b = g_matrix(g, name, elem, rows, cols, layout);
+  const size_t es = t_elem_size(elem);
+  for (size_t r = 0; r < rows; r++) {
+    memcpy(b->f.body + r * b->stride * es, (const unsigned char*) src + r * src_stride * es,
+           cols * es);
+  }
+  t_fence_seal(&b->f);
+  b->input = 1;
+  return b;
+}
+
+/* A fenced, sealed array of exactly count elements. */
+static void* g_array(gcase* g, const char* name, t_elem elem, const void* src, size_t count) {
+  return body(g_input(g, name, elem, 1, count, L_TIGHT, src, count));
+}
+
+/* Where the expected value of element (r, c) of an output goes. */
+static void* g_want(const fenced* b, size_t r, size_t c) {
+  return t_fence_image(&b->f, b->f.body + (r * b->stride + c) * t_elem_size(b->elem));
+}
+
+static void format_elem(t_elem elem, const unsigned char* p, char* s, size_t size) {
+  switch (elem) {
+    case T_U8:
+      snprintf(s, size, "%u", (unsigned) p[0]);
+      return;
+    case T_S8:
+      snprintf(s, size, "%d", p[0] >= 128 ? (int) p[0] - 256 : (int) p[0]);
+      return;
+    case T_S32: {
+      int32_t v;
+      memcpy(&v, p, 4);
+      snprintf(s, size, "%" PRId32, v);
+      return;
+    }
+    case T_F32: {
+      float v;
+      uint32_t bits;
+      memcpy(&v, p, 4);
+      memcpy(&bits, p, 4);
+      snprintf(s, size, "%.9g (0x%08" PRIx32 ")", (double) v, bits);
+      return;
+    }
+    case T_U64: {
+      uint64_t v;
+      memcpy(&v, p, 8);
+      snprintf(s, size, "0x%016" PRIx64, v);
+      return;
+    }
+  }
+}
+
+/* Where byte `offset` (counted from the first element) of buffer b lies, as text. */
+static void describe_offset(const fenced* b, long offset, char* s, size_t size) {
+  const size_t es = t_elem_size(b->elem), stride = b->stride * es;
+  if (offset < 0) {
+    snprintf(s, size, "%ld byte%s before its first element", -offset, offset == -1 ? "" : "s");
+    return;
+  }
+  const size_t r = (size_t) offset / stride, in_row = (size_t) offset % stride;
+  if (r >= b->rows || (r == b->rows - 1 && in_row >= b->cols * es)) {
+    const size_t end = ((b->rows - 1) * b->stride + b->cols) * es;
+    const size_t past = (size_t) offset - end + 1;
+    snprintf(s, size, "%zu byte%s past its last element", past, past == 1 ? "" : "s");
+  } else if (in_row >= b->cols * es) {
+    snprintf(s, size, "the gap after row %zu: %zu bytes past its end, %zu before row %zu", r,
+             in_row - b->cols * es + 1, stride - in_row, r + 1);
+  } else {
+    snprintf(s, size, "element [%zu][%zu]", r, in_row / es);
+  }
+}
+
+/* Names the buffer a fault address belongs to (its map, guard pages included). */
+static void describe_fault(const gcase* g, char* s, size_t size) {
+  const unsigned char* p = fault_address;
+  const char* sig = fault_signal == SIGBUS ? "SIGBUS" : "SIGSEGV";
+  for (size_t i = 0; i < g->count; i++) {
+    const fenced* b = &g->buf[i];
+    if (p >= b->f.map && p < b->f.map + b->f.map_size) {
+      char where[96];
+      describe_offset(b, (long) (p - b->f.body), where, sizeof(where));
+      snprintf(s, size, "%s at %p: %s of %s", sig, (void*) p, where, b->name);
+      return;
+    }
+  }
+  snprintf(s, size, "%s at %p (in none of the fenced buffers)", sig, (void*) p);
+}
+
+/* 1 if every buffer of the case equals its sealed image (outputs: with the expected
+ * elements written in); else describes the first difference in s. */
+static int g_intact(const gcase* g, char* s, size_t size) {
+  for (size_t i = 0; i < g->count; i++) {
+    const fenced* b = &g->buf[i];
+    long offset;
+    if (t_fence_intact(&b->f, &offset)) continue;
+    char where[96];
+    describe_offset(b, offset, where, sizeof(where));
+    const size_t es = t_elem_size(b->elem);
+    const size_t stride = b->stride * es;
+    if (offset >= 0 && (size_t) offset / stride < b->rows &&
+        (size_t) offset % stride < b->cols * es) {
+      const unsigned char* elem = b->f.body + (size_t) offset / es * es;
+      char got[64], want[64];
+      format_elem(b->elem, elem, got, sizeof(got));
+      format_elem(b->elem, t_fence_image(&b->f, elem), want, sizeof(want));
+      if (b->input) {
+        snprintf(s, size, "the library wrote into its input %s, %s: was %s, now %s", b->name,
+                 where, want, got);
+      } else {
+        snprintf(s, size, "%s, %s: got %s, expected %s", b->name, where, got, want);
+      }
+    } else {
+      snprintf(s, size, "%s written outside its elements: %s", b->name, where);
+    }
+    return 0;
+  }
+  return 1;
+}
+
+/* Runs the call, then checks the fault, the status and every byte of every buffer
+ * of the case: one check. `written`, when not NULL, is an output whose new contents
+ * are taken as they are (packed weights) once the call has succeeded. Returns 1 if
+ * all is well. */
+static int g_call(gcase* g, const api* x, const char* what, fenced* written) {
+  gemmi8_status st = gemmi8_status_invalid_parameter;
+  const int faulted = api_guarded(x, &st);
+  const char* func = entry_names[x->entry];
+  char msg[512];
+  if (faulted) {
+    describe_fault(g, msg, sizeof(msg));
+    t_fail(func, "%s, %s, guard at the %s: %s", g->desc, what, side_name(g->side), msg);
+    return 0;
+  }
+  if (st != gemmi8_status_success) {
+    t_fail(func, "%s, %s, guard at the %s: status \"%s\"", g->desc, what, side_name(g->side),
+           gemmi8_status_string(st));
+    return 0;
+  }
+  if (written != NULL) {
+    memcpy(t_fence_image(&written->f, body(written)), body(written), written->cols);
+  }
+  if (!g_intact(g, msg, sizeof(msg))) {
+    t_fail(func, "%s, %s, guard at the %s: %s", g->desc, what, side_name(g->side), msg);
+    return 0;
+  }
+  t_pass();
+  return 1;
+}
+
+/* ---- shapes ------------------------------------------------------------------------ */
+
+static const size_t m_full[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14};
+static const size_t m_quick[] = {1, 2, 3, 4, 5, 6, 7, 8, 13};
+/* NR 4, 8, 16, 32, 48; 49..64 and 97..112 merge the last two 48-column blocks */
+static const size_t q_n_full[] = {1,  2,  3,  4,  5,  7,  8,  9,  12, 15, 16, 17, 24,  31, 32,
+                                  33, 40, 47, 48, 49, 56, 63, 64, 65, 80, 95, 96, 97, 112, 113};
+static const size_t q_n_quick[] = {1, 4, 5, 8, 9, 16, 17, 32, 33, 48, 49, 65, 97};
+/* KR 1, 2, 4, 8, 16 and their remainders */
+static const size_t q_k_full[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  12, 15,
+                                  16, 17, 23, 24, 31, 32, 33, 48, 63, 64, 65};
+static const size_t q_k_quick[] = {1, 3, 4, 5, 8, 9, 16, 17};
+/* NR 4, 8, 32; bit rows of 1, 2 and 3 words */
+static const size_t b_n_full[] = {1,  2,  3,  4,  5,  7,  8,  9,  12, 15,  16,  17,
+                                  31, 32, 33, 47, 63, 64, 65, 96, 127, 128, 129};
+static const size_t b_n_quick[] = {1, 3, 4, 5, 8, 9, 17, 32, 33, 64, 65, 129};
+/* 1 to 6 words, full and partial */
+static const size_t b_k_full[] = {1,   2,   31,  63,  64,  65,  127, 128,
+                                  129, 191, 192, 193, 256, 257, 320, 383};
+static const size_t b_k_quick[] = {1, 63, 64, 65, 127, 129, 192};
+
+typedef struct list {
+  const size_t* v;
+  size_t count;
+} list;
+
+#define LIST(full, quick) \
+  (t_quick ? (list){quick, T_COUNT(quick)} : (list){full, T_COUNT(full)})
+
+static size_t pick(list l) {
+  return l.v[t_below((uint32_t) l.count)];
+}
+
+/* Layouts of a case, from its serial number: every combination comes round. */
+typedef struct layouts {
+  enum layout a, b, c;
+  int b_kn;
+} layouts;
+
+static layouts layouts_of(unsigned serial) {
+  layouts l;
+  l.a = (enum layout) (serial % L_COUNT);
+  l.b = (enum layout) (serial / L_COUNT % L_COUNT);
+  l.c = (enum layout) (serial / (L_COUNT * L_COUNT) % L_COUNT);
+  l.b_kn = (int) (serial / (L_COUNT * L_COUNT * L_COUNT) % 2);
+  return l;
+}
+
+/* ---- quantized ------------------------------------------------------------------------ */
+
+enum qtype { QU8, QS8, QU8S8 };
+static const char* const qtype_names[] = {"qu8", "qs8", "qu8s8"};
+
+/* The entry point of the type: first is the qu8 one (E_QU8_PACK, ...). */
+static enum entry q_entry(enum entry first, enum qtype type) {
+  return (enum entry) ((int) first + (int) type);
+}
+
+typedef struct qdata {
+  enum qtype type;
+  size_t m, n, k;
+  layouts lay;
+  int32_t a_zp;
+  int zp_per_channel; /* qu8 */
+  uint8_t* a;         /* m x k */
+  uint8_t* b;         /* n x k, or k x n */
+  uint8_t* b_zp;      /* n bytes, all equal per tensor (qu8) */
+  int32_t* b_zp32;    /* the same as int32, 0 for the symmetric types */
+  int32_t* bias;      /* n values or NULL */
+  int32_t* acc;       /* m x n */
+} qdata;
+
+/* Range of A and C: int8 for qs8, uint8 otherwise. */
+static int32_t q_lo(const qdata* d) {
+  return d->type == QS8 ? -128 : 0;
+}
+static int32_t q_hi(const qdata* d) {
+  return d->type == QS8 ? 127 : 255;
+}
+
+static void q_make(qdata* d, enum qtype type, size_t m, size_t n, size_t k,
+                   unsigned serial_number) {
+  memset(d, 0, sizeof(*d));
+  d->type = type;
+  d->m = m;
+  d->n = n;
+  d->k = k;
+  d->lay = layouts_of(serial_number);
+  const int32_t lo = q_lo(d), hi = q_hi(d);
+  const int32_t zps[] = {lo, hi, type == QS8 ? 0 : 128, (int32_t) t_range(lo, hi)};
+  d->a_zp = T_PICK(zps);
+  d->a = t_alloc(m * k);
+  d->b = t_alloc(n * k);
+  t_fill_random(d->a, m * k);
+  t_fill_random(d->b, n * k);
+  d->b_zp = t_alloc(n);
+  d->b_zp32 = t_alloc(n * sizeof(int32_t));
+  d->zp_per_channel = type == QU8 && t_below(2);
+  const uint8_t zp0 = (uint8_t) t_below(256);
+  for (size_t j = 0; j < n; j++) {
+    d->b_zp[j] = d->zp_per_channel ? (uint8_t) t_below(256) : zp0;
+    d->b_zp32[j] = type == QU8 ? d->b_zp[j] : 0;
+  }
+  if (t_below(3) != 0) {
+    d->bias = t_alloc(n * sizeof(int32_t));
+    for (size_t j = 0; j < n; j++) {
+      d->bias[j] = t_below(4) == 0 ? (int32_t) t_rand64() : (int32_t) t_range(-70000, 70000);
+    }
+  }
+  d->acc = t_alloc(m * n * sizeof(int32_t));
+  ref_q8_acc_mixed(type == QS8, type != QU8, m, n, k, d->a, k, d->a_zp, d->b,
+                   d->lay.b_kn ? n : k, d->lay.b_kn, d->b_zp32, d->bias, d->acc);
+}
+
+static void q_free(qdata* d) {
+  free(d->a);
+  free(d->b);
+  free(d->b_zp);
+  free(d->b_zp32);
+  free(d->bias);
+  free(d->acc);
+}
+
+/* One requantization: 1 or n values, chosen from the accumulators so that outputs
+ * spread over the type's range. */
+typedef struct qrequant {
+  int32_t* multiplier;
+  int32_t* shift;
+  float* scale;
+} qrequant;
+
+static void q_requant(const qdata* d, int per_channel, qrequant* r, gemmi8_requant* rq) {
+  const size_t count = per_channel ? d->n : 1;
+  r->multiplier = t_alloc(count * sizeof(int32_t));
+  r->shift = t_alloc(count * sizeof(int32_t));
+  r->scale = t_alloc(count * sizeof(float));
+  const int32_t lo = q_lo(d), hi = q_hi(d);
+  int64_t low0 = 0;
+  double real0 = 1.0;
+  for (size_t c = 0; c < count; c++) {
+    int64_t low = INT64_MAX, high = INT64_MIN;
+    for (size_t i = 0; i < d->m; i++) {
+      for (size_t j = per_channel ? c : 0; j < (per_channel ? c + 1 : d->n); j++) {
+        const int64_t v = d->acc[i * d->n + j];
+        low = v < low ? v : low;
+        high = v > high ? v : high;
+      }
+    }
+    const double range = high > low ? (double) (high - low) : 1.0;
+    const double real = (double) (hi - lo) / range * exp2(3.0 * t_unit() - 1.5);
+    if (c == 0) {
+      low0 = low;
+      real0 = real;
+    }
+    ref_quantize_multiplier(real, &r->multiplier[c], &r->shift[c]);
+    r->scale[c] = (float) real;
+  }
+  rq->per_channel = per_channel;
+  if (t_below(2)) {
+    const double centered = (double) lo - (double) low0 * real0;
+    rq->zero_point = centered < lo ? lo : centered > hi ? hi : (int32_t) floor(centered + 0.5);
+  } else {
+    rq->zero_point = (int32_t) t_range(lo, hi);
+  }
+  rq->min = lo;
+  rq->max = hi;
+  if (t_below(3) == 0) {
+    const int32_t x = (int32_t) t_range(lo, hi), y = (int32_t) t_range(lo, hi);
+    rq->min = x < y ? x : y;
+    rq->max = x < y ? y : x;
+  }
+}
+
+static void q_requant_free(qrequant* r) {
+  free(r->multiplier);
+  free(r->shift);
+  free(r->scale);
+}
+
+enum q_output { Q_S32, Q_FIXED_TENSOR, Q_FIXED_CHANNEL, Q_FP32_TENSOR, Q_FP32_CHANNEL, Q_OUTPUTS };
+static const char* const q_output_names[] = {"int32 output", "fixedpoint per-tensor",
+                                             "fixedpoint per-channel", "fp32 per-tensor",
+                                             "fp32 per-channel"};
+
+/* One GEMM from the fenced A and packed buffer into a fenced C, checked; the
+ * requantization arrays (exactly 1 or N values) fenced too. */
+static void q_gemm(gcase* g, const qdata* d, const fenced* a, const fenced* packed,
+                   enum q_output output) {
+  const size_t mark = g->count, m = d->m, n = d->n;
+  const t_elem elem = output == Q_S32 ? T_S32 : (d->type == QS8 ? T_S8 : T_U8);
+  fenced* c = g_matrix(g, "C", elem, m, n, d->lay.c);
+  t_fence_seal(&c->f);
+  gemmi8_requant rq;
+  memset(&rq, 0, sizeof(rq));
+  qrequant r = {NULL, NULL, NULL};
+  const int fixed = output == Q_FIXED_TENSOR || output == Q_FIXED_CHANNEL;
+  if (output != Q_S32) {
+    const int per_channel = output == Q_FIXED_CHANNEL || output == Q_FP32_CHANNEL;
+    const size_t count = per_channel ? n : 1;
+    q_requant(d, per_channel, &r, &rq);
+    rq.mode = fixed ? gemmi8_requant_fixedpoint : gemmi8_requant_fp32;
+    if (fixed) {
+      rq.multiplier = g_array(g, "multiplier", T_S32, r.multiplier, count);
+      rq.shift = g_array(g, "shift", T_S32, r.shift, count);
+    } else {
+      rq.scale = g_array(g, "scale", T_F32, r.scale, count);
+    }
+  }
+  for (size_t i = 0; i < m; i++) {
+    for (size_t j = 0; j < n; j++) {
+      const int32_t acc = d->acc[i * n + j];
+      if (output == Q_S32) {
+        memcpy(g_want(c, i, j), &acc, sizeof(acc));
+        continue;
+      }
+      const size_t ch = rq.per_channel ? j : 0;
+      const int32_t v = fixed ? ref_output_fixedpoint(acc, r.multiplier[ch], r.shift[ch],
+                                                      rq.zero_point, rq.min, rq.max)
+                              : ref_output_fp32(acc, r.scale[ch], rq.zero_point, rq.min, rq.max);
+      *(uint8_t*) g_want(c, i, j) = (uint8_t) (v & 0xFF);
+    }
+  }
+  const api x = {
+      .entry = q_entry(output == Q_S32 ? E_QU8_GEMM_S32 : E_QU8_GEMM, d->type),
+      .m = m,
+      .n = n,
+      .k = d->k,
+      .in = body(a),
+      .in_stride = a->stride,
+      .packed = body(packed),
+      .rq = &rq,
+      .out = body(c),
+      .out_stride = c->stride,
+  };
+  char what[200];
+  snprintf(what, sizeof(what), "%s from %s, C %s (c_stride %zu)", q_output_names[output],
+           packed->name, layout_names[c->layout], c->stride);
+  g_call(g, &x, what, NULL);
+  q_requant_free(&r);
+  g_release(g, mark);
+}
+
+/* A fenced buffer of exactly the packed size: it must start at a
+ * GEMMI8_PACK_ALIGNMENT boundary whichever side touches the page. */
+static fenced* g_packed(gcase* g, const char* name, enum entry entry, size_t size) {
+  fenced* b = g_matrix(g, name, T_U8, 1, size, L_TIGHT);
+  t_expect((uintptr_t) body(b) % GEMMI8_PACK_ALIGNMENT == 0, entry_names[entry],
+           "%s, guard at the %s: %s of exactly %zu bytes does not start at a %d-byte boundary "
+           "(the packed size is not a multiple of it)",
+           g->desc, side_name(g->side), name, size, GEMMI8_PACK_ALIGNMENT);
+  t_fence_seal(&b->f);
+  return b;
+}
+
+/* The buffer from a *_pack_alloc: aligned, and exact in one int32 GEMM (fenced A and
+ * C). */
+static void check_allocated(gcase* g, enum entry pack_entry, enum entry gemm_entry,
+                            const api* proto, const void* allocated, const int32_t* want,
+                            enum layout c_layout) {
+  const size_t mark = g->count, m = proto->m, n = proto->n;
+  t_expect((uintptr_t) allocated % GEMMI8_PACK_ALIGNMENT == 0, entry_names[pack_entry],
+           "%s, guard at the %s: the allocated buffer %p is not %d-byte aligned", g->desc,
+           side_name(g->side), allocated, GEMMI8_PACK_ALIGNMENT);
+  fenced* c = g_matrix(g, "C", T_S32, m, n, c_layout);
+  t_fence_seal(&c->f);
+  for (size_t i = 0; i < m; i++) {
+    for (size_t j = 0; j < n; j++) memcpy(g_want(c, i, j), &want[i * n + j], sizeof(int32_t));
+  }
+  api x = *proto;
+  x.entry = gemm_entry;
+  x.packed = allocated;
+  x.out = body(c);
+  x.out_stride = c->stride;
+  char what[160];
+  snprintf(what, sizeof(what), "int32 output from the buffer of %s, C %s (c_stride %zu)",
+           entry_names[pack_entry], layout_names[c->layout], c->stride);
+  g_call(g, &x, what, NULL);
+  g_release(g, mark);
+}
+
+static void q_side(const qdata* d, t_fence_side side) {
+  gcase* g = g_begin(side);
+  const size_t m = d->m, n = d->n, k = d->k;
+  const layouts lay = d->lay;
+  const enum qtype type = d->type;
+  const size_t b_rows = lay.b_kn ? k : n, b_cols = lay.b_kn ? n : k;
+
+  const fenced* fa = g_input(g, "A", T_U8, m, k, lay.a, d->a, k);
+  const fenced* fb = g_input(g, "B", T_U8, b_rows, b_cols, lay.b, d->b, b_cols);
+  const uint8_t* b_zp =
+      type == QU8 ? g_array(g, "b_zero_point", T_U8, d->b_zp, d->zp_per_channel ? n : 1) : NULL;
+  const int32_t* bias = d->bias ? g_array(g, "bias", T_S32, d->bias, n) : NULL;
+  char bzp[40] = "symmetric";
+  if (type == QU8) {
+    snprintf(bzp, sizeof(bzp), "%s (b_zp[0] %u)", d->zp_per_channel ? "per-channel" : "per-tensor",
+             (unsigned) d->b_zp[0]);
+  }
+  snprintf(g->desc, sizeof(g->desc),
+           "%s M x N x K = %zu x %zu x %zu, A %s (a_stride %zu), B %s %s (b_stride %zu), "
+           "a_zp %" PRId32 ", b_zp %s, bias %s",
+           qtype_names[type], m, n, k, layout_names[fa->layout], fa->stride,
+           lay.b_kn ? "K x N" : "N x K", layout_names[fb->layout], fb->stride, d->a_zp, bzp,
+           bias ? "given" : "NULL");
+
+  size_t size = 0;
+  gemmi8_status st = type == QU8   ? gemmi8_qu8_pack_size(n, k, &size)
+                     : type == QS8 ? gemmi8_qs8_pack_size(n, k, &size)
+                                   : gemmi8_qu8s8_pack_size(n, k, &size);
+  if (!t_expect(st == gemmi8_status_success && size > 0, entry_names[q_entry(E_QU8_PACK, type)],
+                "%s: %s_pack_size status \"%s\", size %zu", g->desc, qtype_names[type],
+                gemmi8_status_string(st), size)) {
+    g_release(g, 0);
+    return;
+  }
+
+  /* packing into exactly the queried size, then the allocating variant, from the same
+   * fenced sources */
+  fenced* p1 = g_packed(g, "the packed buffer", q_entry(E_QU8_PACK, type), size);
+  void* allocated = NULL;
+  api x = {
+      .entry = q_entry(E_QU8_PACK, type),
+      .m = m,
+      .n = n,
+      .k = k,
+      .in = body(fb),
+      .in_stride = fb->stride,
+      .flags = lay.b_kn ? GEMMI8_B_KN : GEMMI8_B_NK,
+      .a_zp = d->a_zp,
+      .b_zp = b_zp,
+      .zp_per_channel = d->zp_per_channel,
+      .bias = bias,
+      .out = body(p1),
+      .out_stride = size,
+      .allocated = &allocated,
+  };
+  if (!g_call(g, &x, "packing", p1)) {
+    g_release(g, 0);
+    return;
+  }
+  x.entry = q_entry(E_QU8_PACK_ALLOC, type);
+  if (g_call(g, &x, "packing", NULL)) {
+    x.in = body(fa);
+    x.in_stride = fa->stride;
+    check_allocated(g, q_entry(E_QU8_PACK_ALLOC, type), q_entry(E_QU8_GEMM_S32, type), &x,
+                    allocated, d->acc, lay.c);
+    gemmi8_packed_free(allocated);
+  }
+
+  /* the packed bytes copied into a second exactly-sized buffer */
+  fenced* p2 = g_packed(g, "the copy of the packed buffer", q_entry(E_QU8_PACK, type), size);
+  memcpy(body(p2), body(p1), size);
+  t_fence_seal(&p2->f);
+  p1->input = p2->input = 1; /* from here on the GEMMs only read them */
+
+  /* every output kind, from both buffers */
+  q_gemm(g, d, fa, p1, Q_S32);
+  q_gemm(g, d, fa, p2, Q_S32);
+  for (int o = Q_FIXED_TENSOR; o < Q_OUTPUTS; o++) q_gemm(g, d, fa, o % 2 ? p1 : p2, o);
+  g_release(g, 0);
+}
+
+static unsigned serial; /* cases so far in this run of the group: picks the layouts */
+
+static void q_case(enum qtype type, size_t m, size_t n, size_t k) {
+  qdata d;
+  q_make(&d, type, m, n, k, serial++);
+  q_side(&d, T_FENCE_END);
+  q_side(&d, T_FENCE_START);
+  q_free(&d);
+}
+
+static void q_sweep(enum qtype type) {
+  const list ms = LIST(m_full, m_quick), ns = LIST(q_n_full, q_n_quick),
+             ks = LIST(q_k_full, q_k_quick);
+  for (size_t i = 0; i < ms.count; i++) {
+    for (size_t j = 0; j < ks.count; j++) q_case(type, ms.v[i], pick(ns), ks.v[j]);
+    for (size_t j = 0; j < ns.count; j++) {
+      if (!t_quick || (i + j) % 2 == 0) q_case(type, ms.v[i], ns.v[j], pick(ks));
+    }
+  }
+}
+
+/* ---- binary ------------------------------------------------------------------------------ */
+
+typedef struct bdata {
+  size_t m, n, k;
+  layouts lay;
+  uint64_t* a; /* m rows of WORDS(k) */
+  uint64_t* b; /* n rows of WORDS(k), or k rows of WORDS(n) */
+  int32_t* acc;
+  float* scale; /* n values */
+  float* bias;
+} bdata;
+
+/* Random bits, the padding bits past `bits` in each row random too (never counted). */
+static uint64_t* random_bits(size_t rows, size_t bits) {
+  uint64_t* p = t_alloc(rows * WORDS(bits) * sizeof(uint64_t));
+  t_fill_random(p, rows * WORDS(bits) * sizeof(uint64_t));
+  return p;
+}
+
+static void b_make(bdata* d, size_t m, size_t n, size_t k, unsigned serial_number) {
+  memset(d, 0, sizeof(*d));
+  d->m = m;
+  d->n = n;
+  d->k = k;
+  d->lay = layouts_of(serial_number);
+  d->a = random_bits(m, k);
+  d->b = d->lay.b_kn ? random_bits(k, n) : random_bits(n, k);
+  d->acc = t_alloc(m * n * sizeof(int32_t));
+  ref_bin_acc(m, n, k, d->a, WORDS(k), d->b, d->lay.b_kn ? WORDS(n) : WORDS(k), d->lay.b_kn,
+              d->acc);
+  d->scale = t_alloc(n * sizeof(float));
+  d->bias = t_alloc(n * sizeof(float));
+  static const float simple[] = {1.0f, -1.0f, 0.5f, -0.25f, 2.0f};
+  const int64_t spread = 2 * (int64_t) sqrt((double) k) + 1;
+  for (size_t j = 0; j < n; j++) {
+    d->scale[j] = t_below(2) ? T_PICK(simple)
+                             : (float) ((t_below(2) ? -1.0 : 1.0) * exp2(6.0 * t_unit() - 3.0));
+    /* an integer of K's parity (exact zeros with the simple scales) or any value */
+    const int64_t even = 2 * t_range(-spread / 2, spread / 2);
+    d->bias[j] = t_below(2) ? d->scale[j] * (float) (even + (int64_t) (k % 2))
+                            : (float) ((2.0 * t_unit() - 1.0) * (double) spread);
+  }
+}
+
+static void b_free(bdata* d) {
+  free(d->a);
+  free(d->b);
+  free(d->acc);
+  free(d->scale);
+  free(d->bias);
+}
+
+/* One binary GEMM (s32, f32 or bits) from the fenced A and packed buffer into a
+ * fenced C; scale and bias, when given, exactly N fenced floats. */
+static void b_gemm(gcase* g, const bdata* d, const fenced* a, const fenced* packed,
+                   enum entry entry, int with_scale, int with_bias) {
+  const size_t mark = g->count, m = d->m, n = d->n;
+  fenced* c = entry == E_BIN_GEMM_BITS
+                  ? g_matrix(g, "C", T_U64, m, WORDS(n), d->lay.c)
+                  : g_matrix(g, "C", entry == E_BIN_GEMM_S32 ? T_S32 : T_F32, m, n, d->lay.c);
+  t_fence_seal(&c->f);
+  if (entry == E_BIN_GEMM_S32) with_scale = with_bias = 0;
+  const float* scale = with_scale ? d->scale : NULL;
+  const float* bias = with_bias ? d->bias : NULL;
+  for (size_t i = 0; i < m; i++) {
+    if (entry == E_BIN_GEMM_BITS) {
+      for (size_t w = 0; w < WORDS(n); w++) {
+        uint64_t word = 0;
+        for (size_t j = w * 64; j < n && j < w * 64 + 64; j++) {
+          if (ref_bin_f32(d->acc[i * n + j], scale, bias, j) < 0.0f) {
+            word |= UINT64_C(1) << (j % 64);
+          }
+        }
+        memcpy(g_want(c, i, w), &word, sizeof(word));
+      }
+      continue;
+    }
+    for (size_t j = 0; j < n; j++) {
+      const int32_t acc = d->acc[i * n + j];
+      if (entry == E_BIN_GEMM_S32) {
+        memcpy(g_want(c, i, j), &acc, sizeof(acc));
+      } else {
+        const float v = ref_bin_f32(acc, scale, bias, j);
+        memcpy(g_want(c, i, j), &v, sizeof(v));
+      }
+    }
+  }
+  const float* fenced_scale = with_scale ? g_array(g, "scale", T_F32, d->scale, n) : NULL;
+  const float* fenced_bias = with_bias ? g_array(g, "bias", T_F32, d->bias, n) : NULL;
+  const api x = {
+      .entry = entry,
+      .m = m,
+      .n = n,
+      .k = d->k,
+      .in = body(a),
+      .in_stride = a->stride,
+      .packed = body(packed),
+      .scale = fenced_scale,
+      .fbias = fenced_bias,
+      .out = body(c),
+      .out_stride = c->stride,
+  };
+  char what[200];
+  snprintf(what, sizeof(what), "scale %s, bias %s, from %s, C %s (c_stride %zu)",
+           with_scale ? "given" : "NULL", with_bias ? "given" : "NULL", packed->name,
+           layout_names[c->layout], c->stride);
+  g_call(g, &x, what, NULL);
+  g_release(g, mark);
+}
+
+static void b_side(const bdata* d, t_fence_side side) {
+  gcase* g = g_begin(side);
+  const size_t m = d->m, n = d->n, k = d->k;
+  const layouts lay = d->lay;
+  const size_t b_rows = lay.b_kn ? k : n, b_words = lay.b_kn ? WORDS(n) : WORDS(k);
+
+  const fenced* fa = g_input(g, "A", T_U64, m, WORDS(k), lay.a, d->a, WORDS(k));
+  const fenced* fb = g_input(g, "B", T_U64, b_rows, b_words, lay.b, d->b, b_words);
+  snprintf(g->desc, sizeof(g->desc),
+           "bin M x N x K = %zu x %zu x %zu, A %s (a_stride %zu words), B %s %s (b_stride %zu "
+           "words)",
+           m, n, k, layout_names[fa->layout], fa->stride, lay.b_kn ? "K x N" : "N x K",
+           layout_names[fb->layout], fb->stride);
+
+  size_t size = 0;
+  gemmi8_status st = gemmi8_bin_pack_size(n, k, &size);
+  if (!t_expect(st == gemmi8_status_success && size > 0, "gemmi8_bin_pack_size",
+                "%s: status \"%s\", size %zu", g->desc, gemmi8_status_string(st), size)) {
+    g_release(g, 0);
+    return;
+  }
+  fenced* p1 = g_packed(g, "the packed buffer", E_BIN_PACK, size);
+  void* allocated = NULL;
+  api x = {
+      .entry = E_BIN_PACK,
+      .m = m,
+      .n = n,
+      .k = k,
+      .in = body(fb),
+      .in_stride = fb->stride,
+      .flags = lay.b_kn ? GEMMI8_B_KN : GEMMI8_B_NK,
+      .out = body(p1),
+      .out_stride = size,
+      .allocated = &allocated,
+  };
+  if (!g_call(g, &x, "packing", p1)) {
+    g_release(g, 0);
+    return;
+  }
+  x.entry = E_BIN_PACK_ALLOC;
+  if (g_call(g, &x, "packing", NULL)) {
+    x.in = body(fa);
+    x.in_stride = fa->stride;
+    check_allocated(g, E_BIN_PACK_ALLOC, E_BIN_GEMM_S32, &x, allocated, d->acc, lay.c);
+    gemmi8_packed_free(allocated);
+  }
+
+  fenced* p2 = g_packed(g, "the copy of the packed buffer", E_BIN_PACK, size);
+  memcpy(body(p2), body(p1), size);
+  t_fence_seal(&p2->f);
+  p1->input = p2->input = 1; /* from here on the GEMMs only read them */
+
+  /* every output, from both buffers; scale and bias both given, or one of them */
+  const int one = (int) t_below(2);
+  b_gemm(g, d, fa, p1, E_BIN_GEMM_S32, 0, 0);
+  b_gemm(g, d, fa, p2, E_BIN_GEMM_S32, 0, 0);
+  b_gemm(g, d, fa, p1, E_BIN_GEMM_F32, 1, 1);
+  b_gemm(g, d, fa, p2, E_BIN_GEMM_F32, one, !one);
+  b_gemm(g, d, fa, p2, E_BIN_GEMM_BITS, 1, 1);
+  b_gemm(g, d, fa, p1, E_BIN_GEMM_BITS, !one, one);
+  g_release(g, 0);
+}
+
+static void b_case(size_t m, size_t n, size_t k) {
+  bdata d;
+  b_make(&d, m, n, k, serial++);
+  b_side(&d, T_FENCE_END);
+  b_side(&d, T_FENCE_START);
+  b_free(&d);
+}
+
+static void b_sweep(void) {
+  const list ms = LIST(m_full, m_quick), ns = LIST(b_n_full, b_n_quick),
+             ks = LIST(b_k_full, b_k_quick);
+  for (size_t i = 0; i < ms.count; i++) {
+    for (size_t j = 0; j < ks.count; j++) b_case(ms.v[i], pick(ns), ks.v[j]);
+    for (size_t j = 0; j < ns.count; j++) {
+      if (!t_quick || (i + j) % 2 == 0) b_case(ms.v[i], ns.v[j], pick(ks));
+    }
+  }
+}
+
+/* ---- bit packing ---------------------------------------------------------------------- */
+
+static float random_float(void) {
+  static const float special[] = {0.0f,    -0.0f,    INFINITY,     -INFINITY,    NAN,
+                                  FLT_MIN, -FLT_MIN, FLT_TRUE_MIN, -FLT_TRUE_MIN};
+  if (t_below(8) == 0) return T_PICK(special);
+  return (float) ((2.0 * t_unit() - 1.0) * exp2(20.0 * t_unit() - 10.0));
+}
+
+/* rows x k values (x, stride k) binarized by `entry` from a fenced copy into fenced
+ * bit rows. */
+static void x_side(enum entry entry, size_t rows, size_t k, const void* x, uint8_t zero_point,
+                   layouts lay, t_fence_side side) {
+  gcase* g = g_begin(side);
+  const t_elem elem = entry == E_ROWS_F32 ? T_F32 : (entry == E_ROWS_S8 ? T_S8 : T_U8);
+  const size_t words = WORDS(k);
+  const fenced* fx = g_input(g, "x", elem, rows, k, lay.a, x, k);
+  fenced* out = g_matrix(g, "out", T_U64, rows, words, lay.c);
+  t_fence_seal(&out->f);
+  snprintf(g->desc, sizeof(g->desc),
+           "rows x k = %zu x %zu, x %s (x_stride %zu), out %s (out_stride %zu words)", rows, k,
+           layout_names[fx->layout], fx->stride, layout_names[out->layout], out->stride);
+  uint64_t* want = t_alloc(rows * words * sizeof(uint64_t));
+  if (entry == E_ROWS_F32)
+    ref_bin_pack_f32(rows, k, x, k, want, words);
+  else if (entry == E_ROWS_S8)
+    ref_bin_pack_s8(rows, k, x, k, want, words);
+  else
+    ref_bin_pack_u8(rows, k, x, k, zero_point, want, words);
+  for (size_t r = 0; r < rows; r++) {
+    memcpy(g_want(out, r, 0), want + r * words, words * sizeof(uint64_t));
+  }
+  free(want);
+  const api call = {
+      .entry = entry,
+      .m = rows,
+      .k = k,
+      .in = body(fx),
+      .in_stride = fx->stride,
+      .zero_point = zero_point,
+      .out = body(out),
+      .out_stride = out->stride,
+  };
+  char what[64];
+  snprintf(what, sizeof(what), "zero point %u", (unsigned) zero_point);
+  g_call(g, &call, entry == E_ROWS_U8 ? what : "bit rows", NULL);
+  g_release(g, 0);
+}
+
+static void x_case(size_t rows, size_t k) {
+  const layouts lay = layouts_of(serial++);
+  float* xf = t_alloc(rows * k * sizeof(float));
+  for (size_t i = 0; i < rows * k; i++) xf[i] = random_float();
+  uint8_t* xb = t_alloc(rows * k);
+  t_fill_random(xb, rows * k);
+  const uint8_t zero_point = (uint8_t) t_below(256);
+  for (int side = 0; side < 2; side++) {
+    const t_fence_side s = side ? T_FENCE_START : T_FENCE_END;
+    x_side(E_ROWS_F32, rows, k, xf, 0, lay, s);
+    x_side(E_ROWS_S8, rows, k, xb, 0, lay, s);
+    x_side(E_ROWS_U8, rows, k, xb, zero_point, lay, s);
+  }
+  free(xf);
+  free(xb);
+}
+
+static void x_sweep(void) {
+  static const size_t rows_full[] = {1, 2, 3, 4, 5, 7, 8, 13};
+  static const size_t rows_quick[] = {1, 2, 3, 5};
+  /* every k to 70 (vectors of 8, 16, 32 and 64 elements and their tails), then the
+   * word boundaries further on */
+  static const size_t k_far[] = {95, 96, 97, 127, 128, 129, 191, 192, 193, 255, 256, 257, 300};
+  static const size_t k_quick[] = {1,  2,  7,  8,  9,   15,  16,  17,  31,  32,  33,
+                                   63, 64, 65, 127, 128, 129, 191, 255, 256, 257};
+  const list rows = LIST(rows_full, rows_quick);
+  if (t_quick) {
+    for (size_t i = 0; i < T_COUNT(k_quick); i++) x_case(rows.v[i % rows.count], k_quick[i]);
+  } else {
+    for (size_t k = 1; k <= 70; k++) x_case(rows.v[k % rows.count], k);
+    for (size_t i = 0; i < T_COUNT(k_far); i++) x_case(rows.v[i % rows.count], k_far[i]);
+  }
+}
+
+void test_guard(void) {
+  serial = 0;
+  faults_catch();
+  q_sweep(QU8);
+  q_sweep(QS8);
+  q_sweep(QU8S8);
+  b_sweep();
+  x_sweep();
+  faults_release();
+  g_unmap_all();
+}

@@ -431,11 +431,40 @@ static GEMMI8_ALWAYS_INLINE __m256i gemmi8_load_channel_avx2(const int32_t* p, s
   return _mm256_maskload_epi32((const int*) (p + 8 * j), gemmi8_column_mask_avx2(nr, j));
 }
 
-/* TFLite fixed-point requantization in registers, then the byte store. */
+/* The saturating left shift of the fixed-point mode (scales above 1 only, p->left_shift):
+ * a lane overflows when shifting back loses bits; it then takes INT32_MIN / MAX. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_shift_left_avx2(const size_t MR, const size_t NJ,
+                                                             size_t nr,
+                                                             const struct gemmi8_qparams* p,
+                                                             __m256i vacc[][2])
+{
+#pragma GCC unroll 2
+  for (size_t j = 0; j < NJ; j++) {
+    const __m256i vleft = _mm256_max_epi32(
+        gemmi8_load_channel_avx2(p->shift, p->channel_stride, nr, j), _mm256_setzero_si256());
+#pragma GCC unroll 6
+    for (size_t i = 0; i < MR; i++) {
+      const __m256i x = vacc[i][j];
+      const __m256i shifted = _mm256_sllv_epi32(x, vleft);
+      const __m256i exact = _mm256_cmpeq_epi32(_mm256_srav_epi32(shifted, vleft), x);
+      const __m256i saturated =
+          _mm256_xor_si256(_mm256_srai_epi32(x, 31), _mm256_set1_epi32(INT32_MAX));
+      vacc[i][j] = _mm256_blendv_epi8(saturated, shifted, exact);
+    }
+  }
+}
+
+/* TFLite fixed-point requantization in registers, then the byte store:
+ *   SaturatingRoundingDoublingHighMul = floor((x * mul + 2^30) / 2^31) (mul >= 0, so no
+ *   overflow): even lanes shifted down into the low dwords, odd lanes doubled into the
+ *   high dwords, one blend; RoundingDivideByPOT: y >> e, plus one when the remainder
+ *   exceeds half (half or more for negative y): half away from zero. 14 instructions
+ *   per 8 outputs (bench/epilogue-count.sh counts them with the store). */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint_avx2(
     const size_t MR, const size_t NJ, const int is_signed, size_t mr, size_t nr, void* c,
     size_t c_stride, const struct gemmi8_qparams* p, __m256i vacc[][2])
 {
+  if (p->left_shift) gemmi8_qgemm_shift_left_avx2(MR, NJ, nr, p, vacc);
   const __m256i vone = _mm256_set1_epi32(1);
   const __m256i vzero = _mm256_setzero_si256();
   const __m256i vnudge = _mm256_set1_epi64x(INT64_C(1) << 30);
@@ -444,32 +473,17 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint_avx2(
     const __m256i vmul = gemmi8_load_channel_avx2(p->multiplier, p->channel_stride, nr, j);
     const __m256i vmul_odd = _mm256_srli_epi64(vmul, 32);
     const __m256i vshift = gemmi8_load_channel_avx2(p->shift, p->channel_stride, nr, j);
-    const __m256i vleft = _mm256_max_epi32(vshift, vzero);
     const __m256i vright = _mm256_max_epi32(_mm256_sub_epi32(vzero, vshift), vzero);
     const __m256i vrmask = _mm256_sub_epi32(_mm256_sllv_epi32(vone, vright), vone);
     const __m256i vhalf = _mm256_srli_epi32(vrmask, 1);
-    const int left = !_mm256_testz_si256(vleft, vleft);
 #pragma GCC unroll 6
     for (size_t i = 0; i < MR; i++) {
-      __m256i x = vacc[i][j];
-      if (left) {
-        /* saturating left shift: it overflowed when shifting back loses bits */
-        const __m256i shifted = _mm256_sllv_epi32(x, vleft);
-        const __m256i exact = _mm256_cmpeq_epi32(_mm256_srav_epi32(shifted, vleft), x);
-        const __m256i saturated =
-            _mm256_xor_si256(_mm256_srai_epi32(x, 31), _mm256_set1_epi32(INT32_MAX));
-        x = _mm256_blendv_epi8(saturated, shifted, exact);
-      }
-      /* SaturatingRoundingDoublingHighMul = floor((x * mul + 2^30) / 2^31) (mul >= 0,
-       * so no overflow): even lanes shifted down into the low dwords, odd lanes
-       * doubled into the high dwords */
+      const __m256i x = vacc[i][j];
       const __m256i peven = _mm256_add_epi64(_mm256_mul_epi32(x, vmul), vnudge);
       const __m256i podd =
           _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), vmul_odd), vnudge);
       const __m256i y =
           _mm256_blend_epi32(_mm256_srli_epi64(peven, 31), _mm256_add_epi64(podd, podd), 0xAA);
-      /* RoundingDivideByPOT: y >> right, plus one when the remainder exceeds half
-       * (half or more for negative y): half away from zero */
       const __m256i rem = _mm256_and_si256(y, vrmask);
       const __m256i threshold = _mm256_sub_epi32(vhalf, _mm256_srai_epi32(y, 31));
       const __m256i r = _mm256_srav_epi32(y, vright);

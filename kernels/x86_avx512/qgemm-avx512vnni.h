@@ -200,29 +200,6 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_shift_left_avx512(const size_t MR,
   }
 }
 
-/* The rows of a tile of int32 outputs (zero point added) to bytes, a group at a time:
- * clamp in int32 (unless the values are already within [min, max]), vpmovdb, masked
- * store. (Narrowing a row of three groups at once with saturating packs and a vpermd
- * took 7 instructions for 48 outputs instead of 12, and measured no faster on Zen 5:
- * the packs and the permute share the shuffle pipes.) */
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_groups_avx512(
-    const size_t MR, const size_t NJ, const int clamp, size_t mr, size_t nr, void* c,
-    size_t c_stride, const struct gemmi8_qparams* p, __m512i vr[][4])
-{
-  const __m512i vmin = _mm512_set1_epi32(p->min);
-  const __m512i vmax = _mm512_set1_epi32(p->max);
-#pragma GCC unroll 4
-  for (size_t j = 0; j < NJ; j++) {
-    const __mmask16 mask = gemmi8_column_mask(nr, j);
-#pragma GCC unroll 16
-    for (size_t i = 0; i < MR; i++) {
-      __m512i r = vr[i][j];
-      if (clamp) r = _mm512_min_epi32(_mm512_max_epi32(r, vmin), vmax);
-      if (i < mr) _mm_mask_storeu_epi8((uint8_t*) c + i * c_stride + 16 * j, mask, _mm512_cvtepi32_epi8(r));
-    }
-  }
-}
-
 /* TFLite fixed-point requantization of every lane, in registers.
  * SaturatingRoundingDoublingHighMul and RoundingDivideByPOT(e) fold into one exact
  * rounding of the 64-bit product p = x * multiplier:
@@ -232,9 +209,13 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_groups_avx512(
  * Even lanes and odd lanes are computed in the quadwords and interleaved back; the
  * correction for p < 0 is a masked subtraction of a per-lane constant (2^31, or 0
  * where e = 0: no mask arithmetic per output). Then the zero point, added modulo
- * 2^32 as gemmlowp does, and the byte store: 17 instructions per 16 outputs. The
- * correction costs 4 of them and 14% at K = 64 (measured by leaving it out); computed
- * with shifts and a vpternlogq instead of the mask it measured the same. */
+ * 2^32 as gemmlowp does, the clamp and the store of each group as soon as it is
+ * ready (bench/epilogue-count.sh counts the instructions). The correction costs 4
+ * instructions per 16 outputs and 14% at K = 64 (measured by leaving it out);
+ * computed with shifts and a vpternlogq instead of the mask it measured the same.
+ * Narrowing a row of three groups at once (two vpackssdw, a vpackuswb, a vpermd,
+ * byte clamps, one store) measured no faster on Zen 5 than a vpmovdb per group, and
+ * vpmovusdb (a saturating narrow) made the epilogue 17% slower. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint_avx512(
     const size_t MR, const size_t NJ, size_t mr, size_t nr, void* c,
     size_t c_stride, const struct gemmi8_qparams* p, __m512i vacc[][4])
@@ -250,6 +231,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint_avx512(
   const __m512i v31 = _mm512_set1_epi64(31);
   const __m512i vinterleave =
       _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
+  const __m512i vmin = _mm512_set1_epi32(p->min);
+  const __m512i vmax = _mm512_set1_epi32(p->max);
 #pragma GCC unroll 4
   for (size_t j = 0; j < NJ; j++) {
     const __mmask16 mask = gemmi8_column_mask(nr, j);
@@ -284,10 +267,13 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint_avx512(
       podd = _mm512_mask_sub_epi64(podd, neg_odd, podd, vd_odd);
       peven = _mm512_srav_epi64(peven, vsh_even);
       podd = _mm512_srav_epi64(podd, vsh_odd);
-      vacc[i][j] = _mm512_add_epi32(_mm512_permutex2var_epi32(peven, vinterleave, podd), vzp);
+      __m512i r = _mm512_add_epi32(_mm512_permutex2var_epi32(peven, vinterleave, podd), vzp);
+      r = _mm512_min_epi32(_mm512_max_epi32(r, vmin), vmax);
+      if (i < mr) {
+        _mm_mask_storeu_epi8((uint8_t*) c + i * c_stride + 16 * j, mask, _mm512_cvtepi32_epi8(r));
+      }
     }
   }
-  gemmi8_qgemm_store_groups_avx512(MR, NJ, 1, mr, nr, c, c_stride, p, vacc);
 }
 
 /* fp32 requantization: float product, clamp to [min - zp, max - zp], round half to
@@ -309,11 +295,13 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_avx512(
     for (size_t i = 0; i < MR; i++) {
       __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(vacc[i][j]), vscale);
       x = _mm512_min_ps(_mm512_max_ps(x, vlo), vhi);
-      vacc[i][j] = _mm512_add_epi32(
+      const __m512i r = _mm512_add_epi32(
           _mm512_cvt_roundps_epi32(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vzp);
+      if (i < mr) {
+        _mm_mask_storeu_epi8((uint8_t*) c + i * c_stride + 16 * j, mask, _mm512_cvtepi32_epi8(r));
+      }
     }
   }
-  gemmi8_qgemm_store_groups_avx512(MR, NJ, 0, mr, nr, c, c_stride, p, vacc);
 }
 
 /* One kernel: dispatch on the number of column groups so that narrow tiles only

@@ -2,6 +2,8 @@
 #   make                 libgemmi8.a and libgemmi8.so
 #   make test            builds and runs the test suite (every ISA this CPU has)
 #   make SANITIZE=1 test the same under AddressSanitizer and UBSan
+#   make test-tsan       the threaded tests under ThreadSanitizer (build-tsan/)
+#   make test-valgrind   the suite under valgrind memcheck
 #   make bench           builds and runs the benchmark (installs its packages)
 #   make install PREFIX=/usr/local   (make uninstall removes it; ARCH=aarch64/aarch32
 #                        installs that cross build)
@@ -23,6 +25,9 @@ LDLIBS   := -lpthread
 
 ifeq ($(SANITIZE),1)
   SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+endif
+ifeq ($(SANITIZE),thread)
+  SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
 endif
 
 # Libraries land in the top directory for native builds, in $(BUILD) for cross builds.
@@ -62,6 +67,10 @@ ifeq ($(SANITIZE),1)
   BUILD  := $(BUILD)-sanitize
   LIBDIR := $(BUILD)
 endif
+ifeq ($(SANITIZE),thread)
+  BUILD  := $(BUILD)-tsan
+  LIBDIR := $(BUILD)
+endif
 
 # One version, read from the header's GEMMI8_VERSION_MAJOR/MINOR/PATCH: the soname
 # is libgemmi8.so.MAJOR, the installed file libgemmi8.so.MAJOR.MINOR.PATCH and the
@@ -90,7 +99,7 @@ BENCH_CSRCS  := $(wildcard bench/*.c)
 BENCH_CXXSRCS := $(wildcard bench/*.cc)
 BENCH_OBJS := $(BENCH_CSRCS:%.c=$(BUILD)/%.o) $(BENCH_CXXSRCS:%.cc=$(BUILD)/%.o)
 
-.PHONY: all lib test test-valgrind bench install uninstall clean size
+.PHONY: all lib test test-valgrind test-tsan tsan-run bench install uninstall clean size
 all: lib
 lib: $(LIBDIR)/libgemmi8.a $(LIBDIR)/libgemmi8.so
 
@@ -132,27 +141,48 @@ $(LIBDIR)/libgemmi8.so: $(LIB_OBJS)
 	  $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # ---- tests ---------------------------------------------------------------------
+# The threaded tests also plug in OpenMP (when the compiler has it) and pthreadpool
+# (when libpthreadpool-dev is installed, native builds only) as the caller's pool.
+# (Not under ThreadSanitizer: neither library is instrumented for it.)
+TEST_OPENMP := $(shell echo 'int main(void){return 0;}' | \
+                 $(CC) -fopenmp -x c - -o /dev/null 2>/dev/null && echo -fopenmp)
+ifeq ($(SANITIZE),thread)
+  TEST_OPENMP :=
+else ifeq ($(CROSS),)
+  TEST_PTHREADPOOL := $(if $(and $(wildcard /usr/include/pthreadpool.h),$(wildcard \
+                        /usr/lib/*/libpthreadpool.so)),1)
+endif
+$(BUILD)/test/test-threads.o: CFLAGS += $(TEST_OPENMP) \
+  $(if $(TEST_PTHREADPOOL),-DGEMMI8_TEST_PTHREADPOOL)
+TEST_LDLIBS := $(TEST_OPENMP) $(if $(TEST_PTHREADPOOL),-lpthreadpool)
+
 $(BUILD)/gemmi8-test: $(TEST_OBJS) $(BUILD)/libgemmi8-test.a
 	$(CC) $(ARCHFLAGS) $(SANFLAGS) $(LDFLAGS) -o $@ $(TEST_OBJS) $(BUILD)/libgemmi8-test.a \
-	  $(LDLIBS) -lm
+	  $(TEST_LDLIBS) $(LDLIBS) -lm
 
 $(BUILD)/libgemmi8-test.a: $(LIB_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-# The README's example is compiled and run as part of the tests.
+# The README's examples (each ```c block a program) are compiled and run as part of
+# the tests: readme-example (a layer), readme-threads (the same on threads).
+readme_block = awk -v want=$(1) '/^```c$$/ { b++; on = b == want; next } /^```$$/ { on = 0 } on' README.md
 $(BUILD)/readme-example.c: README.md
 	@mkdir -p $(dir $@)
-	sed -n '/^```c$$/,/^```$$/p' README.md | sed '1d;$$d' > $@
+	$(call readme_block,1) > $@
+$(BUILD)/readme-threads.c: README.md
+	@mkdir -p $(dir $@)
+	$(call readme_block,2) > $@
 
-$(BUILD)/readme-example: $(BUILD)/readme-example.c $(BUILD)/libgemmi8-test.a Makefile
-	$(CC) $(DEPFLAGS) $(BASEFLAGS) $(ARCHFLAGS) $(SANFLAGS) $(LDFLAGS) -o $@ $< \
+$(BUILD)/readme-%: $(BUILD)/readme-%.c $(BUILD)/libgemmi8-test.a Makefile
+	$(CC) $(DEPFLAGS) $(BASEFLAGS) $(ARCHFLAGS) $(SANFLAGS) $(LDFLAGS) $(TEST_OPENMP) -o $@ $< \
 	  $(BUILD)/libgemmi8-test.a $(LDLIBS) -lm
 
 # GEMMI8_ISA is read once per process: the example checks that it forces the set,
 # and that a name the build does not know is reported (once, on stderr) and ignored.
-test: $(BUILD)/gemmi8-test $(BUILD)/readme-example
+test: $(BUILD)/gemmi8-test $(BUILD)/readme-example $(BUILD)/readme-threads
 	$(RUNNER) $(abspath $(BUILD))/readme-example
+	$(RUNNER) $(abspath $(BUILD))/readme-threads
 	GEMMI8_ISA=generic $(RUNNER) $(abspath $(BUILD))/readme-example | grep -q 'on generic: ok'
 	GEMMI8_ISA=no-such-level $(RUNNER) $(abspath $(BUILD))/readme-example 2>&1 | \
 	  grep -q 'GEMMI8_ISA=no-such-level ignored (not a level of this build)'
@@ -163,6 +193,14 @@ test: $(BUILD)/gemmi8-test $(BUILD)/readme-example
 test-valgrind: $(BUILD)/gemmi8-test
 	valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite -q \
 	  $(abspath $(BUILD))/gemmi8-test
+
+# The threads group (every GEMM on pools and parallel-fors, 1..8 threads, every kernel
+# set) built and run under ThreadSanitizer, in build-tsan/.
+test-tsan:
+	$(MAKE) SANITIZE=thread tsan-run
+tsan-run: $(BUILD)/gemmi8-test
+	GEMMI8_TEST_GROUP=threads GEMMI8_TEST_QUICK=1 TSAN_OPTIONS=halt_on_error=1 \
+	  $(RUNNER) $(abspath $(BUILD))/gemmi8-test
 
 # ---- benchmark -----------------------------------------------------------------
 # libxnnpack-dev needs libpthreadpool-dev (its header includes pthreadpool.h) but

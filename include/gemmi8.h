@@ -24,7 +24,8 @@
  * invalid_parameter, like a stride smaller than the row.
  *
  * Threads: every entry point is thread-safe; packed weights are read-only during a
- * GEMM and may be shared by concurrent calls.
+ * GEMM and may be shared by concurrent calls. A GEMM runs on the calling thread, or
+ * on several through its _ex variant (see "Threads" below).
  */
 #ifndef GEMMI8_H
 #define GEMMI8_H
@@ -110,6 +111,59 @@ GEMMI8_API gemmi8_status gemmi8_isa_available(const char* name);
  * in use; otherwise what gemmi8_isa_available() returns for it (invalid_parameter:
  * unknown name; unsupported_hardware: a level this CPU lacks). */
 GEMMI8_API gemmi8_status gemmi8_isa_env_status(void);
+
+/* ------------------------------------------------------------------------------- */
+/* Threads                                                                          */
+/* ------------------------------------------------------------------------------- */
+
+/*
+ * Every GEMM has an _ex variant that takes a gemmi8_parallel, the way to run its
+ * tasks on several threads: the caller's own parallel-for (a framework's pool,
+ * pthreadpool, OpenMP), or one of gemmi8's pools (gemmi8_threadpool_parallel). The
+ * plain entry points, and the _ex ones given NULL, run on the calling thread alone.
+ * The output bytes never depend on the threads: no sum is ever split between them.
+ *
+ * parallel_for(context, task, task_context, count) must call task(task_context, i)
+ * exactly once for every i in [0, count), on any threads and in any order, and return
+ * when every call has returned. threads says how many threads it runs tasks on: the
+ * work is split for that many (0 or 1: it is not split, and parallel_for is not
+ * called). A problem too small to gain from threads is not split either. gemmi8 calls
+ * parallel_for only from inside the _ex call it was given to, never from inside a
+ * task, and a task never blocks on another. Its signature is pthreadpool's:
+ *   static void run(void* pool, gemmi8_task_fn task, void* task_context, size_t count)
+ *   { pthreadpool_parallelize_1d(pool, task, task_context, count, 0); }
+ *   gemmi8_parallel par = {run, pool, pthreadpool_get_threads_count(pool)};
+ */
+typedef void (*gemmi8_task_fn)(void* task_context, size_t index);
+
+typedef struct gemmi8_parallel {
+  void (*parallel_for)(void* context, gemmi8_task_fn task, void* task_context, size_t count);
+  void* context;
+  size_t threads;
+} gemmi8_parallel;
+
+/* Most threads a pool or a gemmi8_parallel may have; more is invalid_parameter. */
+#define GEMMI8_MAX_THREADS 1024
+
+/*
+ * gemmi8's thread pool: threads threads in all, the calling thread included (it
+ * always takes part), so threads - 1 are created here, once, and reused by every run
+ * until gemmi8_threadpool_destroy(). threads == 0 means the CPUs this process may run
+ * on (its affinity mask). A pool runs one parallel-for at a time: use it from one
+ * thread at a time (two pools never interfere). Idle workers sleep after a few
+ * microseconds of spinning. Returns invalid_parameter for a NULL pool or more than
+ * GEMMI8_MAX_THREADS threads, out_of_memory when memory or threads could not be had
+ * (nothing is left behind).
+ */
+typedef struct gemmi8_threadpool gemmi8_threadpool;
+GEMMI8_API gemmi8_status gemmi8_threadpool_create(size_t threads, gemmi8_threadpool** pool);
+/* Joins the pool's threads and frees it; NULL is allowed. Not during a run. */
+GEMMI8_API void gemmi8_threadpool_destroy(gemmi8_threadpool* pool);
+/* Threads of a pool (the calling thread included); 0 for NULL. */
+GEMMI8_API size_t gemmi8_threadpool_threads(const gemmi8_threadpool* pool);
+/* Fills *parallel with the pool's parallel-for, for the _ex entry points. */
+GEMMI8_API gemmi8_status gemmi8_threadpool_parallel(gemmi8_threadpool* pool,
+                                                    gemmi8_parallel* parallel);
 
 /* ------------------------------------------------------------------------------- */
 /* Requantization                                                                   */
@@ -295,6 +349,24 @@ GEMMI8_API gemmi8_status gemmi8_qs8_gemm_s32(size_t m, size_t n, size_t k, const
                                   size_t a_stride, const void* packed_b, int32_t* c,
                                   size_t c_stride);
 
+/* The same on several threads (see "Threads"); parallel NULL: the calling thread.
+ * A gemmi8_parallel with parallel_for NULL or more than GEMMI8_MAX_THREADS threads is
+ * invalid_parameter. */
+GEMMI8_API gemmi8_status gemmi8_qu8_gemm_ex(size_t m, size_t n, size_t k, const uint8_t* a,
+                                 size_t a_stride, const void* packed_b,
+                                 const gemmi8_requant* rq, uint8_t* c, size_t c_stride,
+                                 const gemmi8_parallel* parallel);
+GEMMI8_API gemmi8_status gemmi8_qu8_gemm_s32_ex(size_t m, size_t n, size_t k, const uint8_t* a,
+                                     size_t a_stride, const void* packed_b, int32_t* c,
+                                     size_t c_stride, const gemmi8_parallel* parallel);
+GEMMI8_API gemmi8_status gemmi8_qs8_gemm_ex(size_t m, size_t n, size_t k, const int8_t* a,
+                                 size_t a_stride, const void* packed_b,
+                                 const gemmi8_requant* rq, int8_t* c, size_t c_stride,
+                                 const gemmi8_parallel* parallel);
+GEMMI8_API gemmi8_status gemmi8_qs8_gemm_s32_ex(size_t m, size_t n, size_t k, const int8_t* a,
+                                     size_t a_stride, const void* packed_b, int32_t* c,
+                                     size_t c_stride, const gemmi8_parallel* parallel);
+
 /* ------------------------------------------------------------------------------- */
 /* qu8s8: uint8 activations, int8 weights                                           */
 /* ------------------------------------------------------------------------------- */
@@ -324,6 +396,14 @@ GEMMI8_API gemmi8_status gemmi8_qu8s8_gemm(size_t m, size_t n, size_t k, const u
 GEMMI8_API gemmi8_status gemmi8_qu8s8_gemm_s32(size_t m, size_t n, size_t k, const uint8_t* a,
                                     size_t a_stride, const void* packed_b, int32_t* c,
                                     size_t c_stride);
+GEMMI8_API gemmi8_status gemmi8_qu8s8_gemm_ex(size_t m, size_t n, size_t k, const uint8_t* a,
+                                   size_t a_stride, const void* packed_b,
+                                   const gemmi8_requant* rq, uint8_t* c, size_t c_stride,
+                                   const gemmi8_parallel* parallel);
+GEMMI8_API gemmi8_status gemmi8_qu8s8_gemm_s32_ex(size_t m, size_t n, size_t k,
+                                       const uint8_t* a, size_t a_stride,
+                                       const void* packed_b, int32_t* c, size_t c_stride,
+                                       const gemmi8_parallel* parallel);
 
 /* ------------------------------------------------------------------------------- */
 /* Binary GEMM                                                                      */
@@ -402,6 +482,20 @@ GEMMI8_API gemmi8_status gemmi8_bin_gemm_f32(size_t m, size_t n, size_t k, const
 GEMMI8_API gemmi8_status gemmi8_bin_gemm_bits(size_t m, size_t n, size_t k, const uint64_t* a,
                                    size_t a_stride, const void* packed_b, const float* scale,
                                    const float* bias, uint64_t* c, size_t c_stride);
+
+/* The binary GEMMs on several threads (see "Threads"). */
+GEMMI8_API gemmi8_status gemmi8_bin_gemm_s32_ex(size_t m, size_t n, size_t k, const uint64_t* a,
+                                     size_t a_stride, const void* packed_b, int32_t* c,
+                                     size_t c_stride, const gemmi8_parallel* parallel);
+GEMMI8_API gemmi8_status gemmi8_bin_gemm_f32_ex(size_t m, size_t n, size_t k, const uint64_t* a,
+                                     size_t a_stride, const void* packed_b,
+                                     const float* scale, const float* bias, float* c,
+                                     size_t c_stride, const gemmi8_parallel* parallel);
+GEMMI8_API gemmi8_status gemmi8_bin_gemm_bits_ex(size_t m, size_t n, size_t k,
+                                      const uint64_t* a, size_t a_stride,
+                                      const void* packed_b, const float* scale,
+                                      const float* bias, uint64_t* c, size_t c_stride,
+                                      const gemmi8_parallel* parallel);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -7,6 +7,7 @@
  * write the same word; the task holding the last word clears its padding bits.
  */
 #include "config.h"
+#include "parallel.h"
 
 enum bin_output { bin_s32, bin_f32, bin_bits };
 
@@ -24,6 +25,7 @@ struct bgemm_context {
   const float* scale;
   const float* bias;
   size_t mc, nb;
+  size_t nblocks, bchunks;
 };
 
 /* Rows per task: a chunk of A that stays in L2 while every block of B passes. */
@@ -56,10 +58,21 @@ static void bgemm_tile_task(const struct bgemm_context* ctx, size_t m0, size_t b
   }
 }
 
+/* A tile task as the parallel-for sees it. */
+static void bgemm_tile_job(void* context, size_t t)
+{
+  const struct bgemm_context* ctx = context;
+  const size_t m0 = t / ctx->bchunks * ctx->mc, b0 = t % ctx->bchunks * ctx->nb;
+  bgemm_tile_task(ctx, m0, b0, gemmi8_min(ctx->mc, ctx->m - m0),
+                  gemmi8_min(ctx->nb, ctx->nblocks - b0));
+}
+
 static gemmi8_status bgemm(enum bin_output output, size_t m, size_t n, size_t k,
                            const uint64_t* a, size_t a_stride, const void* packed_b,
-                           const float* scale, const float* bias, void* c, size_t c_stride)
+                           const float* scale, const float* bias, void* c, size_t c_stride,
+                           const gemmi8_parallel* parallel)
 {
+  if (!gemmi8_parallel_valid(parallel)) return gemmi8_status_invalid_parameter;
   const struct gemmi8_bgemm_config* cfg = gemmi8_get_config()->bin;
   if (a == NULL || packed_b == NULL || c == NULL) return gemmi8_status_invalid_parameter;
   const size_t a_words = GEMMI8_BIN_WORDS(k);
@@ -112,7 +125,19 @@ static gemmi8_status bgemm(enum bin_output output, size_t m, size_t n, size_t k,
   /* bits: whole output words per task (NR divides 64) */
   const size_t word_blocks = output == bin_bits ? 64 / cfg->nr : 1;
   ctx.nb = gemmi8_round_up(blocks, word_blocks);
-
+  ctx.nblocks = blocks;
+  /* Threads: tiles cut for them (parallel.h); a binary operation counts as one. */
+  const size_t threads = gemmi8_parallel_threads(parallel, (double) m * (double) n * (double) k);
+  if (threads > 1) {
+    struct gemmi8_split split;
+    gemmi8_plan_split(m, blocks, cfg->mr, mc, word_blocks, threads, &split);
+    ctx.mc = split.mc;
+    ctx.nb = split.nb;
+    ctx.bchunks = split.bchunks;
+    parallel->parallel_for(parallel->context, bgemm_tile_job, &ctx,
+                           split.mchunks * split.bchunks);
+    return gemmi8_status_success;
+  }
   for (size_t m0 = 0; m0 < m; m0 += ctx.mc) {
     const size_t rows = gemmi8_min(ctx.mc, m - m0);
     for (size_t b0 = 0; b0 < blocks; b0 += ctx.nb) {
@@ -125,19 +150,42 @@ gemmi8_status gemmi8_bin_gemm_s32(size_t m, size_t n, size_t k, const uint64_t* 
                                   size_t a_stride, const void* packed_b, int32_t* c,
                                   size_t c_stride)
 {
-  return bgemm(bin_s32, m, n, k, a, a_stride, packed_b, NULL, NULL, c, c_stride);
+  return bgemm(bin_s32, m, n, k, a, a_stride, packed_b, NULL, NULL, c, c_stride, NULL);
 }
 
 gemmi8_status gemmi8_bin_gemm_f32(size_t m, size_t n, size_t k, const uint64_t* a,
                                   size_t a_stride, const void* packed_b, const float* scale,
                                   const float* bias, float* c, size_t c_stride)
 {
-  return bgemm(bin_f32, m, n, k, a, a_stride, packed_b, scale, bias, c, c_stride);
+  return bgemm(bin_f32, m, n, k, a, a_stride, packed_b, scale, bias, c, c_stride, NULL);
 }
 
 gemmi8_status gemmi8_bin_gemm_bits(size_t m, size_t n, size_t k, const uint64_t* a,
                                    size_t a_stride, const void* packed_b, const float* scale,
                                    const float* bias, uint64_t* c, size_t c_stride)
 {
-  return bgemm(bin_bits, m, n, k, a, a_stride, packed_b, scale, bias, c, c_stride);
+  return bgemm(bin_bits, m, n, k, a, a_stride, packed_b, scale, bias, c, c_stride, NULL);
+}
+
+gemmi8_status gemmi8_bin_gemm_s32_ex(size_t m, size_t n, size_t k, const uint64_t* a,
+                                     size_t a_stride, const void* packed_b, int32_t* c,
+                                     size_t c_stride, const gemmi8_parallel* parallel)
+{
+  return bgemm(bin_s32, m, n, k, a, a_stride, packed_b, NULL, NULL, c, c_stride, parallel);
+}
+
+gemmi8_status gemmi8_bin_gemm_f32_ex(size_t m, size_t n, size_t k, const uint64_t* a,
+                                     size_t a_stride, const void* packed_b, const float* scale,
+                                     const float* bias, float* c, size_t c_stride,
+                                     const gemmi8_parallel* parallel)
+{
+  return bgemm(bin_f32, m, n, k, a, a_stride, packed_b, scale, bias, c, c_stride, parallel);
+}
+
+gemmi8_status gemmi8_bin_gemm_bits_ex(size_t m, size_t n, size_t k, const uint64_t* a,
+                                      size_t a_stride, const void* packed_b, const float* scale,
+                                      const float* bias, uint64_t* c, size_t c_stride,
+                                      const gemmi8_parallel* parallel)
+{
+  return bgemm(bin_bits, m, n, k, a, a_stride, packed_b, scale, bias, c, c_stride, parallel);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "parallel.h"
 
 /*
  * Plan, then tiles. An entry point validates, then plans once (the kernels per tile
@@ -34,8 +35,10 @@ struct qgemm_context {
   struct gemmi8_qparams params;
   /* Row sums of A, one per row of A, or NULL when the kernels need none. */
   int32_t* row_sums;
-  /* Tiling: rows and blocks per tile task. */
+  /* Tiling: rows and blocks per tile task; tasks down M and across N. */
   size_t mc, nb;
+  size_t mchunks, bchunks;
+  size_t rs_rows; /* rows per row-sum task */
   /* Packed blocks and the first column of the last (gemmi8_qblock_start). */
   size_t nblocks, last_start;
 };
@@ -74,6 +77,22 @@ static void qgemm_tile_task(const struct qgemm_context* ctx, size_t m0, size_t b
                            ctx->c + i * ctx->c_stride + n0 * ctx->c_size, ctx->c_stride, &p);
     }
   }
+}
+
+/* The tasks as the parallel-for sees them: index -> rows (and blocks). */
+static void qgemm_row_sum_job(void* context, size_t i)
+{
+  const struct qgemm_context* ctx = context;
+  const size_t m0 = i * ctx->rs_rows;
+  qgemm_row_sum_task(ctx, m0, gemmi8_min(ctx->rs_rows, ctx->m - m0));
+}
+
+static void qgemm_tile_job(void* context, size_t t)
+{
+  const struct qgemm_context* ctx = context;
+  const size_t m0 = t / ctx->bchunks * ctx->mc, b0 = t % ctx->bchunks * ctx->nb;
+  qgemm_tile_task(ctx, m0, b0, gemmi8_min(ctx->mc, ctx->m - m0),
+                  gemmi8_min(ctx->nb, ctx->nblocks - b0));
 }
 
 static gemmi8_status check_gemm(enum gemmi8_type type, const struct gemmi8_qgemm_config* cfg,
@@ -191,7 +210,8 @@ static gemmi8_qgemm_ukernel_fn slot_kernel(const struct gemmi8_qgemm_config* cfg
 static gemmi8_status run(const struct gemmi8_qgemm_config* cfg, enum qgemm_output output,
                          size_t m, size_t n, size_t k, const void* a, size_t a_stride,
                          const void* packed_b, void* c, size_t c_stride, size_t c_size,
-                         const gemmi8_requant* rq, int left_shift)
+                         const gemmi8_requant* rq, int left_shift,
+                         const gemmi8_parallel* parallel)
 {
   const struct gemmi8_packed_header* h = packed_b;
   struct qgemm_context ctx = {
@@ -235,6 +255,17 @@ static gemmi8_status run(const struct gemmi8_qgemm_config* cfg, enum qgemm_outpu
   mc = mc <= cfg->mr ? cfg->mr : mc - mc % cfg->mr;
   ctx.mc = gemmi8_min(mc, m);
   ctx.nb = blocks;
+  /* Threads: the tiles cut for them (parallel.h), when the problem is large enough. */
+  const size_t threads = gemmi8_parallel_threads(parallel, 2.0 * (double) m * (double) n * (double) k);
+  if (threads > 1) {
+    struct gemmi8_split split;
+    gemmi8_plan_split(m, blocks, cfg->mr, mc, 1, threads, &split);
+    ctx.mc = split.mc;
+    ctx.nb = split.nb;
+    ctx.mchunks = split.mchunks;
+    ctx.bchunks = split.bchunks;
+    ctx.rs_rows = gemmi8_divide_round_up(m, 2 * threads);
+  }
   /* Workspace: the row sums of A, when the kernels need them. */
   int32_t stack_sums[ROW_SUMS_ON_STACK];
   int32_t* heap_sums = NULL;
@@ -254,11 +285,20 @@ static gemmi8_status run(const struct gemmi8_qgemm_config* cfg, enum qgemm_outpu
         cfg->scaled_row_sum && (h->flags & GEMMI8_PACKED_UNIFORM_COEF);
     ctx.params.row_sum_coef = h->coef;
   }
-  for (size_t m0 = 0; m0 < m; m0 += ctx.mc) {
-    const size_t rows = gemmi8_min(ctx.mc, m - m0);
-    if (ctx.row_sums != NULL) qgemm_row_sum_task(&ctx, m0, rows);
-    for (size_t b0 = 0; b0 < blocks; b0 += ctx.nb) {
-      qgemm_tile_task(&ctx, m0, b0, rows, gemmi8_min(ctx.nb, blocks - b0));
+  if (threads > 1) {
+    /* every row sum first, then every tile (a tile reads the sums of its rows) */
+    if (ctx.row_sums != NULL) {
+      parallel->parallel_for(parallel->context, qgemm_row_sum_job, &ctx,
+                             gemmi8_divide_round_up(m, ctx.rs_rows));
+    }
+    parallel->parallel_for(parallel->context, qgemm_tile_job, &ctx, ctx.mchunks * ctx.bchunks);
+  } else {
+    for (size_t m0 = 0; m0 < m; m0 += ctx.mc) {
+      const size_t rows = gemmi8_min(ctx.mc, m - m0);
+      if (ctx.row_sums != NULL) qgemm_row_sum_task(&ctx, m0, rows);
+      for (size_t b0 = 0; b0 < blocks; b0 += ctx.nb) {
+        qgemm_tile_task(&ctx, m0, b0, rows, gemmi8_min(ctx.nb, blocks - b0));
+      }
     }
   }
   free(heap_sums);
@@ -268,8 +308,9 @@ static gemmi8_status run(const struct gemmi8_qgemm_config* cfg, enum qgemm_outpu
 static gemmi8_status qgemm(enum gemmi8_type type, size_t max_k, int32_t lo, int32_t hi,
                            size_t m, size_t n, size_t k, const void* a, size_t a_stride,
                            const void* packed_b, const gemmi8_requant* rq, void* c,
-                           size_t c_stride)
+                           size_t c_stride, const gemmi8_parallel* parallel)
 {
+  if (!gemmi8_parallel_valid(parallel)) return gemmi8_status_invalid_parameter;
   const struct gemmi8_config* config = gemmi8_get_config();
   const struct gemmi8_qgemm_config* cfg = type == gemmi8_type_qs8 ? config->qs8 : config->qu8;
   gemmi8_status status = check_gemm(type, cfg, max_k, m, n, k, a, a_stride, packed_b, c,
@@ -279,67 +320,56 @@ static gemmi8_status qgemm(enum gemmi8_type type, size_t max_k, int32_t lo, int3
   status = check_requant(rq, n, lo, hi, &left_shift);
   if (status != gemmi8_status_success) return status;
   return run(cfg, rq->mode == gemmi8_requant_fixedpoint ? output_fixedpoint : output_fp32, m, n,
-             k, a, a_stride, packed_b, c, c_stride, 1, rq, left_shift);
+             k, a, a_stride, packed_b, c, c_stride, 1, rq, left_shift, parallel);
 }
 
 static gemmi8_status qgemm_s32(enum gemmi8_type type, size_t max_k, size_t m, size_t n,
                                size_t k, const void* a, size_t a_stride, const void* packed_b,
-                               int32_t* c, size_t c_stride)
+                               int32_t* c, size_t c_stride, const gemmi8_parallel* parallel)
 {
+  if (!gemmi8_parallel_valid(parallel)) return gemmi8_status_invalid_parameter;
   const struct gemmi8_config* config = gemmi8_get_config();
   const struct gemmi8_qgemm_config* cfg = type == gemmi8_type_qs8 ? config->qs8 : config->qu8;
   gemmi8_status status = check_gemm(type, cfg, max_k, m, n, k, a, a_stride, packed_b, c,
                                     c_stride, sizeof(int32_t));
   if (status != gemmi8_status_success) return status;
   return run(cfg, output_s32, m, n, k, a, a_stride, packed_b, c, c_stride, sizeof(int32_t),
-             NULL, 0);
+             NULL, 0, parallel);
 }
 
-gemmi8_status gemmi8_qu8_gemm(size_t m, size_t n, size_t k, const uint8_t* a,
-                              size_t a_stride, const void* packed_b,
-                              const gemmi8_requant* rq, uint8_t* c, size_t c_stride)
-{
-  return qgemm(gemmi8_type_qu8, GEMMI8_QU8_MAX_K, 0, 255, m, n, k, a, a_stride, packed_b, rq,
-               c, c_stride);
-}
-
-gemmi8_status gemmi8_qs8_gemm(size_t m, size_t n, size_t k, const int8_t* a,
-                              size_t a_stride, const void* packed_b,
-                              const gemmi8_requant* rq, int8_t* c, size_t c_stride)
-{
-  return qgemm(gemmi8_type_qs8, GEMMI8_QS8_MAX_K, -128, 127, m, n, k, a, a_stride, packed_b,
-               rq, c, c_stride);
-}
-
-gemmi8_status gemmi8_qu8_gemm_s32(size_t m, size_t n, size_t k, const uint8_t* a,
-                                  size_t a_stride, const void* packed_b, int32_t* c,
-                                  size_t c_stride)
-{
-  return qgemm_s32(gemmi8_type_qu8, GEMMI8_QU8_MAX_K, m, n, k, a, a_stride, packed_b, c,
-                   c_stride);
-}
-
-gemmi8_status gemmi8_qs8_gemm_s32(size_t m, size_t n, size_t k, const int8_t* a,
-                                  size_t a_stride, const void* packed_b, int32_t* c,
-                                  size_t c_stride)
-{
-  return qgemm_s32(gemmi8_type_qs8, GEMMI8_QS8_MAX_K, m, n, k, a, a_stride, packed_b, c,
-                   c_stride);
-}
+/* The entry points: each type's limits, and the _ex variants with a parallel-for. */
+#define QGEMM_ENTRY(type, a_t, c_t, max_k, lo, hi)                                            \
+  gemmi8_status gemmi8_##type##_gemm_ex(size_t m, size_t n, size_t k, const a_t* a,           \
+                                        size_t a_stride, const void* packed_b,                \
+                                        const gemmi8_requant* rq, c_t* c, size_t c_stride,    \
+                                        const gemmi8_parallel* parallel)                      \
+  {                                                                                           \
+    return qgemm(gemmi8_type_##type, max_k, lo, hi, m, n, k, a, a_stride, packed_b, rq, c,    \
+                 c_stride, parallel);                                                         \
+  }                                                                                           \
+  gemmi8_status gemmi8_##type##_gemm(size_t m, size_t n, size_t k, const a_t* a,              \
+                                     size_t a_stride, const void* packed_b,                   \
+                                     const gemmi8_requant* rq, c_t* c, size_t c_stride)       \
+  {                                                                                           \
+    return qgemm(gemmi8_type_##type, max_k, lo, hi, m, n, k, a, a_stride, packed_b, rq, c,    \
+                 c_stride, NULL);                                                             \
+  }                                                                                           \
+  gemmi8_status gemmi8_##type##_gemm_s32_ex(size_t m, size_t n, size_t k, const a_t* a,       \
+                                            size_t a_stride, const void* packed_b, int32_t* c,\
+                                            size_t c_stride, const gemmi8_parallel* parallel) \
+  {                                                                                           \
+    return qgemm_s32(gemmi8_type_##type, max_k, m, n, k, a, a_stride, packed_b, c, c_stride,  \
+                     parallel);                                                               \
+  }                                                                                           \
+  gemmi8_status gemmi8_##type##_gemm_s32(size_t m, size_t n, size_t k, const a_t* a,          \
+                                         size_t a_stride, const void* packed_b, int32_t* c,   \
+                                         size_t c_stride)                                     \
+  {                                                                                           \
+    return qgemm_s32(gemmi8_type_##type, max_k, m, n, k, a, a_stride, packed_b, c, c_stride,  \
+                     NULL);                                                                   \
+  }
 
 /* qu8s8 runs the qu8 kernels (uint8 A, uint8 output) on its own packed weights. */
-gemmi8_status gemmi8_qu8s8_gemm(size_t m, size_t n, size_t k, const uint8_t* a,
-                                size_t a_stride, const void* packed_b,
-                                const gemmi8_requant* rq, uint8_t* c, size_t c_stride)
-{
-  return qgemm(gemmi8_type_qu8s8, GEMMI8_QU8S8_MAX_K, 0, 255, m, n, k, a, a_stride, packed_b,
-               rq, c, c_stride);
-}
-
-gemmi8_status gemmi8_qu8s8_gemm_s32(size_t m, size_t n, size_t k, const uint8_t* a,
-                                    size_t a_stride, const void* packed_b, int32_t* c,
-                                    size_t c_stride)
-{
-  return qgemm_s32(gemmi8_type_qu8s8, GEMMI8_QU8S8_MAX_K, m, n, k, a, a_stride, packed_b, c,
-                   c_stride);
-}
+QGEMM_ENTRY(qu8, uint8_t, uint8_t, GEMMI8_QU8_MAX_K, 0, 255)
+QGEMM_ENTRY(qs8, int8_t, int8_t, GEMMI8_QS8_MAX_K, -128, 127)
+QGEMM_ENTRY(qu8s8, uint8_t, uint8_t, GEMMI8_QU8S8_MAX_K, 0, 255)

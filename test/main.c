@@ -19,6 +19,8 @@
  *                         fixedpoint/k_lt_kr, '*k_max*'); the API groups are not run
  *   GEMMI8_TEST_LIST=1    print the kernel-level case names (those GEMMI8_TEST_FILTER
  *                         selects) and run nothing
+ *   GEMMI8_TEST_GROUP=g   run only the API groups named (comma-separated, e.g.
+ *                         threads), on every kernel set, and not the kernel-level tests
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -97,8 +99,24 @@ static const group groups[] = {
     {"qgemm", test_qgemm},
     {"bin", test_bin},
     {"hardening", test_hardening},
+    {"threads", test_threads},
     {"guard", test_guard},
 };
+
+static const char* only_groups = NULL;
+
+/* 1 if group name is in the comma-separated list (or there is no list). */
+static int group_wanted(const char* name) {
+  if (only_groups == NULL) return 1;
+  const size_t len = strlen(name);
+  for (const char* p = only_groups; *p != '\0';) {
+    const char* end = strchr(p, ',');
+    const size_t n = end != NULL ? (size_t) (end - p) : strlen(p);
+    if (n == len && strncmp(p, name, n) == 0) return 1;
+    p += n + (end != NULL);
+  }
+  return 0;
+}
 
 static void run_isa(const char* name) {
   current_isa = name;
@@ -108,6 +126,7 @@ static void run_isa(const char* name) {
   printf("== %s ==\n", name);
   fflush(stdout);
   for (size_t g = 0; g < T_COUNT(groups); g++) {
+    if (!group_wanted(groups[g].name)) continue;
     unsigned long gp = passed, gf = failed;
     double g0 = now_seconds();
     t_seed(seed + g);
@@ -128,6 +147,8 @@ int main(void) {
   if (seed_env != NULL && *seed_env != '\0') seed = strtoull(seed_env, NULL, 0);
   const char* only = getenv("GEMMI8_TEST_ONLY");
   if (only != NULL && *only == '\0') only = NULL;
+  only_groups = getenv("GEMMI8_TEST_GROUP");
+  if (only_groups != NULL && *only_groups == '\0') only_groups = NULL;
 
   const char* list = getenv("GEMMI8_TEST_LIST");
   if (list != NULL && *list != '\0' && strcmp(list, "0") != 0) {
@@ -178,6 +199,13 @@ int main(void) {
     }
   }
   /* Kernel-level tests: every table compiled in, once. */
+  if (only_groups != NULL) {
+    printf("GEMMI8_TEST_GROUP=%s: the kernel-level tests are not run\n", only_groups);
+    current_isa = "summary";
+    printf("skipped: %lu kernel sets (API groups)\n", skipped);
+    printf("%lu passed, %lu failed\n", passed, failed);
+    return failed != 0 ? 1 : 0;
+  }
   current_isa = "ukernel";
   printed = 0;
   {

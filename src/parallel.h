@@ -1,0 +1,70 @@
+/*
+ * Splitting a GEMM's tile tasks over threads (gemmi8_parallel, gemmi8.h "Threads").
+ */
+#ifndef GEMMI8_PARALLEL_H
+#define GEMMI8_PARALLEL_H
+
+#include "common.h"
+
+/* Below this many operations (2 * M * N * K, or M * N * K bit operations) per thread
+ * a GEMM runs on the calling thread: waking the other threads and handing out the
+ * tasks costs more than it saves (bench: GEMMI8_BENCH_THREADS; measured on a 2-core
+ * AVX-512 VNNI machine, where one microsecond is about 0.9 million int8 operations). */
+#ifndef GEMMI8_PARALLEL_MIN_OPS
+#define GEMMI8_PARALLEL_MIN_OPS (2.0 * 1024 * 1024)
+#endif
+
+/* How a GEMM's rows and packed blocks are cut into tasks. */
+struct gemmi8_split {
+  size_t mc;      /* rows per task: a multiple of the main tile height, or all */
+  size_t nb;      /* packed blocks per task */
+  size_t mchunks; /* tasks down M ... */
+  size_t bchunks; /* ... times tasks across N */
+};
+
+/* 1 if parallel is usable (NULL is: the calling thread). */
+static inline int gemmi8_parallel_valid(const gemmi8_parallel* parallel)
+{
+  return parallel == NULL ||
+         (parallel->parallel_for != NULL && parallel->threads <= GEMMI8_MAX_THREADS);
+}
+
+/* Threads worth using for ops operations (1: run on the calling thread). */
+static inline size_t gemmi8_parallel_threads(const gemmi8_parallel* parallel, double ops)
+{
+  if (parallel == NULL || parallel->threads <= 1) return 1;
+  size_t threads = parallel->threads;
+  while (threads > 1 && ops < GEMMI8_PARALLEL_MIN_OPS * (double) threads) threads--;
+  return threads;
+}
+
+/*
+ * The split for threads > 1. Rows keep their L2-sized chunks (mc_l2: a chunk of A stays
+ * in L2 while blocks of B pass) and the blocks are cut first: a task over fewer blocks
+ * re-reads only its chunk of A, from L2, where more row chunks would stream B again.
+ * About four tasks per thread let the ones that finish early take more; only when N
+ * has too few blocks are the row chunks made smaller too. nb_multiple: blocks per
+ * task must be a multiple of it (binary bits output: whole 64-bit words).
+ */
+static inline void gemmi8_plan_split(size_t m, size_t nblocks, size_t mr, size_t mc_l2,
+                                     size_t nb_multiple, size_t threads, struct gemmi8_split* s)
+{
+  const size_t want = 4 * threads;
+  size_t mc = gemmi8_min(mc_l2, m);
+  size_t mchunks = gemmi8_divide_round_up(m, mc);
+  size_t bgroups = gemmi8_divide_round_up(nblocks, nb_multiple);
+  size_t bchunks = gemmi8_min(bgroups, gemmi8_divide_round_up(want, mchunks));
+  if (mchunks * bchunks < want && m > mr) {
+    /* too few blocks: smaller row chunks as well */
+    const size_t rows = gemmi8_divide_round_up(m, gemmi8_divide_round_up(want, bchunks));
+    mc = gemmi8_round_up(rows, mr);
+    if (mc > m) mc = m;
+    mchunks = gemmi8_divide_round_up(m, mc);
+  }
+  s->mc = mc;
+  s->mchunks = mchunks;
+  s->nb = gemmi8_divide_round_up(bgroups, bchunks) * nb_multiple;
+  s->bchunks = gemmi8_divide_round_up(nblocks, s->nb);
+}
+
+#endif

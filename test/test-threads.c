@@ -1,0 +1,431 @@
+/*
+ * Threads: every GEMM's _ex variant at 1..8 threads (more than this machine's cores
+ * included) on gemmi8's pool and on a caller's parallel-for that runs the tasks in a
+ * shuffled order, byte for byte against the plain (single-thread) entry point; shapes
+ * from below the split threshold to several tasks per thread; the bad-input contract
+ * of the _ex variants (nothing written, the parallel-for never called); and, where
+ * the build has them, pthreadpool and OpenMP plugged in as the README shows.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ref.h"
+#include "test.h"
+
+#if defined(GEMMI8_TEST_PTHREADPOOL)
+#include <pthreadpool.h>
+#endif
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+enum { max_threads = 8 };
+
+/* ---- a caller's parallel-for: tasks in a shuffled order, on the calling thread ---- */
+
+typedef struct shuffler {
+  size_t calls;     /* parallel_for calls */
+  size_t* order;
+  size_t capacity;
+} shuffler;
+
+static void shuffled_for(void* context, gemmi8_task_fn task, void* task_context, size_t count) {
+  shuffler* s = context;
+  s->calls++;
+  if (count > s->capacity) {
+    free(s->order);
+    s->order = t_alloc(count * sizeof(size_t));
+    s->capacity = count;
+  }
+  for (size_t i = 0; i < count; i++) s->order[i] = i;
+  for (size_t i = count; i > 1; i--) {
+    const size_t j = t_below((uint32_t) i);
+    const size_t tmp = s->order[i - 1];
+    s->order[i - 1] = s->order[j];
+    s->order[j] = tmp;
+  }
+  for (size_t i = 0; i < count; i++) task(task_context, s->order[i]);
+}
+
+/* ---- one problem of each family, run every way ------------------------------------ */
+
+typedef struct qcase {
+  size_t m, n, k;
+} qcase;
+
+/* Shapes: below the split threshold, around it, and with several tasks per thread in
+ * both directions (M = 1 splits N only; N = 16 splits M only). */
+static const qcase shapes[] = {{3, 5, 7},      {1, 1000, 512}, {7, 48, 64},   {200, 130, 300},
+                               {300, 16, 700}, {1, 77, 4096},  {97, 257, 129}, {500, 64, 64},
+                               {64, 300, 1000}};
+
+typedef struct runner {
+  const char* name;
+  gemmi8_parallel par;
+} runner;
+
+static size_t out_bytes(size_t m, size_t n, size_t elem) {
+  return m * n * elem;
+}
+
+/* Runs one quantized GEMM kind through _ex with par; 0 if the status was not success. */
+static gemmi8_status run_q(int kind, int out, size_t m, size_t n, size_t k, const uint8_t* a,
+                           const void* packed, const gemmi8_requant* rq, void* c,
+                           const gemmi8_parallel* par) {
+  if (out == 0) {
+    switch (kind) {
+      case 0: return gemmi8_qu8_gemm_s32_ex(m, n, k, a, k, packed, c, n, par);
+      case 1: return gemmi8_qs8_gemm_s32_ex(m, n, k, (const int8_t*) a, k, packed, c, n, par);
+      default: return gemmi8_qu8s8_gemm_s32_ex(m, n, k, a, k, packed, c, n, par);
+    }
+  }
+  switch (kind) {
+    case 0: return gemmi8_qu8_gemm_ex(m, n, k, a, k, packed, rq, c, n, par);
+    case 1: return gemmi8_qs8_gemm_ex(m, n, k, (const int8_t*) a, k, packed, rq, c, n, par);
+    default: return gemmi8_qu8s8_gemm_ex(m, n, k, a, k, packed, rq, c, n, par);
+  }
+}
+
+static void quantized(const runner* runners, size_t nrunners) {
+  static const char* const kinds[] = {"qu8", "qs8", "qu8s8"};
+  static const char* const outs[] = {"s32", "fixedpoint", "fp32"};
+  for (size_t si = 0; si < T_COUNT(shapes); si++) {
+    const qcase sh = shapes[si];
+    if (t_quick && sh.m * sh.n * sh.k > 4000000) continue;
+    uint8_t* a = t_alloc(sh.m * sh.k);
+    uint8_t* b = t_alloc(sh.n * sh.k);
+    uint8_t* b_zp = t_alloc(sh.n);
+    int32_t* bias = t_alloc(sh.n * sizeof(int32_t));
+    int32_t* mult = t_alloc(sh.n * sizeof(int32_t));
+    int32_t* shift = t_alloc(sh.n * sizeof(int32_t));
+    float* scale = t_alloc(sh.n * sizeof(float));
+    t_fill_random(a, sh.m * sh.k);
+    t_fill_random(b, sh.n * sh.k);
+    t_fill_random(b_zp, sh.n);
+    for (size_t j = 0; j < sh.n; j++) {
+      bias[j] = (int32_t) t_range(-100000, 100000);
+      mult[j] = (int32_t) t_range(1 << 30, INT32_MAX);
+      shift[j] = (int32_t) t_range(-14, -8);
+      scale[j] = (float) (t_unit() * 1e-3 + 1e-4);
+    }
+    void* c_want = t_alloc(out_bytes(sh.m, sh.n, 4));
+    void* c_got = t_alloc(out_bytes(sh.m, sh.n, 4));
+    for (int kind = 0; kind < 3; kind++) {
+      void* packed = NULL;
+      gemmi8_status st =
+          kind == 0 ? gemmi8_qu8_pack_alloc(sh.n, sh.k, b, sh.k, GEMMI8_B_NK, 113, b_zp, 1, bias, &packed)
+          : kind == 1 ? gemmi8_qs8_pack_alloc(sh.n, sh.k, (const int8_t*) b, sh.k, GEMMI8_B_NK, -9, bias, &packed)
+                      : gemmi8_qu8s8_pack_alloc(sh.n, sh.k, (const int8_t*) b, sh.k, GEMMI8_B_NK, 113, bias, &packed);
+      if (!t_expect(st == gemmi8_status_success, "threads", "%s pack: %s", kinds[kind],
+                    gemmi8_status_string(st)))
+        continue;
+      for (int out = 0; out < 3; out++) {
+        const gemmi8_requant rq = {out == 1 ? gemmi8_requant_fixedpoint : gemmi8_requant_fp32,
+                                   1, mult, shift, scale, kind == 1 ? -3 : 120,
+                                   kind == 1 ? -128 : 0, kind == 1 ? 127 : 255};
+        const size_t bytes = out_bytes(sh.m, sh.n, out == 0 ? 4 : 1);
+        memset(c_want, 0x5A, bytes);
+        st = run_q(kind, out, sh.m, sh.n, sh.k, a, packed, &rq, c_want, NULL);
+        if (!t_expect(st == gemmi8_status_success, "threads", "%s %s %zux%zux%zu alone: %s",
+                      kinds[kind], outs[out], sh.m, sh.n, sh.k, gemmi8_status_string(st)))
+          continue;
+        for (size_t r = 0; r < nrunners; r++) {
+          memset(c_got, 0xA5, bytes);
+          st = run_q(kind, out, sh.m, sh.n, sh.k, a, packed, &rq, c_got, &runners[r].par);
+          t_expect(st == gemmi8_status_success && memcmp(c_got, c_want, bytes) == 0,
+                   "threads", "%s %s M x N x K = %zu x %zu x %zu on %s: status \"%s\", %s",
+                   kinds[kind], outs[out], sh.m, sh.n, sh.k, runners[r].name,
+                   gemmi8_status_string(st),
+                   memcmp(c_got, c_want, bytes) == 0 ? "same bytes" : "bytes differ");
+        }
+      }
+      gemmi8_packed_free(packed);
+    }
+    free(a);
+    free(b);
+    free(b_zp);
+    free(bias);
+    free(mult);
+    free(shift);
+    free(scale);
+    free(c_want);
+    free(c_got);
+  }
+}
+
+static gemmi8_status run_b(int out, size_t m, size_t n, size_t k, const uint64_t* a,
+                           size_t words, const void* packed, const float* scale,
+                           const float* bias, void* c, const gemmi8_parallel* par) {
+  switch (out) {
+    case 0: return gemmi8_bin_gemm_s32_ex(m, n, k, a, words, packed, c, n, par);
+    case 1: return gemmi8_bin_gemm_f32_ex(m, n, k, a, words, packed, scale, bias, c, n, par);
+    default:
+      return gemmi8_bin_gemm_bits_ex(m, n, k, a, words, packed, scale, bias, c,
+                                     GEMMI8_BIN_WORDS(n), par);
+  }
+}
+
+static void binary(const runner* runners, size_t nrunners) {
+  static const qcase bshapes[] = {{5, 7, 100},      {1, 1000, 4096}, {300, 200, 1000},
+                                  {64, 130, 8192},  {1000, 33, 2000}, {8, 4096, 2048}};
+  static const char* const outs[] = {"s32", "f32", "bits"};
+  for (size_t si = 0; si < T_COUNT(bshapes); si++) {
+    const qcase sh = bshapes[si];
+    if (t_quick && sh.m * sh.n * sh.k > 40000000) continue;
+    const size_t words = GEMMI8_BIN_WORDS(sh.k);
+    uint64_t* a = t_alloc(sh.m * words * 8);
+    uint64_t* b = t_alloc(sh.n * words * 8);
+    float* scale = t_alloc(sh.n * sizeof(float));
+    float* bias = t_alloc(sh.n * sizeof(float));
+    t_fill_random(a, sh.m * words * 8);
+    t_fill_random(b, sh.n * words * 8);
+    for (size_t j = 0; j < sh.n; j++) {
+      scale[j] = (float) (t_unit() * 2 - 1);
+      bias[j] = (float) (t_unit() * 20 - 10);
+    }
+    void* packed = NULL;
+    gemmi8_status st = gemmi8_bin_pack_alloc(sh.n, sh.k, b, words, GEMMI8_B_NK, &packed);
+    if (t_expect(st == gemmi8_status_success, "threads", "bin pack: %s", gemmi8_status_string(st))) {
+      const size_t bytes_max = sh.m * sh.n * 4 + 64;
+      void* c_want = t_alloc(bytes_max);
+      void* c_got = t_alloc(bytes_max);
+      for (int out = 0; out < 3; out++) {
+        const size_t bytes = out == 2 ? sh.m * GEMMI8_BIN_WORDS(sh.n) * 8 : sh.m * sh.n * 4;
+        memset(c_want, 0x5A, bytes);
+        st = run_b(out, sh.m, sh.n, sh.k, a, words, packed, scale, bias, c_want, NULL);
+        if (!t_expect(st == gemmi8_status_success, "threads", "bin %s alone: %s", outs[out],
+                      gemmi8_status_string(st)))
+          continue;
+        for (size_t r = 0; r < nrunners; r++) {
+          memset(c_got, 0xA5, bytes);
+          st = run_b(out, sh.m, sh.n, sh.k, a, words, packed, scale, bias, c_got,
+                     &runners[r].par);
+          t_expect(st == gemmi8_status_success && memcmp(c_got, c_want, bytes) == 0, "threads",
+                   "bin %s M x N x K = %zu x %zu x %zu on %s: status \"%s\", %s", outs[out],
+                   sh.m, sh.n, sh.k, runners[r].name, gemmi8_status_string(st),
+                   memcmp(c_got, c_want, bytes) == 0 ? "same bytes" : "bytes differ");
+        }
+      }
+      free(c_want);
+      free(c_got);
+      gemmi8_packed_free(packed);
+    }
+    free(a);
+    free(b);
+    free(scale);
+    free(bias);
+  }
+}
+
+/* ---- the bad-input contract of the _ex variants ----------------------------------- */
+
+static void counting_for(void* context, gemmi8_task_fn task, void* task_context, size_t count) {
+  size_t* calls = context;
+  (*calls)++;
+  for (size_t i = 0; i < count; i++) task(task_context, i);
+}
+
+static void errors(void) {
+  enum { M = 64, N = 100, K = 640 };
+  uint8_t* a = t_alloc(M * K);
+  int8_t* b = t_alloc(N * K);
+  t_fill_random(a, M * K);
+  t_fill_random(b, N * K);
+  void* packed = NULL;
+  if (gemmi8_qu8s8_pack_alloc(N, K, b, K, GEMMI8_B_NK, 7, NULL, &packed) != gemmi8_status_success) {
+    t_fail("threads", "errors: packing failed");
+    free(a);
+    free(b);
+    return;
+  }
+  int32_t* c = t_alloc(M * N * 4);
+  unsigned char* copy = t_alloc(M * N * 4);
+  t_fill_random(c, M * N * 4);
+  memcpy(copy, c, M * N * 4);
+  size_t calls = 0;
+  const gemmi8_parallel good = {counting_for, &calls, 4};
+  const gemmi8_parallel no_fn = {NULL, &calls, 4};
+  const gemmi8_parallel too_many = {counting_for, &calls, GEMMI8_MAX_THREADS + 1};
+  struct {
+    const char* what;
+    gemmi8_status got;
+  } cases[] = {
+      {"parallel_for NULL", gemmi8_qu8s8_gemm_s32_ex(M, N, K, a, K, packed, c, N, &no_fn)},
+      {"threads > GEMMI8_MAX_THREADS",
+       gemmi8_qu8s8_gemm_s32_ex(M, N, K, a, K, packed, c, N, &too_many)},
+      {"a_stride k - 1", gemmi8_qu8s8_gemm_s32_ex(M, N, K, a, K - 1, packed, c, N, &good)},
+      {"c NULL", gemmi8_qu8s8_gemm_s32_ex(M, N, K, a, K, packed, NULL, N, &good)},
+      {"n + 1", gemmi8_qu8s8_gemm_s32_ex(M, N + 1, K, a, K, packed, c, N + 1, &good)},
+      {"rq NULL", gemmi8_qu8s8_gemm_ex(M, N, K, a, K, packed, NULL, (uint8_t*) c, N, &good)},
+      {"binary: qu8s8 weights",
+       gemmi8_bin_gemm_s32_ex(M, N, K, (const uint64_t*) a, K / 64, packed, c, N, &good)},
+      {"binary: parallel_for NULL",
+       gemmi8_bin_gemm_s32_ex(M, N, K, (const uint64_t*) a, K / 64, packed, c, N, &no_fn)},
+  };
+  for (size_t i = 0; i < T_COUNT(cases); i++) {
+    t_expect(cases[i].got == gemmi8_status_invalid_parameter, "threads",
+             "_ex with %s: status \"%s\"", cases[i].what, gemmi8_status_string(cases[i].got));
+  }
+  t_expect(memcmp(c, copy, M * N * 4) == 0 && calls == 0, "threads",
+           "a refused _ex call wrote C or called parallel_for (%zu calls)", calls);
+  /* and a valid one calls it */
+  gemmi8_status st = gemmi8_qu8s8_gemm_s32_ex(M, N, K, a, K, packed, c, N, &good);
+  t_expect(st == gemmi8_status_success && calls >= 1, "threads",
+           "a valid _ex call: status \"%s\", %zu parallel_for calls", gemmi8_status_string(st), calls);
+  /* pools: bad arguments */
+  gemmi8_threadpool* pool = (gemmi8_threadpool*) &calls;
+  t_expect(gemmi8_threadpool_create(GEMMI8_MAX_THREADS + 1, &pool) ==
+                   gemmi8_status_invalid_parameter &&
+               pool == (gemmi8_threadpool*) &calls,
+           "threads", "gemmi8_threadpool_create(too many) not refused, or wrote *pool");
+  t_expect(gemmi8_threadpool_create(2, NULL) == gemmi8_status_invalid_parameter, "threads",
+           "gemmi8_threadpool_create(2, NULL) not refused");
+  gemmi8_parallel par;
+  t_expect(gemmi8_threadpool_parallel(NULL, &par) == gemmi8_status_invalid_parameter, "threads",
+           "gemmi8_threadpool_parallel(NULL) not refused");
+  t_expect(gemmi8_threadpool_threads(NULL) == 0, "threads", "gemmi8_threadpool_threads(NULL)");
+  gemmi8_threadpool_destroy(NULL);
+  /* a pool of 0 threads has one per CPU this process may use */
+  if (gemmi8_threadpool_create(0, &pool) == gemmi8_status_success) {
+    t_expect(gemmi8_threadpool_threads(pool) >= 1, "threads", "a pool of 0 threads has %zu",
+             gemmi8_threadpool_threads(pool));
+    gemmi8_threadpool_destroy(pool);
+  } else {
+    t_fail("threads", "gemmi8_threadpool_create(0) failed");
+  }
+  free(copy);
+  free(c);
+  gemmi8_packed_free(packed);
+  free(a);
+  free(b);
+}
+
+/* ---- two pools used at the same time from two threads ----------------------------- */
+
+/* (pthreads, not C11 threads: ThreadSanitizer intercepts pthread_create only) */
+#include <pthread.h>
+
+typedef struct pool_job {
+  gemmi8_threadpool* pool;
+  const uint8_t* a;
+  const void* packed;
+  const int32_t* want;
+  size_t m, n, k;
+  int ok;
+} pool_job;
+
+static void* pool_worker(void* arg) {
+  pool_job* j = arg;
+  gemmi8_parallel par;
+  gemmi8_threadpool_parallel(j->pool, &par);
+  int32_t* c = t_alloc(j->m * j->n * 4);
+  j->ok = 1;
+  for (int it = 0; it < (t_quick ? 3 : 10); it++) {
+    memset(c, 0, j->m * j->n * 4);
+    const gemmi8_status st =
+        gemmi8_qu8s8_gemm_s32_ex(j->m, j->n, j->k, j->a, j->k, j->packed, c, j->n, &par);
+    j->ok &= st == gemmi8_status_success && memcmp(c, j->want, j->m * j->n * 4) == 0;
+  }
+  free(c);
+  return NULL;
+}
+
+static void two_pools(void) {
+  enum { M = 150, N = 200, K = 300 };
+  uint8_t* a = t_alloc(M * K);
+  int8_t* b = t_alloc(N * K);
+  int32_t* want = t_alloc(M * N * 4);
+  t_fill_random(a, M * K);
+  t_fill_random(b, N * K);
+  void* packed = NULL;
+  gemmi8_threadpool* pools[2] = {NULL, NULL};
+  if (gemmi8_qu8s8_pack_alloc(N, K, b, K, GEMMI8_B_NK, 3, NULL, &packed) == gemmi8_status_success &&
+      gemmi8_qu8s8_gemm_s32(M, N, K, a, K, packed, want, N) == gemmi8_status_success &&
+      gemmi8_threadpool_create(2, &pools[0]) == gemmi8_status_success &&
+      gemmi8_threadpool_create(3, &pools[1]) == gemmi8_status_success) {
+    pool_job jobs[2];
+    pthread_t tid[2];
+    int started[2];
+    for (int t = 0; t < 2; t++) {
+      jobs[t] = (pool_job){pools[t], a, packed, want, M, N, K, 0};
+      started[t] = pthread_create(&tid[t], NULL, pool_worker, &jobs[t]) == 0;
+    }
+    for (int t = 0; t < 2; t++) {
+      if (started[t]) pthread_join(tid[t], NULL);
+      t_expect(started[t] && jobs[t].ok, "threads",
+               "two pools at once: pool %d gave wrong bytes (started %d)", t, started[t]);
+    }
+  } else {
+    t_fail("threads", "two pools: setup failed");
+  }
+  gemmi8_threadpool_destroy(pools[0]);
+  gemmi8_threadpool_destroy(pools[1]);
+  gemmi8_packed_free(packed);
+  free(a);
+  free(b);
+  free(want);
+}
+
+/* ---- pthreadpool and OpenMP as the caller's parallel-for -------------------------- */
+
+#if defined(GEMMI8_TEST_PTHREADPOOL)
+static void pthreadpool_for(void* pool, gemmi8_task_fn task, void* task_context, size_t count) {
+  pthreadpool_parallelize_1d(pool, task, task_context, count, 0);
+}
+#endif
+
+#if defined(_OPENMP)
+static void openmp_for(void* context, gemmi8_task_fn task, void* task_context, size_t count) {
+  (void) context;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (long i = 0; i < (long) count; i++) task(task_context, (size_t) i);
+}
+#endif
+
+void test_threads(void) {
+  runner runners[2 * max_threads + 2];
+  size_t nrunners = 0;
+  gemmi8_threadpool* pools[max_threads + 1] = {NULL};
+  shuffler shufflers[max_threads + 1];
+  memset(shufflers, 0, sizeof(shufflers));
+  static char names[2 * max_threads + 2][48];
+  const size_t top = t_quick ? 4 : max_threads;
+  for (size_t t = 1; t <= top; t++) {
+    if (gemmi8_threadpool_create(t, &pools[t]) != gemmi8_status_success) {
+      t_fail("gemmi8_threadpool_create", "%zu threads failed", t);
+      continue;
+    }
+    snprintf(names[nrunners], sizeof(names[0]), "gemmi8 pool of %zu", t);
+    runners[nrunners].name = names[nrunners];
+    gemmi8_threadpool_parallel(pools[t], &runners[nrunners].par);
+    nrunners++;
+    snprintf(names[nrunners], sizeof(names[0]), "shuffled parallel-for of %zu", t);
+    runners[nrunners].name = names[nrunners];
+    runners[nrunners].par = (gemmi8_parallel){shuffled_for, &shufflers[t], t};
+    nrunners++;
+  }
+#if defined(GEMMI8_TEST_PTHREADPOOL)
+  pthreadpool_t ptp = pthreadpool_create(3);
+  if (ptp != NULL) {
+    runners[nrunners].name = "pthreadpool of 3";
+    runners[nrunners].par = (gemmi8_parallel){pthreadpool_for, ptp, pthreadpool_get_threads_count(ptp)};
+    nrunners++;
+  }
+#endif
+#if defined(_OPENMP)
+  runners[nrunners].name = "OpenMP of 2";
+  runners[nrunners].par = (gemmi8_parallel){openmp_for, NULL, 2};
+  omp_set_num_threads(2);
+  nrunners++;
+#endif
+  quantized(runners, nrunners);
+  binary(runners, nrunners);
+  errors();
+  two_pools();
+  for (size_t t = 1; t <= top; t++) gemmi8_threadpool_destroy(pools[t]);
+  for (size_t t = 0; t <= max_threads; t++) free(shufflers[t].order);
+#if defined(GEMMI8_TEST_PTHREADPOOL)
+  if (ptp != NULL) pthreadpool_destroy(ptp);
+#endif
+}

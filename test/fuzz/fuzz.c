@@ -1,0 +1,395 @@
+/*
+ * Shared pieces of the fuzz targets (see fuzz.h), and the start-up every target
+ * shares: the instruction-set check, or the list of levels this CPU can run.
+ */
+#include "fuzz.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sanitizer/asan_interface.h>
+
+/* ---- the input ------------------------------------------------------------------ */
+
+void fuzz_reader_init(struct fuzz_reader* r, const uint8_t* data, size_t size)
+{
+  r->data = data;
+  r->left = size;
+  /* FNV-1a over the whole input: bulk data changes with every input byte */
+  uint64_t h = UINT64_C(0xcbf29ce484222325);
+  for (size_t i = 0; i < size; i++) h = (h ^ data[i]) * UINT64_C(0x100000001b3);
+  r->state = h;
+}
+
+uint8_t fuzz_u8(struct fuzz_reader* r)
+{
+  if (r->left == 0) return 0;
+  r->left--;
+  return *r->data++;
+}
+
+uint16_t fuzz_u16(struct fuzz_reader* r)
+{
+  uint16_t lo = fuzz_u8(r);
+  return (uint16_t) (lo | (uint16_t) fuzz_u8(r) << 8);
+}
+
+uint32_t fuzz_u32(struct fuzz_reader* r)
+{
+  uint32_t lo = fuzz_u16(r);
+  return lo | (uint32_t) fuzz_u16(r) << 16;
+}
+
+uint64_t fuzz_u64(struct fuzz_reader* r)
+{
+  uint64_t lo = fuzz_u32(r);
+  return lo | (uint64_t) fuzz_u32(r) << 32;
+}
+
+size_t fuzz_range(struct fuzz_reader* r, size_t lo, size_t hi)
+{
+  const uint64_t span = (uint64_t) (hi - lo);
+  uint64_t v;
+  if (span == 0) return lo;
+  if (span < UINT8_MAX) {
+    v = fuzz_u8(r);
+  } else if (span < UINT16_MAX) {
+    v = fuzz_u16(r);
+  } else if (span < UINT32_MAX) {
+    v = fuzz_u32(r);
+  } else {
+    v = fuzz_u64(r);
+  }
+  if (span == UINT64_MAX) return lo + (size_t) v;
+  return lo + (size_t) (v % (span + 1));
+}
+
+int32_t fuzz_range_s32(struct fuzz_reader* r, int32_t lo, int32_t hi)
+{
+  const uint32_t span = (uint32_t) hi - (uint32_t) lo;
+  const uint32_t v = (uint32_t) fuzz_range(r, 0, span);
+  return (int32_t) ((int64_t) lo + (int64_t) v);
+}
+
+int32_t fuzz_s32_edgy(struct fuzz_reader* r)
+{
+  switch (fuzz_u8(r) % 12) {
+    case 0: return INT32_MIN;
+    case 1: return INT32_MIN + 1;
+    case 2: return -1;
+    case 3: return 0;
+    case 4: return 1;
+    case 5: return INT32_MAX;
+    case 6: return INT32_MAX - 1;
+    case 7: return (fuzz_u8(r) & 1) ? INT32_C(1) << 30 : -(INT32_C(1) << 30);
+    case 8: return (int8_t) fuzz_u8(r);
+    default: return (int32_t) fuzz_u32(r);
+  }
+}
+
+static float float_of_bits(uint32_t bits)
+{
+  float f;
+  memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+float fuzz_f32_special(struct fuzz_reader* r)
+{
+  switch (fuzz_u8(r) % 24) {
+    case 0: return 0.0f;
+    case 1: return -0.0f;
+    case 2: return INFINITY;
+    case 3: return -INFINITY;
+    case 4: return float_of_bits(UINT32_C(0x7fc00000)); /* quiet NaN */
+    case 5: return float_of_bits(UINT32_C(0xffc00000)); /* quiet NaN, sign set */
+    case 6: return float_of_bits(UINT32_C(0x7f800001)); /* signalling NaN */
+    case 7: {
+      /* any NaN: either sign, any nonzero payload */
+      uint32_t payload = fuzz_u32(r);
+      uint32_t bits = UINT32_C(0x7f800000) | (payload & UINT32_C(0x807fffff));
+      if ((bits & UINT32_C(0x007fffff)) == 0) bits |= 1;
+      return float_of_bits(bits);
+    }
+    case 8: return FLT_TRUE_MIN;
+    case 9: return -FLT_TRUE_MIN;
+    case 10: return float_of_bits(fuzz_u32(r) & UINT32_C(0x807fffff)); /* denormal or 0 */
+    case 11: return FLT_MIN;
+    case 12: return -FLT_MIN;
+    case 13: return FLT_MAX;
+    case 14: return -FLT_MAX;
+    case 15: return 1.0f;
+    case 16: return -1.0f;
+    case 17: return 0.5f;
+    case 18:
+    case 19:
+    case 20: return float_of_bits(fuzz_u32(r));
+    default: {
+      /* ordinary: a 16-bit integer scaled by a small power of two */
+      int16_t v = (int16_t) fuzz_u16(r);
+      return ldexpf((float) v, -(int) (fuzz_u8(r) % 24));
+    }
+  }
+}
+
+float fuzz_f32_special_any(struct fuzz_reader* r)
+{
+  if (r->left > 0) return fuzz_f32_special(r);
+  uint8_t bytes[8];
+  const uint64_t v = fuzz_random(r);
+  memcpy(bytes, &v, sizeof(bytes));
+  struct fuzz_reader g = {bytes, sizeof(bytes), 0};
+  return fuzz_f32_special(&g);
+}
+
+float fuzz_f32_positive(struct fuzz_reader* r)
+{
+  switch (fuzz_u8(r) % 8) {
+    case 0: return FLT_TRUE_MIN * (float) (1 + fuzz_u8(r)); /* small denormals */
+    case 1: {
+      uint32_t bits = fuzz_u32(r) & UINT32_C(0x007fffff); /* any denormal */
+      return float_of_bits(bits != 0 ? bits : 1);
+    }
+    case 2: return FLT_MIN;
+    case 3: return FLT_MAX;
+    case 4: /* huge */
+      return ldexpf(1.0f + (float) fuzz_u8(r) / 256.0f, 100 + (int) (fuzz_u8(r) % 28));
+    case 5:
+    case 6: /* the useful range: acc * scale spans an 8-bit output */
+      return ldexpf((float) (1 + fuzz_u16(r)) / 65536.0f, -(int) (fuzz_u8(r) % 24));
+    default: {
+      /* any positive finite pattern */
+      uint32_t bits = fuzz_u32(r) & UINT32_C(0x7fffffff);
+      if ((bits >> 23) == 0xff) bits &= ~(UINT32_C(1) << 23);
+      return float_of_bits(bits != 0 ? bits : 1);
+    }
+  }
+}
+
+size_t fuzz_extra(struct fuzz_reader* r, size_t big)
+{
+  const uint8_t s = fuzz_u8(r);
+  if (s < 128) return 0;
+  if (s < 224) return 1 + s % 16;
+  return fuzz_range(r, 1, big);
+}
+
+uint64_t fuzz_random(struct fuzz_reader* r)
+{
+  /* splitmix64 */
+  uint64_t z = (r->state += UINT64_C(0x9e3779b97f4a7c15));
+  z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+  return z ^ (z >> 31);
+}
+
+void fuzz_fill_random(struct fuzz_reader* r, void* p, size_t bytes)
+{
+  uint8_t* out = p;
+  while (bytes >= 8) {
+    const uint64_t v = fuzz_random(r);
+    memcpy(out, &v, 8);
+    out += 8;
+    bytes -= 8;
+  }
+  if (bytes > 0) {
+    const uint64_t v = fuzz_random(r);
+    memcpy(out, &v, bytes);
+  }
+}
+
+/* ---- buffers -------------------------------------------------------------------- */
+
+void fuzz_out_init(struct fuzz_out* o, struct fuzz_reader* r, size_t size, size_t offset)
+{
+  o->size = size;
+  o->front = FUZZ_GUARD + offset % 64;
+  /* the back guard ends on an 8-byte granule so that all of it can be poisoned */
+  o->total = o->front + size + FUZZ_GUARD;
+  o->total += (8 - o->total % 8) % 8;
+  void* base = NULL;
+  if (posix_memalign(&base, 64, o->total) != 0) fuzz_fail("out of memory (%zu bytes)", o->total);
+  o->base = base;
+  o->data = o->base + o->front;
+  fuzz_fill_random(r, o->base, o->total);
+  o->saved = malloc(o->total);
+  if (o->saved == NULL) fuzz_fail("out of memory (%zu bytes)", o->total);
+  memcpy(o->saved, o->base, o->total);
+  ASAN_POISON_MEMORY_REGION(o->base, o->front);
+  ASAN_POISON_MEMORY_REGION(o->data + size, o->total - o->front - size);
+}
+
+static void check_bytes(const uint8_t* got, const uint8_t* want, size_t count, ptrdiff_t origin,
+                        const char* what, const char* where)
+{
+  for (size_t i = 0; i < count; i++) {
+    if (got[i] != want[i]) {
+      fuzz_fail("%s: byte %td %s was written (0x%02x, canary 0x%02x)", what,
+                origin + (ptrdiff_t) i, where, got[i], want[i]);
+    }
+  }
+}
+
+void fuzz_out_check_guards(struct fuzz_out* o, const char* what)
+{
+  ASAN_UNPOISON_MEMORY_REGION(o->base, o->total);
+  check_bytes(o->base, o->saved, o->front, -(ptrdiff_t) o->front, what,
+              "(relative to the buffer) in the guard before it");
+  const size_t back = o->front + o->size;
+  check_bytes(o->base + back, o->saved + back, o->total - back, (ptrdiff_t) o->size, what,
+              "(relative to the buffer) in the guard after it");
+  ASAN_POISON_MEMORY_REGION(o->base, o->front);
+  ASAN_POISON_MEMORY_REGION(o->base + back, o->total - back);
+}
+
+void fuzz_out_check_range(const struct fuzz_out* o, size_t from, size_t to, const char* what)
+{
+  if (to > o->size) to = o->size;
+  if (from >= to) return;
+  check_bytes(o->data + from, o->saved + o->front + from, to - from, (ptrdiff_t) from, what,
+              "of the buffer, where nothing may be written,");
+}
+
+void fuzz_out_check_untouched(struct fuzz_out* o, const char* what)
+{
+  fuzz_out_check_guards(o, what);
+  fuzz_out_check_range(o, 0, o->size, what);
+}
+
+void fuzz_out_check_gaps(const struct fuzz_out* o, size_t rows, size_t row_bytes,
+                         size_t stride, const char* what)
+{
+  for (size_t i = 0; i + 1 < rows; i++) {
+    fuzz_out_check_range(o, i * stride + row_bytes, (i + 1) * stride, what);
+  }
+}
+
+void fuzz_out_free(struct fuzz_out* o)
+{
+  ASAN_UNPOISON_MEMORY_REGION(o->base, o->total);
+  free(o->base);
+  free(o->saved);
+  o->base = o->data = o->saved = NULL;
+}
+
+void* fuzz_exact(struct fuzz_reader* r, size_t size, size_t offset, void** block)
+{
+  void* p = NULL;
+  if (posix_memalign(&p, 64, size + offset) != 0) fuzz_fail("out of memory (%zu bytes)", size);
+  fuzz_fill_random(r, p, size + offset);
+  *block = p;
+  return (uint8_t*) p + offset;
+}
+
+void* fuzz_aligned(size_t size)
+{
+  void* p = NULL;
+  if (posix_memalign(&p, GEMMI8_PACK_ALIGNMENT, size) != 0) {
+    fuzz_fail("out of memory (%zu bytes)", size);
+  }
+  return p;
+}
+
+/* ---- sizes ---------------------------------------------------------------------- */
+
+int fuzz_extent(size_t rows, size_t cols, size_t stride, size_t elem, size_t* bytes)
+{
+  if (rows == 0 || cols == 0 || stride < cols) return 0;
+  size_t span;
+  if (__builtin_mul_overflow(rows - 1, stride, &span)) return 0;
+  if (__builtin_add_overflow(span, cols, &span)) return 0;
+  if (__builtin_mul_overflow(span, elem, &span)) return 0;
+  if (span > (size_t) PTRDIFF_MAX) return 0;
+  *bytes = span;
+  return 1;
+}
+
+size_t fuzz_words(size_t k) { return k / 64 + (k % 64 != 0); }
+
+/* ---- reporting ------------------------------------------------------------------ */
+
+static char target_name[64] = "fuzz";
+static char case_text[2048];
+
+void fuzz_describe(const char* format, ...)
+{
+  va_list args;
+  va_start(args, format);
+  vsnprintf(case_text, sizeof(case_text), format, args);
+  va_end(args);
+}
+
+void fuzz_fail(const char* format, ...)
+{
+  fprintf(stderr, "\n==== gemmi8 %s failure on %s\ncase: %s\n", target_name, gemmi8_isa_name(),
+          case_text);
+  va_list args;
+  va_start(args, format);
+  vfprintf(stderr, format, args);
+  va_end(args);
+  fprintf(stderr, "\n");
+  abort();
+}
+
+static void append_statuses(char* out, size_t size, unsigned set)
+{
+  out[0] = '\0';
+  for (unsigned s = 0; s < 32; s++) {
+    if (!(set & (1u << s))) continue;
+    size_t used = strlen(out);
+    snprintf(out + used, size - used, "%s%s", used ? " or " : "",
+             gemmi8_status_string((gemmi8_status) s));
+  }
+}
+
+/* GEMMI8_FUZZ_VERBOSE=1: every checked call, its case and status, on stderr. */
+static int verbose = -1;
+
+void fuzz_expect_status(gemmi8_status got, unsigned allowed, const char* call)
+{
+  if (verbose < 0) {
+    const char* v = getenv("GEMMI8_FUZZ_VERBOSE");
+    verbose = v != NULL && *v != '\0' && strcmp(v, "0") != 0;
+  }
+  if (verbose) fprintf(stderr, "%s: %s -> %s\n", call, case_text, gemmi8_status_string(got));
+  if ((unsigned) got < 32 && (allowed & FUZZ_BIT(got))) return;
+  char want[256];
+  append_statuses(want, sizeof(want), allowed);
+  fuzz_fail("%s returned %s (%d), expected %s", call, gemmi8_status_string(got), (int) got, want);
+}
+
+/* ---- start-up ------------------------------------------------------------------- */
+
+int LLVMFuzzerInitialize(int* argc, char*** argv);
+
+int LLVMFuzzerInitialize(int* argc, char*** argv)
+{
+  if (*argc > 0) {
+    const char* slash = strrchr((*argv)[0], '/');
+    snprintf(target_name, sizeof(target_name), "%s", slash ? slash + 1 : (*argv)[0]);
+  }
+  /* GEMMI8_FUZZ_LIST_ISAS=1: the levels this build and CPU can run, one a line */
+  const char* list = getenv("GEMMI8_FUZZ_LIST_ISAS");
+  if (list != NULL && *list != '\0') {
+    for (const char* const* name = gemmi8_isa_compiled(); *name != NULL; name++) {
+      if (gemmi8_isa_available(*name) == gemmi8_status_success) printf("%s\n", *name);
+    }
+    fflush(stdout);
+    exit(0);
+  }
+  const char* wanted = getenv("GEMMI8_ISA");
+  const char* running = gemmi8_isa_name();
+  if (wanted != NULL && *wanted != '\0' && strcmp(wanted, running) != 0) {
+    fprintf(stderr,
+            "\n==== %s: GEMMI8_ISA=%s asked for, but the library runs %s (%s): not fuzzing "
+            "the wrong kernels\n",
+            target_name, wanted, running, gemmi8_status_string(gemmi8_isa_env_status()));
+    abort();
+  }
+  fprintf(stderr, "%s: instruction set %s\n", target_name, running);
+  return 0;
+}

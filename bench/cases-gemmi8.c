@@ -15,7 +15,9 @@
  *            multiplier or scale for the tensor; qu8s8s32 the int32 output.
  *   qs8pt, qs8fp32pt  qs8 with one multiplier / scale for the tensor.
  *            These run on the best kernel set only, against oneDNN's matching
- *            matmul configurations (the like-for-like table of the report).
+ *            matmul configurations (the like-for-like table of the report);
+ *            qu8s8 and qu8s8fp32 also on gemmi8's pool of GEMMI8_BENCH_THREADS
+ *            threads (gemmi8@2/...).
  *   bin      +1/-1 bits, K = Depth bits; A bit-packed by gemmi8_bin_pack_rows_s8
  *            in setup, int32 output.
  * Each runs on one kernel set, forced with gemmi8_isa_force() before packing and
@@ -63,7 +65,27 @@ typedef struct g8_state {
   float* scale;
   int per_tensor; /* one multiplier / scale for every channel */
   gemmi8_requant rq;
+  /* threaded cases: gemmi8's pool of bench_threads threads, else NULL */
+  gemmi8_parallel par;
+  const gemmi8_parallel* parallel;
 } g8_state;
+
+/* One pool per thread count, created on first use and kept for the run. */
+static const char* g8_parallel(g8_state* s) {
+  static gemmi8_threadpool* pools[64];
+  const int t = bench_threads;
+  if (t <= 1) {
+    s->parallel = NULL;
+    return NULL;
+  }
+  if (t >= 64) return "too many threads";
+  if (pools[t] == NULL && gemmi8_threadpool_create((size_t) t, &pools[t]) != gemmi8_status_success) {
+    return "gemmi8_threadpool_create failed";
+  }
+  gemmi8_threadpool_parallel(pools[t], &s->par);
+  s->parallel = &s->par;
+  return NULL;
+}
 
 /* Zero points and output windows: nonzero and off-centre, as trained models have. */
 #define QU8_A_ZP 119
@@ -361,50 +383,50 @@ done:
 
 static const char* run_qu8(void* opaque) {
   const g8_state* s = opaque;
-  gemmi8_status st = gemmi8_qu8_gemm(s->m, s->n, s->k, s->a, s->a_stride, s->packed, &s->rq,
-                                     s->c, s->c_stride);
+  gemmi8_status st = gemmi8_qu8_gemm_ex(s->m, s->n, s->k, s->a, s->a_stride, s->packed, &s->rq,
+                                     s->c, s->c_stride, s->parallel);
   return st == gemmi8_status_success ? NULL : status_error("gemmi8_qu8_gemm", st);
 }
 
 static const char* run_qu8s32(void* opaque) {
   const g8_state* s = opaque;
   gemmi8_status st =
-      gemmi8_qu8_gemm_s32(s->m, s->n, s->k, s->a, s->a_stride, s->packed, s->c, s->c_stride);
+      gemmi8_qu8_gemm_s32_ex(s->m, s->n, s->k, s->a, s->a_stride, s->packed, s->c, s->c_stride, s->parallel);
   return st == gemmi8_status_success ? NULL : status_error("gemmi8_qu8_gemm_s32", st);
 }
 
 static const char* run_qs8(void* opaque) {
   const g8_state* s = opaque;
-  gemmi8_status st = gemmi8_qs8_gemm(s->m, s->n, s->k, s->a, s->a_stride, s->packed, &s->rq,
-                                     s->c, s->c_stride);
+  gemmi8_status st = gemmi8_qs8_gemm_ex(s->m, s->n, s->k, s->a, s->a_stride, s->packed, &s->rq,
+                                     s->c, s->c_stride, s->parallel);
   return st == gemmi8_status_success ? NULL : status_error("gemmi8_qs8_gemm", st);
 }
 
 static const char* run_qs8s32(void* opaque) {
   const g8_state* s = opaque;
   gemmi8_status st =
-      gemmi8_qs8_gemm_s32(s->m, s->n, s->k, s->a, s->a_stride, s->packed, s->c, s->c_stride);
+      gemmi8_qs8_gemm_s32_ex(s->m, s->n, s->k, s->a, s->a_stride, s->packed, s->c, s->c_stride, s->parallel);
   return st == gemmi8_status_success ? NULL : status_error("gemmi8_qs8_gemm_s32", st);
 }
 
 static const char* run_qu8s8(void* opaque) {
   const g8_state* s = opaque;
-  gemmi8_status st = gemmi8_qu8s8_gemm(s->m, s->n, s->k, s->a, s->a_stride, s->packed, &s->rq,
-                                       s->c, s->c_stride);
+  gemmi8_status st = gemmi8_qu8s8_gemm_ex(s->m, s->n, s->k, s->a, s->a_stride, s->packed, &s->rq,
+                                       s->c, s->c_stride, s->parallel);
   return st == gemmi8_status_success ? NULL : status_error("gemmi8_qu8s8_gemm", st);
 }
 
 static const char* run_qu8s8s32(void* opaque) {
   const g8_state* s = opaque;
   gemmi8_status st =
-      gemmi8_qu8s8_gemm_s32(s->m, s->n, s->k, s->a, s->a_stride, s->packed, s->c, s->c_stride);
+      gemmi8_qu8s8_gemm_s32_ex(s->m, s->n, s->k, s->a, s->a_stride, s->packed, s->c, s->c_stride, s->parallel);
   return st == gemmi8_status_success ? NULL : status_error("gemmi8_qu8s8_gemm_s32", st);
 }
 
 static const char* run_bin(void* opaque) {
   const g8_state* s = opaque;
   gemmi8_status st =
-      gemmi8_bin_gemm_s32(s->m, s->n, s->k, s->a, s->a_stride, s->packed, s->c, s->c_stride);
+      gemmi8_bin_gemm_s32_ex(s->m, s->n, s->k, s->a, s->a_stride, s->packed, s->c, s->c_stride, s->parallel);
   return st == gemmi8_status_success ? NULL : status_error("gemmi8_bin_gemm_s32", st);
 }
 
@@ -432,6 +454,7 @@ static const char* g8_setup(const bench_shape* shape, const char* isa, g8_kind k
   /* The same data for a shape on every kernel set. */
   bench_rng_seed(&rng, shape, salts[kind]);
   const char* err = select_isa(isa);
+  if (err == NULL) err = g8_parallel(s);
   if (err == NULL) {
     switch (kind) {
       case G8_QU8:
@@ -550,12 +573,12 @@ const bench_case bench_gemmi8_qs8fp32 =
     GEMMI8_CASE("qs8fp32", FC_BEST, int8_skip_isas, setup_qs8_fp32, run_qs8);
 /* The like-for-like configurations (bench/README.md): on the best kernel set only. */
 #define BEST (BENCH_CASE_BEST_ISA_ONLY)
-const bench_case bench_gemmi8_qu8s8 =
-    GEMMI8_CASE("qu8s8", BEST | BENCH_CASE_FC, int8_skip_isas, setup_qu8s8_fixed, run_qu8s8);
+const bench_case bench_gemmi8_qu8s8 = GEMMI8_CASE(
+    "qu8s8", BEST | BENCH_CASE_FC | BENCH_CASE_THREADS, int8_skip_isas, setup_qu8s8_fixed, run_qu8s8);
 const bench_case bench_gemmi8_qu8s8s32 =
     GEMMI8_CASE("qu8s8s32", BEST, int8_skip_isas, setup_qu8s8_s32, run_qu8s8s32);
-const bench_case bench_gemmi8_qu8s8fp32 =
-    GEMMI8_CASE("qu8s8fp32", BEST | FC_BEST, int8_skip_isas, setup_qu8s8_fp32, run_qu8s8);
+const bench_case bench_gemmi8_qu8s8fp32 = GEMMI8_CASE(
+    "qu8s8fp32", BEST | FC_BEST | BENCH_CASE_THREADS, int8_skip_isas, setup_qu8s8_fp32, run_qu8s8);
 const bench_case bench_gemmi8_qu8s8_pt =
     GEMMI8_CASE("qu8s8pt", BEST, int8_skip_isas, setup_qu8s8_fixed_pt, run_qu8s8);
 const bench_case bench_gemmi8_qu8s8fp32_pt =

@@ -32,7 +32,9 @@
 //
 // Threads: Debian's oneDNN uses OpenMP; the bench sets it to one thread with
 // omp_set_num_threads(1) (found at run time in the OpenMP library oneDNN loaded)
-// and run.sh exports OMP_NUM_THREADS=1. The context reports the ISA oneDNN
+// and run.sh exports OMP_NUM_THREADS=1; matmul-u8s8u8 and -fast also run on
+// bench_threads threads (onednn@2/...), set before the primitive is created and
+// before each timed loop. The context reports the ISA oneDNN
 // dispatches to, its OpenMP thread count and the matmul implementation; each
 // matmul benchmark's label names the implementation used for its shape.
 #include <dlfcn.h>
@@ -88,14 +90,28 @@ void Init() {
 const char* Unavailable() {
   if (!init_error.empty()) return init_error.c_str();
 #if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
-  if (omp_max_threads == nullptr || omp_max_threads() != 1) {
-    return "cannot limit oneDNN's OpenMP runtime to one thread";
+  if (omp_set_threads == nullptr || omp_max_threads == nullptr) {
+    return "cannot set the thread count of oneDNN's OpenMP runtime";
   }
 #elif DNNL_CPU_THREADING_RUNTIME != DNNL_RUNTIME_SEQ
   return "oneDNN built with a threading runtime other than OpenMP or sequential";
 #endif
   return nullptr;
 }
+
+// oneDNN's threads for the case about to be set up or run: one, or bench_threads for
+// the threaded runs (onednn@2/...). The primitive is created with that count too.
+const char* SetThreads() {
+#if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
+  omp_set_threads(bench_threads);
+  if (omp_max_threads() != bench_threads) return "cannot set oneDNN's OpenMP thread count";
+#elif DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_SEQ
+  if (bench_threads != 1) return "oneDNN built sequential: one thread only";
+#endif
+  return nullptr;
+}
+
+const char* Prepare(void*) { return SetThreads(); }
 
 const char* IsaName(dnnl_cpu_isa_t isa) {
   switch (isa) {
@@ -236,6 +252,7 @@ void BuildMatmul(DnnlState* s, const std::vector<float>& scales) {
 
 const char* Setup(const bench_shape* shape, Kind kind, void** state) {
   if (const char* why = Unavailable()) return why;
+  if (const char* why = SetThreads()) return why;
   auto* s = new (std::nothrow) DnnlState;
   if (s == nullptr) return "out of memory";
   s->kind = kind;
@@ -442,6 +459,7 @@ const char* SetupS8S8S8Common(const bench_shape*, const char*, void**) { return 
 const char* SetupU8S8U8NoZp(const bench_shape*, const char*, void**) { return Unavailable(); }
 const char* SetupS8S8S8NoZp(const bench_shape*, const char*, void**) { return Unavailable(); }
 const char* Run(void*) { return Unavailable(); }
+const char* Prepare(void*) { return Unavailable(); }
 void Teardown(void*) {}
 const char* Label(const void*) { return ""; }
 void Context(bench_context_fn add, void* ctx) { add(ctx, "onednn_isa", "(not built in)"); }
@@ -457,6 +475,7 @@ bench_case MakeCase(const char* variant,
   c.flags = flags;
   c.unavailable = Unavailable;
   c.setup = setup;
+  c.prepare = Prepare;
   c.run = Run;
   c.teardown = Teardown;
   c.label = Label;
@@ -468,12 +487,12 @@ bench_case MakeCase(const char* variant,
 extern "C" {
 const bench_case bench_onednn_gemm_u8s8s32 = MakeCase("gemm-u8s8s32", SetupGemm);
 const bench_case bench_onednn_matmul_u8s8u8 =
-    MakeCase("matmul-u8s8u8", SetupU8S8U8, BENCH_CASE_FC);
+    MakeCase("matmul-u8s8u8", SetupU8S8U8, BENCH_CASE_FC | BENCH_CASE_THREADS);
 const bench_case bench_onednn_matmul_s8s8s8 =
     MakeCase("matmul-s8s8s8", SetupS8S8S8, BENCH_CASE_FC);
 const bench_case bench_onednn_matmul_u8s8s32 = MakeCase("matmul-u8s8s32", SetupU8S8S32);
 const bench_case bench_onednn_matmul_u8s8u8_fast =
-    MakeCase("matmul-u8s8u8-fast", SetupU8S8U8Fast, BENCH_CASE_FC);
+    MakeCase("matmul-u8s8u8-fast", SetupU8S8U8Fast, BENCH_CASE_FC | BENCH_CASE_THREADS);
 const bench_case bench_onednn_matmul_s8s8s8_fast =
     MakeCase("matmul-s8s8s8-fast", SetupS8S8S8Fast, BENCH_CASE_FC);
 const bench_case bench_onednn_matmul_u8s8u8_pt = MakeCase("matmul-u8s8u8-pt", SetupU8S8U8Common);

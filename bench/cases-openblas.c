@@ -7,7 +7,8 @@
  * OpenBLAS picks its kernels ("core") when it is loaded, from OPENBLAS_CORETYPE
  * if set: bench/run.sh sets it, because Debian's OpenBLAS 0.3.21 does not
  * recognise recent CPUs and falls back to a slow generic core. The core and the
- * thread count are reported in the run's context. OpenBLAS runs single-threaded.
+ * thread count are reported in the run's context. OpenBLAS runs single-threaded, and
+ * on bench_threads threads for the threaded runs (openblas@2/...).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,13 @@ static const char* sgemm_run(void* opaque) {
   return NULL;
 }
 
+/* Its threads: one, or bench_threads for the threaded runs (openblas@2/...). */
+static const char* sgemm_prepare(void* opaque) {
+  (void) opaque;
+  openblas_set_num_threads(bench_threads);
+  return NULL;
+}
+
 static const char* sgemm_setup(const bench_shape* shape, const char* isa, void** state) {
   (void) isa;
   if (shape->col > 0x7FFFFFFF || shape->row > 0x7FFFFFFF || shape->depth > 0x7FFFFFFF) {
@@ -79,11 +87,11 @@ static const char* sgemm_setup(const bench_shape* shape, const char* isa, void**
 const bench_case bench_openblas_sgemm = {
     .library = "openblas",
     .variant = "sgemm",
-    .flags = 0,
+    .flags = BENCH_CASE_FC | BENCH_CASE_THREADS,
     .skip_isas = NULL,
     .unavailable = NULL,
     .setup = sgemm_setup,
-    .prepare = NULL,
+    .prepare = sgemm_prepare,
     .run = sgemm_run,
     .teardown = sgemm_teardown,
 };

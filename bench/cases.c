@@ -12,6 +12,8 @@
 
 /* ---- tables ------------------------------------------------------------------ */
 
+int bench_threads = 1;
+
 /* Libraries, in the order their context is printed. */
 static const bench_library* const libraries[] = {
     &bench_library_gemmi8,   &bench_library_openblas, &bench_library_gemmlowp,

@@ -57,6 +57,14 @@ typedef struct bench_shape {
 #define BENCH_CASE_WEIGHT_BYTES 16u
 /* With BENCH_CASE_GEMMI8_ISA: on the ten shapes too, only the best kernel set. */
 #define BENCH_CASE_BEST_ISA_ONLY 32u
+/* Also registered on bench_threads > 1 threads (GEMMI8_BENCH_THREADS, default 2), as
+ * <library>@<threads>/<variant>/<shape>, timed by wall clock; gemmi8's on its best
+ * kernel set. */
+#define BENCH_CASE_THREADS 64u
+
+/* Threads the case being set up or run is to use (1 for the single-thread cases):
+ * setup() and prepare() read it. */
+extern int bench_threads;
 
 typedef struct bench_case {
   const char* library;

@@ -28,7 +28,9 @@
 //   --real_time     time by wall clock (names get Google Benchmark's /real_time)
 // Environment: GEMMI8_BENCH_MEMORY_MB (set-up memory budget, default half the
 // physical memory, at most 8192), GEMMI8_BENCH_ISAS (comma-separated gemmi8 kernel
-// sets to benchmark; default all).
+// sets to benchmark; default all), GEMMI8_BENCH_THREADS (the cases flagged
+// BENCH_CASE_THREADS again on that many threads, as <library>@<threads>/...; default
+// 2, 1 for none).
 // Exit status 2 if any benchmark failed (after all have run).
 
 #include <benchmark/benchmark.h>
@@ -50,6 +52,7 @@ namespace {
 
 struct Instance {
   const bench_case* kase = nullptr;
+  int threads = 1;
   bench_shape shape = {0, 0, 0};
   std::string isa;  // gemmi8 kernel set, or empty
   std::string name;
@@ -116,7 +119,22 @@ void Fail(benchmark::State& st, Instance* in, const char* err) {
   failed.push_back(entry);
 }
 
+// Threaded runs: the idle threads of the library that ran before keep spinning for a
+// while (OpenBLAS's up to about 2^28 cycles, OpenMP's and gemmi8's less), and on a
+// machine with as many cores as threads they would take a core from this run. A
+// threaded run that follows another library's threaded run waits for them to sleep.
+std::string last_threaded_library;
+
+void Settle(const Instance* in) {
+  if (in->threads <= 1) return;
+  const std::string library = in->kase->library;
+  if (!last_threaded_library.empty() && last_threaded_library != library) usleep(150000);
+  last_threaded_library = library;
+}
+
 void Run(benchmark::State& st, Instance* in) {
+  bench_threads = in->threads;
+  Settle(in);
   const char* err = Acquire(in);
   if (err == nullptr && in->kase->prepare != nullptr) err = in->kase->prepare(in->state);
   if (err != nullptr) {
@@ -193,16 +211,20 @@ std::set<std::string> registered;
 bool real_time = false;
 
 // Registers one benchmark (unless one of that name exists); min_time 0: the default.
+// threads > 1: library@threads, timed by wall clock.
 void Register(const bench_case* c, const std::string& isa, const bench_shape& shape,
-              double min_time) {
+              double min_time, int threads = 1) {
   std::string variant = c->variant;
   if (!isa.empty()) variant += "-" + isa;
-  std::string name = std::string(c->library) + "/" + variant + "/" + ShapeName(shape);
+  std::string library = c->library;
+  if (threads > 1) library += "@" + std::to_string(threads);
+  std::string name = library + "/" + variant + "/" + ShapeName(shape);
   if (!registered.insert(name).second) return;
   auto in = std::make_unique<Instance>();
   in->kase = c;
   in->shape = shape;
   in->isa = isa;
+  in->threads = threads;
   in->name = name;
   Instance* raw = in.get();
   instances.push_back(std::move(in));
@@ -210,7 +232,7 @@ void Register(const bench_case* c, const std::string& isa, const bench_shape& sh
                                          [raw](benchmark::State& st) { Run(st, raw); });
   b->Unit(benchmark::kMicrosecond);
   if (min_time > 0) b->MinTime(min_time);
-  if (real_time) b->UseRealTime();
+  if (real_time || threads > 1) b->UseRealTime();
 }
 
 extern "C" {
@@ -308,6 +330,16 @@ int main(int argc, char** argv) {
     if (libraries[i]->init != nullptr) libraries[i]->init();
   }
 
+  // GEMMI8_BENCH_THREADS: the thread count of the threaded runs (default 2; 1: none).
+  int threads_wanted = 2;
+  if (const char* t = std::getenv("GEMMI8_BENCH_THREADS")) {
+    if (t[0] != '\0') threads_wanted = std::atoi(t);
+  }
+  if (threads_wanted < 1) threads_wanted = 1;
+  char threads_text[16];
+  std::snprintf(threads_text, sizeof(threads_text), "%d", threads_wanted);
+  benchmark::AddCustomContext("bench_threads", threads_text);
+
   const char* isas[16];
   size_t isa_count = bench_gemmi8_isas(isas, 16);
   if (isa_count > 16) isa_count = 16;
@@ -357,6 +389,25 @@ int main(int argc, char** argv) {
     }
     for (const std::string& isa : fc_targets) {
       for (const bench_shape& shape : fc_shapes) Register(c, isa, shape, fc_min_time);
+    }
+  }
+  // The same cases on several threads: the ten shapes and the fully-connected ones.
+  for (size_t i = 0; i < case_count && threads_wanted > 1; i++) {
+    const bench_case* c = cases[i];
+    if (!(c->flags & BENCH_CASE_THREADS)) continue;
+    if (c->unavailable != nullptr && c->unavailable() != nullptr) continue;
+    std::string isa;
+    if (c->flags & BENCH_CASE_GEMMI8_ISA) {
+      for (size_t j = 0; j < isa_count; j++) {
+        if (!Listed(c->skip_isas, isas[j]) && Wanted(isas[j])) isa = isas[j];
+      }
+      if (isa.empty()) continue;
+    }
+    for (const bench_shape& shape : shapes) Register(c, isa, shape, 0, threads_wanted);
+    if (c->flags & BENCH_CASE_FC) {
+      for (const bench_shape& shape : fc_shapes) {
+        Register(c, isa, shape, fc_min_time, threads_wanted);
+      }
     }
   }
 

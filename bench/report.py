@@ -500,6 +500,92 @@ def like_tables(results):
     return lines
 
 
+# Threads (issue 12): the cases run again on GEMMI8_BENCH_THREADS threads, as
+# <library>@<threads>/<variant>; scaling = GOPS on T threads / GOPS on one.
+THREAD_SERIES = [("gemmi8", "qu8s8fp32"), ("gemmi8", "qu8s8"), ("onednn", "matmul-u8s8u8-fast"),
+                 ("onednn", "matmul-u8s8u8"), ("openblas", "sgemm")]
+# Targets on the ten shapes: scaling (shapes numbered from 1) and gemmi8 / oneDNN at T.
+THREAD_SCALING_TARGET = {1: 1.8, 2: 1.8, 5: 1.8, 6: 1.8, 7: 1.8, 9: 1.8, 3: 1.6, 4: 1.6, 10: 1.6}
+
+
+def thread_count(results):
+    counts = sorted({int(lib.split("@")[1]) for (lib, _) in results.series if "@" in lib})
+    return counts[-1] if counts else None
+
+
+def thread_series(results, library, base, t):
+    """(1-thread series, t-thread series) for library/base (gemmi8: its best kernel set)."""
+    lt = "%s@%d" % (library, t)
+    if library == "gemmi8":
+        isas = [v[len(base) + 1:] for (lib, v) in results.series
+                if lib == lt and v.startswith(base + "-")]
+        if not isas:
+            return None
+        v = "%s-%s" % (base, isas[-1])
+        return (library, v), (lt, v)
+    if (lt, base) not in results.series:
+        return None
+    return (library, base), (lt, base)
+
+
+def threads_tables(results):
+    t = thread_count(results)
+    if t is None:
+        return []
+    pairs = [(lib, base, thread_series(results, lib, base, t)) for (lib, base) in THREAD_SERIES]
+    pairs = [(lib, base, p) for (lib, base, p) in pairs if p is not None]
+    if not pairs:
+        return []
+    lines = []
+    cols = []
+    for lib, base, (one, many) in pairs:
+        cols.append(Gops("%s %s 1t" % (lib, base), exact(*one)))
+        cols.append(Gops("%s %s %dt" % (lib, base, t), exact(*many)))
+        cols.append(Ratio("%s %s %dt / 1t" % (lib, base, t), exact(*many), exact(*one),
+                          show_label=False))
+    g = dict(((lib, base), p) for (lib, base, p) in pairs)
+    for gbase, obase in (("qu8s8fp32", "matmul-u8s8u8-fast"), ("qu8s8fp32", "matmul-u8s8u8")):
+        if ("gemmi8", gbase) in g and ("onednn", obase) in g:
+            cols.append(Ratio("gemmi8 %s / onednn %s, %dt" % (gbase, obase, t),
+                              exact(*g[("gemmi8", gbase)][1]), exact(*g[("onednn", obase)][1]),
+                              show_label=False))
+    lines += table(
+        results, cols, "Threads: 1 and %d threads, same run" % t,
+        "GOPS on one thread and on %d (gemmi8: its own pool, gemmi8_threadpool, best kernel "
+        "set; oneDNN: its OpenMP runtime at %d threads, set before the primitive is created; "
+        "OpenBLAS: openblas_set_num_threads(%d)), timed by wall clock, repetitions "
+        "interleaved with everything else; a threaded run that follows another library's "
+        "waits 150 ms for that library's idle threads to stop spinning. Targets (issue 12): "
+        "gemmi8 %dt / 1t >= 1.8 on shapes 1, 2, 5, 6, 7, 9 and >= 1.6 on 3, 4, 10; at %d "
+        "threads >= 1.00 x oneDNN where gemmi8 is ahead on one thread." % (t, t, t, t, t))
+    # targets, met or missed
+    if ("gemmi8", "qu8s8fp32") in g and len(results.shapes) == 10:
+        one, many = g[("gemmi8", "qu8s8fp32")]
+        rows = []
+        for i, shape in enumerate(results.shapes, 1):
+            a, b = results.gops.get((one, shape)), results.gops.get((many, shape))
+            if a is None or b is None:
+                continue
+            want = THREAD_SCALING_TARGET.get(i)
+            verdict = "-" if want is None else ("met" if b / a >= want else "missed")
+            ahead = ""
+            if ("onednn", "matmul-u8s8u8-fast") in g:
+                o1, ot = g[("onednn", "matmul-u8s8u8-fast")]
+                x1, xt = results.gops.get((o1, shape)), results.gops.get((ot, shape))
+                if x1 and xt:
+                    if a >= x1:
+                        ahead = "%.2f (%s)" % (b / xt, "met" if b >= xt else "missed")
+                    else:
+                        ahead = "%.2f (behind on 1 thread: no target)" % (b / xt)
+            rows.append("| %d | %s | %.2f | %s | %s | %s |" % (
+                i, shape_label(shape), b / a, "%.1f" % want if want else "-", verdict, ahead))
+        if rows:
+            lines += ["### Thread targets: gemmi8 qu8s8fp32", "",
+                      "| # | Row x Col x Depth | %dt / 1t | target | | gemmi8 / oneDNN-fast at "
+                      "%dt |" % (t, t), "|---:|---|---:|---:|---|---|"] + rows + [""]
+    return lines
+
+
 def isa_tables(results):
     lines = []
     cols = []
@@ -946,6 +1032,7 @@ def markdown(results):
     if results.shapes:
         lines += int8_tables(results)
         lines += like_tables(results)
+        lines += threads_tables(results)
         lines += isa_tables(results)
         lines += bin_tables(results)
     lines += peak_table(results)

@@ -328,4 +328,4 @@ $(FUZZ_BUILD)/fuzz-%: $(FUZZ_BUILD)/test/fuzz/fuzz-%.o $(FUZZ_SUPPORT) $(FUZZ_BU
 
 -include $(FUZZ_LIB_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d)
 
--include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BENCH_OBJS:.o=.d) $(BUILD)/readme-example.d
+-include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BENCH_OBJS:.o=.d) $(BUILD)/readme-example.d $(BUILD)/readme-threads.d

@@ -119,9 +119,7 @@ static void fill_matrix(struct fuzz_reader* r, uint8_t* p, size_t rows, size_t c
       case fill_low: memset(row, low, cols); break;
       case fill_high: memset(row, high, cols); break;
       case fill_const: memset(row, constant, cols); break;
-      case fill_two:
-        for (size_t j = 0; j < cols; j++) row[j] = (fuzz_random(r) & 1) ? high : low;
-        break;
+      case fill_two: fuzz_fill_two(r, row, cols, low, high); break;
       case fill_random: break; /* already random */
     }
   }

@@ -202,6 +202,15 @@ void fuzz_fill_random(struct fuzz_reader* r, void* p, size_t bytes)
   }
 }
 
+void fuzz_fill_two(struct fuzz_reader* r, uint8_t* p, size_t count, uint8_t low, uint8_t high)
+{
+  uint64_t bits = 0;
+  for (size_t i = 0; i < count; i++) {
+    if (i % 64 == 0) bits = fuzz_random(r);
+    p[i] = (bits >> (i % 64)) & 1 ? high : low;
+  }
+}
+
 /* ---- buffers -------------------------------------------------------------------- */
 
 void fuzz_out_init(struct fuzz_out* o, struct fuzz_reader* r, size_t size, size_t offset)

@@ -52,6 +52,8 @@ size_t fuzz_extra(struct fuzz_reader* r, size_t big);
 /* Bulk data: the generator, not the input. */
 uint64_t fuzz_random(struct fuzz_reader* r);
 void fuzz_fill_random(struct fuzz_reader* r, void* p, size_t bytes);
+/* Each of count bytes low or high at random. */
+void fuzz_fill_two(struct fuzz_reader* r, uint8_t* p, size_t count, uint8_t low, uint8_t high);
 
 /* ---- buffers -------------------------------------------------------------------- */
 

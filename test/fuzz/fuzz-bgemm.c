@@ -24,6 +24,12 @@ enum output { out_s32, out_f32, out_bits };
 static const char* const output_name[] = {"s32", "f32", "bits"};
 
 #define WORK_BUDGET (UINT64_C(1) << 20) /* M * N * K of the reference */
+#define BIG_BUDGET (UINT64_C(10) << 20)  /* the same where the work is split */
+
+/* How the GEMM runs (as in fuzz-qgemm): the plain entry point, or the _ex one with no
+ * parallel-for, a shuffled one on the calling thread, or gemmi8's pool of 2 threads. */
+enum run_how { run_plain, run_ex_null, run_shuffled, run_pool };
+static const char* const run_name[] = {"plain", "ex(NULL)", "ex(shuffled)", "ex(pool)"};
 
 /* Fills rows of `bits` bits (words words) of a bit matrix: random words, or
  * patterns; the padding bits past `bits` are random in every case. */
@@ -83,6 +89,10 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   fuzz_reader_init(&r, data, size);
 
   const uint8_t head = fuzz_u8(&r);
+  /* head bit 7: a byte follows saying how the GEMM runs */
+  const uint8_t how = (head & 0x80) ? fuzz_u8(&r) : 0;
+  const enum run_how run = (enum run_how) (how & 3);
+  const size_t threads = how >> 4; /* claimed by the shuffled parallel-for */
   const int kn = head & 1;
   const enum output output = (enum output) (((head >> 1) & 3) % 3);
   size_t m, n, k;
@@ -108,7 +118,13 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
       k = fuzz_range(&r, 1, 300);
       break;
   }
-  while ((uint64_t) m * n * k > WORK_BUDGET && m > 1) m /= 2;
+  if (how & 4) { /* big enough for the _ex entry points to split the work */
+    m = fuzz_range(&r, 64, 300);
+    n = fuzz_range(&r, 65, 400);
+    k = fuzz_range(&r, 256, 2000);
+  }
+  const uint64_t budget = (how & 4) ? BIG_BUDGET : WORK_BUDGET;
+  while ((uint64_t) m * n * k > budget && m > 1) m /= 2;
   const size_t k_words = fuzz_words(k), n_words = fuzz_words(n);
   const size_t a_stride = k_words + fuzz_extra(&r, 40);
   const size_t b_stride = (kn ? n_words : k_words) + fuzz_extra(&r, 40);
@@ -126,10 +142,11 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     bias = decode_floats(&r, n, (arrays >> 2) & 3, &bias_block);
   }
   fuzz_describe("bin %s %s M=%zu N=%zu K=%zu a_stride=%zu b_stride=%zu c_stride=%zu fills=%u "
-                "scale=%s%a bias=%s%a pack=%d",
+                "scale=%s%a bias=%s%a pack=%d run=%s threads=%zu",
                 kn ? "KN" : "NK", output_name[output], m, n, k, a_stride, b_stride, c_stride,
                 fills, scale ? "" : "NULL ", scale ? (double) scale[0] : 0.0,
-                bias ? "" : "NULL ", bias ? (double) bias[0] : 0.0, pack_how);
+                bias ? "" : "NULL ", bias ? (double) bias[0] : 0.0, pack_how, run_name[run],
+                threads);
 
   void *a_block = NULL, *b_block = NULL;
   const size_t b_rows = kn ? k : n, b_words = kn ? n_words : k_words;
@@ -170,18 +187,38 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   const size_t c_elem = output == out_bits ? 8 : 4;
   struct fuzz_out c;
   fuzz_out_init(&c, &r, ((m - 1) * c_stride + c_row) * c_elem, 0);
+  struct fuzz_parallel shuffled;
+  fuzz_parallel_init(&shuffled, &r, threads);
+  const gemmi8_parallel* par = run == run_shuffled ? &shuffled.parallel
+                               : run == run_pool   ? fuzz_parallel_pool()
+                                                   : NULL;
+  int32_t* c32 = (int32_t*) (void*) c.data;
+  float* cf = (float*) (void*) c.data;
+  uint64_t* cb = (uint64_t*) (void*) c.data;
   switch (output) {
     case out_s32:
-      s = gemmi8_bin_gemm_s32(m, n, k, a, a_stride, packed, (int32_t*) (void*) c.data, c_stride);
+      s = run == run_plain
+              ? gemmi8_bin_gemm_s32(m, n, k, a, a_stride, packed, c32, c_stride)
+              : gemmi8_bin_gemm_s32_ex(m, n, k, a, a_stride, packed, c32, c_stride, par);
       break;
     case out_f32:
-      s = gemmi8_bin_gemm_f32(m, n, k, a, a_stride, packed, scale, bias, (float*) (void*) c.data,
-                              c_stride);
+      s = run == run_plain
+              ? gemmi8_bin_gemm_f32(m, n, k, a, a_stride, packed, scale, bias, cf, c_stride)
+              : gemmi8_bin_gemm_f32_ex(m, n, k, a, a_stride, packed, scale, bias, cf, c_stride,
+                                       par);
       break;
     default:
-      s = gemmi8_bin_gemm_bits(m, n, k, a, a_stride, packed, scale, bias,
-                               (uint64_t*) (void*) c.data, c_stride);
+      s = run == run_plain
+              ? gemmi8_bin_gemm_bits(m, n, k, a, a_stride, packed, scale, bias, cb, c_stride)
+              : gemmi8_bin_gemm_bits_ex(m, n, k, a, a_stride, packed, scale, bias, cb, c_stride,
+                                        par);
       break;
+  }
+  if (run == run_shuffled) {
+    fuzz_describe_more(" (parallel_for calls %zu, tasks %zu)", shuffled.calls, shuffled.tasks);
+    if (threads <= 1 && shuffled.calls != 0) {
+      fuzz_fail("parallel_for called %zu times for %zu threads", shuffled.calls, threads);
+    }
   }
   fuzz_expect_status(s, FUZZ_BIT(gemmi8_status_success), "bin gemm");
   fuzz_out_check_guards(&c, "C");

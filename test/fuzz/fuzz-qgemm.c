@@ -34,6 +34,11 @@ static const char* const output_name[] = {"s32", "fixedpoint", "fp32"};
 enum pack_how { pack_exact, pack_larger, pack_alloc, pack_copy };
 static const char* const pack_name[] = {"exact", "larger", "alloc", "copy"};
 
+/* How the GEMM runs: the plain entry point, or the _ex one with no parallel-for, a
+ * shuffled one on the calling thread, or gemmi8's pool of 2 threads. */
+enum run_how { run_plain, run_ex_null, run_shuffled, run_pool };
+static const char* const run_name[] = {"plain", "ex(NULL)", "ex(shuffled)", "ex(pool)"};
+
 /* How a matrix is filled. */
 enum fill { fill_random, fill_low, fill_high, fill_two, fill_const };
 
@@ -53,10 +58,12 @@ struct qcase {
   uint8_t a_const, b_const;
   int per_channel;
   int32_t zero_point, min, max;
+  enum run_how run;
+  size_t threads; /* claimed by the shuffled parallel-for */
 };
 
 /* Keeps the reference (M * N * K multiply-adds) to a few milliseconds a run. */
-#define WORK_BUDGET (UINT64_C(3) << 20)
+#define WORK_BUDGET (UINT64_C(4) << 20)
 
 static void decode_shape(struct fuzz_reader* r, struct qcase* q, unsigned mode)
 {
@@ -218,12 +225,31 @@ static gemmi8_status pack(const struct qcase* q, const uint8_t* b, const uint8_t
   }
 }
 
-/* The requantizing GEMM (rq set) or the int32 one. */
+/* The requantizing GEMM (rq set) or the int32 one, on par when run is not plain. */
 static gemmi8_status gemm(const struct qcase* q, const uint8_t* a, const void* packed,
-                          const gemmi8_requant* rq, uint8_t* c)
+                          const gemmi8_requant* rq, uint8_t* c, const gemmi8_parallel* par)
 {
   const int8_t* sa = (const int8_t*) a;
   int32_t* c32 = (int32_t*) (void*) c;
+  if (q->run != run_plain) {
+    switch (q->type) {
+      case type_qu8:
+        return rq ? gemmi8_qu8_gemm_ex(q->m, q->n, q->k, a, q->a_stride, packed, rq, c,
+                                       q->c_stride, par)
+                  : gemmi8_qu8_gemm_s32_ex(q->m, q->n, q->k, a, q->a_stride, packed, c32,
+                                           q->c_stride, par);
+      case type_qs8:
+        return rq ? gemmi8_qs8_gemm_ex(q->m, q->n, q->k, sa, q->a_stride, packed, rq,
+                                       (int8_t*) c, q->c_stride, par)
+                  : gemmi8_qs8_gemm_s32_ex(q->m, q->n, q->k, sa, q->a_stride, packed, c32,
+                                           q->c_stride, par);
+      default:
+        return rq ? gemmi8_qu8s8_gemm_ex(q->m, q->n, q->k, a, q->a_stride, packed, rq, c,
+                                         q->c_stride, par)
+                  : gemmi8_qu8s8_gemm_s32_ex(q->m, q->n, q->k, a, q->a_stride, packed, c32,
+                                             q->c_stride, par);
+    }
+  }
   switch (q->type) {
     case type_qu8:
       return rq ? gemmi8_qu8_gemm(q->m, q->n, q->k, a, q->a_stride, packed, rq, c, q->c_stride)
@@ -257,6 +283,14 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   q.kn = (head >> 1) & 1;
   q.output = (enum output) (((head >> 2) & 3) % 3);
   decode_shape(&r, &q, (head >> 4) & 3);
+  q.run = (enum run_how) ((type >> 1) & 3);
+  if (type & 8) { /* big enough for the _ex entry points to split the work */
+    q.m = fuzz_range(&r, 96, 200);
+    q.n = fuzz_range(&r, 96, 200);
+    q.k = fuzz_range(&r, 96, 200);
+    while ((uint64_t) q.m * q.n * q.k > WORK_BUDGET) q.m /= 2;
+  }
+  q.threads = type >> 4; /* 0 and 1: no parallel_for call allowed */
   q.pack = (enum pack_how) ((head >> 6) & 3);
 
   q.a_stride = q.k + fuzz_extra(&r, 300);
@@ -321,13 +355,13 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   fuzz_describe(
       "%s %s M=%zu N=%zu K=%zu a_stride=%zu b_stride=%zu c_stride=%zu offsets a+%zu b+%zu c+%zu "
       "a_zp=%d b_zp[0]=%d%s bias=%d out=%s per_channel=%d mult[0]=%d shift[0]=%d scale[0]=%a "
-      "zp=%d window=[%d,%d] fills a=%d/%u b=%d/%u pack=%s",
+      "zp=%d window=[%d,%d] fills a=%d/%u b=%d/%u pack=%s run=%s threads=%zu",
       type_name[q.type], q.kn ? "KN" : "NK", q.m, q.n, q.k, q.a_stride, q.b_stride,
       q.c_stride, q.a_offset, q.b_offset, q.c_offset, (int) q.a_zp, (int) b_zp[0],
       q.b_zp_per_channel ? " (per channel)" : "", q.bias_kind, output_name[q.output],
       q.per_channel, (int) multiplier[0], (int) shift[0], (double) scale[0], (int) q.zero_point,
       (int) q.min, (int) q.max, (int) q.a_fill, q.a_const, (int) q.b_fill, q.b_const,
-      pack_name[q.pack]);
+      pack_name[q.pack], run_name[q.run], q.threads);
 
   /* A and B: exact size */
   const size_t a_bytes = (q.m - 1) * q.a_stride + q.k;
@@ -391,7 +425,18 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
       .min = q.min,
       .max = q.max,
   };
-  s = gemm(&q, a, packed, q.output == out_s32 ? NULL : &rq, c.data);
+  struct fuzz_parallel shuffled;
+  fuzz_parallel_init(&shuffled, &r, q.threads);
+  const gemmi8_parallel* par = q.run == run_shuffled ? &shuffled.parallel
+                               : q.run == run_pool   ? fuzz_parallel_pool()
+                                                     : NULL;
+  s = gemm(&q, a, packed, q.output == out_s32 ? NULL : &rq, c.data, par);
+  if (q.run == run_shuffled) {
+    fuzz_describe_more(" (parallel_for calls %zu, tasks %zu)", shuffled.calls, shuffled.tasks);
+  }
+  if (q.run == run_shuffled && q.threads <= 1 && shuffled.calls != 0) {
+    fuzz_fail("parallel_for called %zu times for %zu threads", shuffled.calls, q.threads);
+  }
   fuzz_expect_status(s, FUZZ_BIT(gemmi8_status_success), "gemm");
   fuzz_out_check_guards(&c, "C");
   fuzz_out_check_gaps(&c, q.m, q.n * c_elem, q.c_stride * c_elem, "C between rows");

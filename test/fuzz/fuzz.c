@@ -303,6 +303,51 @@ void* fuzz_aligned(size_t size)
   return p;
 }
 
+/* ---- threads -------------------------------------------------------------------- */
+
+static void shuffled_for(void* context, gemmi8_task_fn task, void* task_context, size_t count)
+{
+  struct fuzz_parallel* p = context;
+  if (p->depth != 0) fuzz_fail("parallel_for called from inside one of its tasks");
+  p->depth++;
+  p->calls++;
+  size_t* order = malloc((count > 0 ? count : 1) * sizeof(size_t));
+  if (order == NULL) fuzz_fail("out of memory (%zu tasks)", count);
+  for (size_t i = 0; i < count; i++) order[i] = i;
+  for (size_t i = count; i > 1; i--) {
+    const size_t j = (size_t) (fuzz_random(p->r) % i);
+    const size_t t = order[i - 1];
+    order[i - 1] = order[j];
+    order[j] = t;
+  }
+  for (size_t i = 0; i < count; i++) task(task_context, order[i]);
+  p->tasks += count;
+  free(order);
+  p->depth--;
+}
+
+void fuzz_parallel_init(struct fuzz_parallel* p, struct fuzz_reader* r, size_t threads)
+{
+  memset(p, 0, sizeof(*p));
+  p->r = r;
+  p->parallel.parallel_for = shuffled_for;
+  p->parallel.context = p;
+  p->parallel.threads = threads;
+}
+
+const gemmi8_parallel* fuzz_parallel_pool(void)
+{
+  static gemmi8_threadpool* pool;
+  static gemmi8_parallel parallel;
+  if (pool == NULL) {
+    gemmi8_status s = gemmi8_threadpool_create(2, &pool);
+    if (s != gemmi8_status_success) fuzz_fail("threadpool_create(2): %s", gemmi8_status_string(s));
+    s = gemmi8_threadpool_parallel(pool, &parallel);
+    if (s != gemmi8_status_success) fuzz_fail("threadpool_parallel: %s", gemmi8_status_string(s));
+  }
+  return &parallel;
+}
+
 /* ---- sizes ---------------------------------------------------------------------- */
 
 int fuzz_extent(size_t rows, size_t cols, size_t stride, size_t elem, size_t* bytes)
@@ -329,6 +374,15 @@ void fuzz_describe(const char* format, ...)
   va_list args;
   va_start(args, format);
   vsnprintf(case_text, sizeof(case_text), format, args);
+  va_end(args);
+}
+
+void fuzz_describe_more(const char* format, ...)
+{
+  const size_t used = strlen(case_text);
+  va_list args;
+  va_start(args, format);
+  vsnprintf(case_text + used, sizeof(case_text) - used, format, args);
   va_end(args);
 }
 

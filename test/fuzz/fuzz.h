@@ -91,6 +91,23 @@ void* fuzz_exact(struct fuzz_reader* r, size_t size, size_t offset, void** block
 /* A GEMMI8_PACK_ALIGNMENT-aligned block of exactly size bytes (size > 0). */
 void* fuzz_aligned(size_t size);
 
+/* ---- threads -------------------------------------------------------------------- */
+
+/* A parallel-for for the _ex entry points that runs every task on the calling thread,
+ * in a random order (the contract allows any order and any threads), while saying it
+ * has `threads` threads. It aborts if called from inside one of its tasks. */
+struct fuzz_parallel {
+  gemmi8_parallel parallel;
+  struct fuzz_reader* r;
+  int depth;
+  size_t calls; /* parallel_for calls */
+  size_t tasks; /* tasks run */
+};
+void fuzz_parallel_init(struct fuzz_parallel* p, struct fuzz_reader* r, size_t threads);
+
+/* gemmi8's own pool of 2 threads, created on first use and kept for the process. */
+const gemmi8_parallel* fuzz_parallel_pool(void);
+
 /* ---- sizes ---------------------------------------------------------------------- */
 
 /* The header's extent rule: rows, cols > 0, stride >= cols and
@@ -104,6 +121,8 @@ size_t fuzz_words(size_t k);
 
 /* The case being run, printed with every failure (printf-style; replaces the last). */
 void fuzz_describe(const char* format, ...) __attribute__((format(printf, 1, 2)));
+/* Appends to the case (printf-style). */
+void fuzz_describe_more(const char* format, ...) __attribute__((format(printf, 1, 2)));
 /* Prints the target, the instruction set, the case and the message; aborts. */
 void fuzz_fail(const char* format, ...) __attribute__((format(printf, 1, 2), noreturn));
 

@@ -662,6 +662,44 @@ static int packed_matches(const struct packed_arg* p, enum type t, size_t n, siz
   return p->t == t && p->n == n && p->k == k;
 }
 
+/* How a GEMM is called: the plain entry point, or the _ex one with a parallel
+ * argument that is valid (NULL; a shuffled parallel-for claiming 0 to
+ * GEMMI8_MAX_THREADS threads) or not (parallel_for NULL; more threads than
+ * GEMMI8_MAX_THREADS). */
+struct ex_arg {
+  int ex, invalid;
+  const gemmi8_parallel* par;
+  struct fuzz_parallel shuffled;
+  char text[64];
+};
+
+static void decode_ex(struct fuzz_reader* r, struct ex_arg* e)
+{
+  static const size_t fine[] = {0, 1, 2, 3, 16, GEMMI8_MAX_THREADS};
+  const uint8_t s = fuzz_u8(r);
+  memset(e, 0, sizeof(*e));
+  snprintf(e->text, sizeof(e->text), "plain");
+  if (s % 6 < 2) return;
+  e->ex = 1;
+  if (s % 6 == 2) {
+    snprintf(e->text, sizeof(e->text), "ex(NULL)");
+    return;
+  }
+  fuzz_parallel_init(&e->shuffled, r, fine[fuzz_u8(r) % 6]);
+  e->par = &e->shuffled.parallel;
+  if (s % 6 == 4) {
+    e->shuffled.parallel.parallel_for = NULL;
+    e->invalid = 1;
+  } else if (s % 6 == 5) {
+    const size_t over[] = {GEMMI8_MAX_THREADS + 1, GEMMI8_MAX_THREADS + 2, SIZE_MAX,
+                           (size_t) 1 << 32, edgy_size(r, GEMMI8_MAX_THREADS)};
+    e->shuffled.parallel.threads = over[fuzz_u8(r) % 5];
+    e->invalid = e->shuffled.parallel.threads > GEMMI8_MAX_THREADS;
+  }
+  snprintf(e->text, sizeof(e->text), "ex(for %s, threads %zu)",
+           e->shuffled.parallel.parallel_for ? "set" : "NULL", e->shuffled.parallel.threads);
+}
+
 struct qgemm_call {
   size_t m, n, k, a_stride, c_stride;
   const void* a;
@@ -833,11 +871,16 @@ static void run_qgemm(struct fuzz_reader* r, int requant)
   c.rq.shift = c.null_shift ? NULL : shift;
   c.rq.scale = c.null_scale ? NULL : scale;
 
+  struct ex_arg call;
+  decode_ex(r, &call);
+
   /* the contract */
   const size_t max_k = max_k_of(t);
   unsigned want = 0;
   size_t bytes;
-  if (c.a == NULL || c.null_packed || c.null_c || (requant && c.null_rq)) want |= INV;
+  if (c.a == NULL || c.null_packed || c.null_c || (requant && c.null_rq) || call.invalid) {
+    want |= INV;
+  }
   if (!fuzz_extent(c.m, c.k, c.a_stride, 1, &bytes) ||
       !fuzz_extent(c.m, c.n, c.c_stride, c_elem, &bytes)) {
     want |= INV;
@@ -851,12 +894,12 @@ static void run_qgemm(struct fuzz_reader* r, int requant)
 
   fuzz_describe("%s_gemm%s M %zu N %zu K %zu (packed %zu x %zu, M %zu) a_stride %zu c_stride %zu "
                 "null a %d packed %d c %d rq %d mode %d per_channel %d zp %d [%d, %d] bad "
-                "channel %d/%zu null arrays %d%d%d; %s; mutations %s",
+                "channel %d/%zu null arrays %d%d%d; %s; %s; mutations %s",
                 type_name[t], requant ? "" : "_s32", c.m, c.n, c.k, n0, k0, m0, c.a_stride,
                 c.c_stride, c.a == NULL, c.null_packed, c.null_c, c.null_rq, (int) c.rq.mode,
                 c.rq.per_channel, (int) c.rq.zero_point, (int) c.rq.min, (int) c.rq.max,
                 bad_channel_kind, bad_channel, c.null_multiplier, c.null_shift, c.null_scale,
-                spoil_text, what);
+                spoil_text, call.text, what);
 
   if (want != OK || runnable) {
     struct fuzz_out out;
@@ -868,19 +911,31 @@ static void run_qgemm(struct fuzz_reader* r, int requant)
     const void* pp = c.null_packed ? NULL : p.ptr;
     const gemmi8_requant* rq = c.null_rq ? NULL : &c.rq;
     gemmi8_status st;
-    switch (t) {
-      case type_qu8:
-        st = requant ? gemmi8_qu8_gemm(c.m, c.n, c.k, c.a, c.a_stride, pp, rq, cp, c.c_stride)
-                     : gemmi8_qu8_gemm_s32(c.m, c.n, c.k, c.a, c.a_stride, pp, cp, c.c_stride);
+    const size_t ms = c.m, ns = c.n, ks = c.k, as = c.a_stride, cs = c.c_stride;
+    const gemmi8_parallel* par = call.par;
+    switch (t * 4 + requant * 2 + call.ex) {
+      case type_qu8 * 4 + 0: st = gemmi8_qu8_gemm_s32(ms, ns, ks, c.a, as, pp, cp, cs); break;
+      case type_qu8 * 4 + 1:
+        st = gemmi8_qu8_gemm_s32_ex(ms, ns, ks, c.a, as, pp, cp, cs, par);
         break;
-      case type_qs8:
-        st = requant ? gemmi8_qs8_gemm(c.m, c.n, c.k, c.a, c.a_stride, pp, rq, cp, c.c_stride)
-                     : gemmi8_qs8_gemm_s32(c.m, c.n, c.k, c.a, c.a_stride, pp, cp, c.c_stride);
+      case type_qu8 * 4 + 2: st = gemmi8_qu8_gemm(ms, ns, ks, c.a, as, pp, rq, cp, cs); break;
+      case type_qu8 * 4 + 3:
+        st = gemmi8_qu8_gemm_ex(ms, ns, ks, c.a, as, pp, rq, cp, cs, par);
         break;
-      default:
-        st = requant ? gemmi8_qu8s8_gemm(c.m, c.n, c.k, c.a, c.a_stride, pp, rq, cp, c.c_stride)
-                     : gemmi8_qu8s8_gemm_s32(c.m, c.n, c.k, c.a, c.a_stride, pp, cp, c.c_stride);
+      case type_qs8 * 4 + 0: st = gemmi8_qs8_gemm_s32(ms, ns, ks, c.a, as, pp, cp, cs); break;
+      case type_qs8 * 4 + 1:
+        st = gemmi8_qs8_gemm_s32_ex(ms, ns, ks, c.a, as, pp, cp, cs, par);
         break;
+      case type_qs8 * 4 + 2: st = gemmi8_qs8_gemm(ms, ns, ks, c.a, as, pp, rq, cp, cs); break;
+      case type_qs8 * 4 + 3:
+        st = gemmi8_qs8_gemm_ex(ms, ns, ks, c.a, as, pp, rq, cp, cs, par);
+        break;
+      case type_qu8s8 * 4 + 0: st = gemmi8_qu8s8_gemm_s32(ms, ns, ks, c.a, as, pp, cp, cs); break;
+      case type_qu8s8 * 4 + 1:
+        st = gemmi8_qu8s8_gemm_s32_ex(ms, ns, ks, c.a, as, pp, cp, cs, par);
+        break;
+      case type_qu8s8 * 4 + 2: st = gemmi8_qu8s8_gemm(ms, ns, ks, c.a, as, pp, rq, cp, cs); break;
+      default: st = gemmi8_qu8s8_gemm_ex(ms, ns, ks, c.a, as, pp, rq, cp, cs, par); break;
     }
     /* weight damage may or may not change what a kernel computes, never the status */
     fuzz_expect_status(st, want, requant ? "gemm" : "gemm_s32");
@@ -1005,10 +1060,12 @@ static void run_bgemm(struct fuzz_reader* r)
     bias = b;
   }
 
+  struct ex_arg call;
+  decode_ex(r, &call);
   const size_t c_row = out_kind == bout_bits ? fuzz_words(n) : n;
   unsigned want = 0;
   size_t bytes;
-  if (null_a || null_packed || null_c) want |= INV;
+  if (null_a || null_packed || null_c || call.invalid) want |= INV;
   if (n == 0 || !fuzz_extent(m, fuzz_words(k), a_stride, 8, &bytes) ||
       !fuzz_extent(m, c_row, c_stride, c_elem, &bytes)) {
     want |= INV;
@@ -1020,9 +1077,9 @@ static void run_bgemm(struct fuzz_reader* r)
                        backed(m, c_row, c_stride, c_elem, c_have) && p.spoil != spoil_foreign;
   static const char* const out_name[] = {"s32", "f32", "bits"};
   fuzz_describe("bin_gemm_%s M %zu N %zu K %zu (packed %zu x %zu, M %zu) a_stride %zu "
-                "c_stride %zu null a %d packed %d c %d scale %d bias %d; %s; mutations %s",
+                "c_stride %zu null a %d packed %d c %d scale %d bias %d; %s; %s; mutations %s",
                 out_name[out_kind], m, n, k, n0, k0, m0, a_stride, c_stride, null_a, null_packed,
-                null_c, scale == NULL, bias == NULL, spoil_text, what);
+                null_c, scale == NULL, bias == NULL, spoil_text, call.text, what);
 
   if (want != OK || runnable) {
     struct fuzz_out out;
@@ -1033,18 +1090,26 @@ static void run_bgemm(struct fuzz_reader* r)
     const uint64_t* ap = null_a ? NULL : a;
     const void* pp = null_packed ? NULL : p.ptr;
     gemmi8_status st;
-    switch (out_kind) {
-      case bout_s32:
-        st = gemmi8_bin_gemm_s32(m, n, k, ap, a_stride, pp,
-                                 null_c ? NULL : (int32_t*) (void*) out.data, c_stride);
+    int32_t* c32 = null_c ? NULL : (int32_t*) (void*) out.data;
+    float* cf = null_c ? NULL : (float*) (void*) out.data;
+    uint64_t* cb = null_c ? NULL : (uint64_t*) (void*) out.data;
+    const gemmi8_parallel* par = call.par;
+    switch (out_kind * 2 + call.ex) {
+      case bout_s32 * 2: st = gemmi8_bin_gemm_s32(m, n, k, ap, a_stride, pp, c32, c_stride); break;
+      case bout_s32 * 2 + 1:
+        st = gemmi8_bin_gemm_s32_ex(m, n, k, ap, a_stride, pp, c32, c_stride, par);
         break;
-      case bout_f32:
-        st = gemmi8_bin_gemm_f32(m, n, k, ap, a_stride, pp, scale, bias,
-                                 null_c ? NULL : (float*) (void*) out.data, c_stride);
+      case bout_f32 * 2:
+        st = gemmi8_bin_gemm_f32(m, n, k, ap, a_stride, pp, scale, bias, cf, c_stride);
+        break;
+      case bout_f32 * 2 + 1:
+        st = gemmi8_bin_gemm_f32_ex(m, n, k, ap, a_stride, pp, scale, bias, cf, c_stride, par);
+        break;
+      case bout_bits * 2:
+        st = gemmi8_bin_gemm_bits(m, n, k, ap, a_stride, pp, scale, bias, cb, c_stride);
         break;
       default:
-        st = gemmi8_bin_gemm_bits(m, n, k, ap, a_stride, pp, scale, bias,
-                                  null_c ? NULL : (uint64_t*) (void*) out.data, c_stride);
+        st = gemmi8_bin_gemm_bits_ex(m, n, k, ap, a_stride, pp, scale, bias, cb, c_stride, par);
         break;
     }
     fuzz_expect_status(st, want, "bin gemm");
@@ -1245,6 +1310,34 @@ static void run_names(struct fuzz_reader* r)
   if (gemmi8_isa_available(gemmi8_isa_name()) != gemmi8_status_success) {
     fuzz_fail("the level in use, %s, is not available", gemmi8_isa_name());
   }
+
+  /* thread pools: bad arguments leave *pool alone; one thread creates no thread */
+  const size_t threads = (how & 16) ? edgy_size(r, GEMMI8_MAX_THREADS) : 1;
+  const int null_pool = (how & 32) != 0;
+  fuzz_describe("gemmi8_threadpool_create(%zu, %s)", threads, null_pool ? "NULL" : "&pool");
+  if (threads != 1 || null_pool) {
+    struct fuzz_out slot;
+    fuzz_out_init(&slot, r, sizeof(void*), 0);
+    if (threads > GEMMI8_MAX_THREADS || null_pool) {
+      const gemmi8_status ts = gemmi8_threadpool_create(
+          threads, null_pool ? NULL : (gemmi8_threadpool**) (void*) slot.data);
+      fuzz_expect_status(ts, INV, "threadpool_create");
+      fuzz_out_check_untouched(&slot, "*pool");
+    }
+    fuzz_out_free(&slot);
+  } else {
+    gemmi8_threadpool* pool = NULL;
+    fuzz_expect_status(gemmi8_threadpool_create(1, &pool), OK, "threadpool_create");
+    gemmi8_parallel par;
+    fuzz_expect_status(gemmi8_threadpool_parallel(pool, &par), OK, "threadpool_parallel");
+    if (gemmi8_threadpool_threads(pool) != 1 || par.threads != 1) {
+      fuzz_fail("a pool of 1 thread says %zu (parallel: %zu)", gemmi8_threadpool_threads(pool),
+                par.threads);
+    }
+    gemmi8_threadpool_destroy(pool);
+  }
+  if (gemmi8_threadpool_threads(NULL) != 0) fuzz_fail("gemmi8_threadpool_threads(NULL) != 0");
+  gemmi8_threadpool_destroy(NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);

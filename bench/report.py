@@ -558,6 +558,27 @@ def threads_tables(results):
         "waits 150 ms for that library's idle threads to stop spinning. Targets (issue 12): "
         "gemmi8 %dt / 1t >= 1.8 on shapes 1, 2, 5, 6, 7, 9 and >= 1.6 on 3, 4, 10; at %d "
         "threads >= 1.00 x oneDNN where gemmi8 is ahead on one thread." % (t, t, t, t, t))
+    # the fully-connected layers (batch 1 and small M) on one thread and on t
+    if results.fc_shapes:
+        head = ["layer (N x K)", "M"]
+        keys = []
+        for lib, base, (one, many) in pairs:
+            head += ["%s %s 1t" % (lib, base), "%dt" % t, "%dt / 1t" % t]
+            keys.append((one, many))
+        rows = []
+        for shape in results.fc_shapes:
+            n, m, k = parse_shape(shape)
+            cells = ["%d x %d" % (n, k), str(m)]
+            for one, many in keys:
+                a, b = results.gops.get((one, shape)), results.gops.get((many, shape))
+                cells += [fmt_gops(a), fmt_gops(b), "%.2f" % (b / a) if a and b else "-"]
+            rows.append("| " + " | ".join(cells) + " |")
+        lines += ["### Threads on the fully-connected layers", "",
+                  "The layers of the batch-1 study (below) on one thread and on %d, same "
+                  "run, GOPS; a layer too small to gain is not split by gemmi8 (below 2 M "
+                  "operations per thread, src/parallel.h)." % t, "",
+                  "| " + " | ".join(head) + " |",
+                  "|" + "|".join(["---", "---:"] + ["---:"] * (len(head) - 2)) + "|"] + rows + [""]
     # targets, met or missed
     if ("gemmi8", "qu8s8fp32") in g and len(results.shapes) == 10:
         one, many = g[("gemmi8", "qu8s8fp32")]

@@ -368,15 +368,15 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_s32_avx2(const size_t MR, co
   }
 }
 
-/* Requantized int32 lanes (before the zero point) to bytes: add the zero point
- * (wrapping around int32, as gemmlowp's addition does), saturate to int16, to 8
- * bits, clamp to [min, max]: clamp(r + zero_point mod 2^32, min, max). Two rows at a
- * time; rows at or past mr are neither stored nor addressed. */
+/* Requantized int32 lanes to bytes: add the zero point (add_zp; wrapping around
+ * int32, as gemmlowp's addition does; the fp32 mode has it in already), saturate to
+ * int16, to 8 bits, clamp to [min, max]: clamp(r + zero_point mod 2^32, min, max). Two
+ * rows at a time; rows at or past mr are neither stored nor addressed. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_bytes_avx2(
-    const size_t MR, const size_t NJ, const int is_signed, size_t mr, size_t nr, void* c,
-    size_t c_stride, const struct gemmi8_qparams* p, __m256i vr[][2])
+    const size_t MR, const size_t NJ, const int is_signed, const int add_zp, size_t mr,
+    size_t nr, void* c, size_t c_stride, const struct gemmi8_qparams* p, __m256i vr[][2])
 {
-  const __m256i vzp = _mm256_set1_epi32(p->zero_point);
+  const __m256i vzp = _mm256_set1_epi32(add_zp ? p->zero_point : 0);
   const __m256i vmin = _mm256_set1_epi8((char) p->min);
   const __m256i vmax = _mm256_set1_epi8((char) p->max);
 #pragma GCC unroll 3
@@ -490,7 +490,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint_avx2(
       vacc[i][j] = _mm256_sub_epi32(r, _mm256_cmpgt_epi32(rem, threshold));
     }
   }
-  gemmi8_qgemm_store_bytes_avx2(MR, NJ, is_signed, mr, nr, c, c_stride, p, vacc);
+  gemmi8_qgemm_store_bytes_avx2(MR, NJ, is_signed, 1, mr, nr, c, c_stride, p, vacc);
 }
 
 /* fp32 requantization: float product, clamp to [min - zp, max - zp] (operands in
@@ -503,7 +503,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_avx2(
   const __m256 vlo = _mm256_set1_ps((float) (p->min - p->zero_point));
   const __m256 vhi = _mm256_set1_ps((float) (p->max - p->zero_point));
   const __m256 vmagic = _mm256_set1_ps(12582912.0f);
-  const __m256i vmagic_bits = _mm256_set1_epi32(0x4B400000);
+  /* the magic number's bits less the zero point: the subtraction leaves r + zp */
+  const __m256i vmagic_bits = _mm256_set1_epi32(0x4B400000 - p->zero_point);
 #pragma GCC unroll 2
   for (size_t j = 0; j < NJ; j++) {
     __m256 vscale;
@@ -521,7 +522,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_avx2(
       vacc[i][j] = _mm256_sub_epi32(_mm256_castps_si256(_mm256_add_ps(x, vmagic)), vmagic_bits);
     }
   }
-  gemmi8_qgemm_store_bytes_avx2(MR, NJ, is_signed, mr, nr, c, c_stride, p, vacc);
+  gemmi8_qgemm_store_bytes_avx2(MR, NJ, is_signed, 0, mr, nr, c, c_stride, p, vacc);
 }
 
 /* One tile: accumulate, then the output kind (0 int32, 1 fixed-point, 2 fp32). */

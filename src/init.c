@@ -86,6 +86,7 @@ static const struct gemmi8_bgemm_config bin_avx2 = {
   {.isa = "avx512vnni", .mr = 7, .nr = 48, .kr = 4, .column_bytes = 8, .xor_weights = 1, \
    .scaled_row_sum = 1, .group = 16,                                                   \
    .pack = gemmi8_qpack_goi__generic, .row_sum = gemmi8_##type##_rsum__avx512vnni,     \
+   .prepare_fixedpoint = gemmi8_q8_prepare_fixedpoint__avx512vnni,                      \
    .gemm = {[0] = QGEMM(type, 1x48c4, avx512vnni), [1] = QGEMM(type, 2x48c4, avx512vnni), \
             [3] = QGEMM(type, 4x48c4, avx512vnni), [5] = QGEMM(type, 6x48c4, avx512vnni), \
             [6] = QGEMM(type, 7x48c4, avx512vnni)}}

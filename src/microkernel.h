@@ -42,7 +42,16 @@ struct gemmi8_qparams {
   int32_t max;
   /* Fixed-point mode: some shift is positive (a saturating left shift is due). */
   int left_shift;
+  /* Fixed-point mode, kernel sets with a prepare_fixedpoint function: the block's
+   * per-channel constants in that set's form (GEMMI8_QPREPARED_BYTES at a 64-byte
+   * boundary), computed once per packed block by the driver instead of once per tile. */
+  const void* prepared;
 };
+
+/* Prepares the fixed-point constants of the nr columns of p (already offset to the
+ * block's first column) into out. */
+typedef void (*gemmi8_qprepare_fn)(const struct gemmi8_qparams* p, size_t nr, void* out);
+#define GEMMI8_QPREPARED_BYTES 2048
 
 typedef void (*gemmi8_qgemm_ukernel_fn)(size_t mr, size_t nr, size_t k, const void* a,
                                         size_t a_stride, const void* w, void* c,
@@ -115,6 +124,8 @@ GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 4x48c4, avx512vnni)
 GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 6x48c4, avx512vnni)
 GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 6x48c4, avx512vnni)
 GEMMI8_DECLARE_ROW_SUM(gemmi8_qu8_rsum__avx512vnni)
+GEMMI8_INTERNAL void gemmi8_q8_prepare_fixedpoint__avx512vnni(const struct gemmi8_qparams* p,
+                                                             size_t nr, void* out);
 GEMMI8_DECLARE_ROW_SUM(gemmi8_qs8_rsum__avx512vnni)
 GEMMI8_DECLARE_BGEMM_UKERNELS(6x32, avx512bw)
 GEMMI8_DECLARE_BGEMM_UKERNELS(6x32, avx512vpopcnt)

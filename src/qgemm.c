@@ -33,6 +33,8 @@ struct qgemm_context {
   size_t c_stride; /* bytes */
   size_t c_size;   /* bytes per element */
   struct gemmi8_qparams params;
+  /* Fixed-point constants prepared once per block (cfg->prepare_fixedpoint), or NULL. */
+  gemmi8_qprepare_fn prepare;
   /* Row sums of A, one per row of A, or NULL when the kernels need none. */
   int32_t* row_sums;
   /* Tiling: rows and blocks per tile task; tasks down M and across N. */
@@ -69,6 +71,11 @@ static void qgemm_tile_task(const struct qgemm_context* ctx, size_t m0, size_t b
     if (p.multiplier) p.multiplier += n0 * p.channel_stride;
     if (p.shift) p.shift += n0 * p.channel_stride;
     if (p.scale) p.scale += n0 * p.channel_stride;
+    _Alignas(64) uint8_t prepared[GEMMI8_QPREPARED_BYTES];
+    if (ctx->prepare != NULL) {
+      ctx->prepare(&p, nr, prepared);
+      p.prepared = prepared;
+    }
     const uint8_t* w = ctx->blocks + b * ctx->block_bytes;
     for (size_t i = m0; i < m1; i += ctx->mr) {
       const size_t mr = gemmi8_min(ctx->mr, m1 - i);
@@ -239,6 +246,7 @@ static gemmi8_status run(const struct gemmi8_qgemm_config* cfg, enum qgemm_outpu
       ctx.params.multiplier = rq->multiplier;
       ctx.params.shift = rq->shift;
       ctx.params.left_shift = left_shift;
+      ctx.prepare = cfg->prepare_fixedpoint;
     } else {
       ctx.params.scale = rq->scale;
     }

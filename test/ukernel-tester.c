@@ -515,6 +515,12 @@ int uk_qtest_run(const uk_qkernel* kn, const uk_qtest* t) {
     if (p.multiplier) p.multiplier += n0 * p.channel_stride;
     if (p.shift) p.shift += n0 * p.channel_stride;
     if (p.scale) p.scale += n0 * p.channel_stride;
+    /* the block's fixed-point constants, as the driver prepares them */
+    _Alignas(64) uint8_t prepared[GEMMI8_QPREPARED_BYTES];
+    if (output == uk_out_fixedpoint && cfg->prepare_fixedpoint != NULL) {
+      cfg->prepare_fixedpoint(&p, n1 - n0, prepared);
+      p.prepared = prepared;
+    }
     struct qcall call = {kn->fn, m, n1 - n0, k, a, a_stride, w + bl * block_bytes,
                          (uint8_t*) out.body + n0 * c_size, c_stride * c_size, &p};
     const int sig = guarded(qcall_run, &call);

@@ -200,6 +200,56 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_shift_left_avx512(const size_t MR,
   }
 }
 
+/* The per-channel constants of the fixed-point requantization of column group j, 8
+ * zmm (see below): computed once per packed block by the driver through
+ * gemmi8_q8_prepare_fixedpoint__avx512vnni (params->prepared) rather than once per
+ * tile, where they cost 6 of 23 instructions per 16 outputs on a 7x48 tile. */
+enum {
+  GEMMI8_FP_MUL,     /* multiplier (even lanes used by vpmuldq) */
+  GEMMI8_FP_MUL_ODD, /* multiplier of the odd lanes, in the even positions */
+  GEMMI8_FP_C_EVEN,  /* rounding constant, even lanes: 2^30 (+ 2^(30+e) when e > 0) */
+  GEMMI8_FP_C_ODD,
+  GEMMI8_FP_D_EVEN,  /* correction for a negative product: 2^31 when e > 0, else 0 */
+  GEMMI8_FP_D_ODD,
+  GEMMI8_FP_SH_EVEN, /* 31 + e */
+  GEMMI8_FP_SH_ODD,
+  GEMMI8_FP_VECTORS
+};
+_Static_assert(4 * GEMMI8_FP_VECTORS * 64 <= GEMMI8_QPREPARED_BYTES, "prepared constants fit");
+
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_prepare_group_avx512(const struct gemmi8_qparams* p,
+                                                                  size_t nr, size_t j,
+                                                                  __m512i* out)
+{
+  const __m512i vzero = _mm512_setzero_si512();
+  const __m512i vlow32 = _mm512_set1_epi64(INT64_C(0xFFFFFFFF));
+  const __m512i v2_30 = _mm512_set1_epi64(INT64_C(1) << 30);
+  const __m512i v2_31 = _mm512_set1_epi64(INT64_C(1) << 31);
+  const __m512i vone64 = _mm512_set1_epi64(1);
+  const __m512i v30 = _mm512_set1_epi64(30);
+  const __m512i v31 = _mm512_set1_epi64(31);
+  const __mmask16 mask = gemmi8_column_mask(nr, j);
+  const __m512i vmul = gemmi8_load_channel_epi32(p->multiplier + 16 * j * p->channel_stride,
+                                                 p->channel_stride, mask);
+  const __m512i vshift = gemmi8_load_channel_epi32(p->shift + 16 * j * p->channel_stride,
+                                                   p->channel_stride, mask);
+  const __m512i vright = _mm512_max_epi32(_mm512_sub_epi32(vzero, vshift), vzero);
+  const __m512i ve_even = _mm512_and_si512(vright, vlow32);
+  const __m512i ve_odd = _mm512_srli_epi64(vright, 32);
+  const __mmask8 round_even = _mm512_test_epi64_mask(ve_even, ve_even);
+  const __mmask8 round_odd = _mm512_test_epi64_mask(ve_odd, ve_odd);
+  out[GEMMI8_FP_MUL] = vmul;
+  out[GEMMI8_FP_MUL_ODD] = _mm512_srli_epi64(vmul, 32);
+  out[GEMMI8_FP_C_EVEN] = _mm512_add_epi64(
+      v2_30, _mm512_maskz_sllv_epi64(round_even, vone64, _mm512_add_epi64(ve_even, v30)));
+  out[GEMMI8_FP_C_ODD] = _mm512_add_epi64(
+      v2_30, _mm512_maskz_sllv_epi64(round_odd, vone64, _mm512_add_epi64(ve_odd, v30)));
+  out[GEMMI8_FP_D_EVEN] = _mm512_maskz_mov_epi64(round_even, v2_31);
+  out[GEMMI8_FP_D_ODD] = _mm512_maskz_mov_epi64(round_odd, v2_31);
+  out[GEMMI8_FP_SH_EVEN] = _mm512_add_epi64(ve_even, v31);
+  out[GEMMI8_FP_SH_ODD] = _mm512_add_epi64(ve_odd, v31);
+}
+
 /* TFLite fixed-point requantization of every lane, in registers.
  * SaturatingRoundingDoublingHighMul and RoundingDivideByPOT(e) fold into one exact
  * rounding of the 64-bit product p = x * multiplier:
@@ -215,45 +265,27 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_shift_left_avx512(const size_t MR,
  * computed with shifts and a vpternlogq instead of the mask it measured the same.
  * Narrowing a row of three groups at once (two vpackssdw, a vpackuswb, a vpermd,
  * byte clamps, one store) measured no faster on Zen 5 than a vpmovdb per group, and
- * vpmovusdb (a saturating narrow) made the epilogue 17% slower. */
+ * vpmovusdb (a saturating narrow) made the epilogue 17% slower. The per-channel
+ * constants come from params->prepared (gemmi8_qgemm_prepare_group_avx512). */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint_avx512(
     const size_t MR, const size_t NJ, size_t mr, size_t nr, void* c,
     size_t c_stride, const struct gemmi8_qparams* p, __m512i vacc[][4])
 {
   if (p->left_shift) gemmi8_qgemm_shift_left_avx512(MR, NJ, nr, p, vacc);
-  const __m512i vzero = _mm512_setzero_si512();
   const __m512i vzp = _mm512_set1_epi32(p->zero_point);
-  const __m512i vlow32 = _mm512_set1_epi64(INT64_C(0xFFFFFFFF));
-  const __m512i v2_30 = _mm512_set1_epi64(INT64_C(1) << 30);
-  const __m512i v2_31 = _mm512_set1_epi64(INT64_C(1) << 31);
-  const __m512i vone64 = _mm512_set1_epi64(1);
-  const __m512i v30 = _mm512_set1_epi64(30);
-  const __m512i v31 = _mm512_set1_epi64(31);
   const __m512i vinterleave =
       _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
   const __m512i vmin = _mm512_set1_epi32(p->min);
   const __m512i vmax = _mm512_set1_epi32(p->max);
+  const __m512i* prepared = (const __m512i*) p->prepared;
 #pragma GCC unroll 4
   for (size_t j = 0; j < NJ; j++) {
     const __mmask16 mask = gemmi8_column_mask(nr, j);
-    const __m512i vmul = gemmi8_load_channel_epi32(p->multiplier + 16 * j * p->channel_stride,
-                                                   p->channel_stride, mask);
-    const __m512i vmul_odd = _mm512_srli_epi64(vmul, 32);
-    const __m512i vshift = gemmi8_load_channel_epi32(p->shift + 16 * j * p->channel_stride,
-                                                     p->channel_stride, mask);
-    const __m512i vright = _mm512_max_epi32(_mm512_sub_epi32(vzero, vshift), vzero);
-    const __m512i ve_even = _mm512_and_si512(vright, vlow32);
-    const __m512i ve_odd = _mm512_srli_epi64(vright, 32);
-    const __mmask8 round_even = _mm512_test_epi64_mask(ve_even, ve_even);
-    const __mmask8 round_odd = _mm512_test_epi64_mask(ve_odd, ve_odd);
-    const __m512i vc_even = _mm512_add_epi64(
-        v2_30, _mm512_maskz_sllv_epi64(round_even, vone64, _mm512_add_epi64(ve_even, v30)));
-    const __m512i vc_odd = _mm512_add_epi64(
-        v2_30, _mm512_maskz_sllv_epi64(round_odd, vone64, _mm512_add_epi64(ve_odd, v30)));
-    const __m512i vd_even = _mm512_maskz_mov_epi64(round_even, v2_31);
-    const __m512i vd_odd = _mm512_maskz_mov_epi64(round_odd, v2_31);
-    const __m512i vsh_even = _mm512_add_epi64(ve_even, v31);
-    const __m512i vsh_odd = _mm512_add_epi64(ve_odd, v31);
+    const __m512i* pc = prepared + GEMMI8_FP_VECTORS * j;
+    const __m512i vmul = pc[GEMMI8_FP_MUL], vmul_odd = pc[GEMMI8_FP_MUL_ODD];
+    const __m512i vc_even = pc[GEMMI8_FP_C_EVEN], vc_odd = pc[GEMMI8_FP_C_ODD];
+    const __m512i vd_even = pc[GEMMI8_FP_D_EVEN], vd_odd = pc[GEMMI8_FP_D_ODD];
+    const __m512i vsh_even = pc[GEMMI8_FP_SH_EVEN], vsh_odd = pc[GEMMI8_FP_SH_ODD];
 #pragma GCC unroll 16
     for (size_t i = 0; i < MR; i++) {
       const __m512i x = vacc[i][j];

@@ -25,11 +25,12 @@ enum gemmi8_type {
 
 /*
  * A packed buffer may come back from disk or from another process: the GEMMs trust
- * no field of it. Every field that can be derived (magic, version, type, layout, nr,
- * n, k, block_bytes, reserved) is recomputed from the call's arguments and the
- * kernels in use and compared (gemmi8_packed_valid); the three that cannot (the
- * zero-point form: a_zero_point, flags, coef) are range-checked and covered by a
- * checksum, so a damaged header is refused whatever byte was hit.
+ * no field of it. The fields that depend on the kernels only (magic, version, type,
+ * layout, nr, block_bytes) are recomputed and compared (gemmi8_packed_valid); n and k
+ * are compared with the call, and the zero-point form (a_zero_point, flags, coef) is
+ * range-checked; a 64-bit checksum covers n, k and the zero-point form, so that a
+ * damaged n or k is refused even by a call that passes the damaged value (it would
+ * run the weights of another shape, or read past the buffer), whatever byte was hit.
  */
 struct gemmi8_packed_header {
   uint32_t magic;   /* GEMMI8_PACKED_MAGIC */
@@ -43,8 +44,7 @@ struct gemmi8_packed_header {
   uint32_t flags;   /* GEMMI8_PACKED_* */
   int32_t coef;     /* with GEMMI8_PACKED_UNIFORM_COEF: the coef of every column */
   uint32_t version; /* GEMMI8_PACKED_VERSION */
-  uint32_t reserved; /* 0 */
-  uint32_t checksum; /* gemmi8_packed_checksum() */
+  uint64_t checksum; /* gemmi8_packed_checksum() */
 };
 /* Every coef is 0: the row-sum term vanishes and the driver need not compute it. */
 #define GEMMI8_PACKED_NO_ROW_SUM 1u
@@ -52,17 +52,19 @@ struct gemmi8_packed_header {
 #define GEMMI8_PACKED_UNIFORM_COEF 2u
 _Static_assert(sizeof(struct gemmi8_packed_header) == GEMMI8_PACKED_HEADER_BYTES,
                "packed header is one cache line");
-_Static_assert(offsetof(struct gemmi8_packed_header, checksum) == 60, "checksum is last");
+_Static_assert(offsetof(struct gemmi8_packed_header, checksum) == 56, "checksum is last");
 
-/* FNV-1a style over a_zero_point, flags and coef: each step (h ^ w) * prime is a
- * bijection of h, so headers that differ in one of them always differ in the sum.
- * (Three dependent multiplies: the check costs a few nanoseconds per GEMM call.) */
-static inline uint32_t gemmi8_packed_checksum(const struct gemmi8_packed_header* h)
+/* Over n, k, a_zero_point, flags and coef, four steps h = (h ^ word) * odd: each is a
+ * bijection of h for a given word and of the word for a given h, so headers that
+ * differ in one of these fields always differ in the sum. Four dependent 64-bit
+ * multiplies: a few nanoseconds per GEMM call. */
+static inline uint64_t gemmi8_packed_checksum(const struct gemmi8_packed_header* h)
 {
-  const uint32_t prime = UINT32_C(0x01000193);
-  uint32_t sum = (UINT32_C(0x811c9dc5) ^ (uint32_t) h->a_zero_point) * prime;
-  sum = (sum ^ h->flags) * prime;
-  return (sum ^ (uint32_t) h->coef) * prime;
+  uint64_t sum = (UINT64_C(0x9E3779B97F4A7C15) ^ h->n) * UINT64_C(0xBF58476D1CE4E5B9);
+  sum = (sum ^ h->k) * UINT64_C(0x94D049BB133111EB);
+  sum = (sum ^ ((uint64_t) (uint32_t) h->a_zero_point | (uint64_t) h->flags << 32)) *
+        UINT64_C(0xD6E8FEB86659FD93);
+  return (sum ^ (uint32_t) h->coef) * UINT64_C(0xA0761D6478BD642F);
 }
 
 /* Fills the fields every type has, zeroes the rest; the packer sets a_zero_point,
@@ -106,7 +108,7 @@ static inline int gemmi8_packed_valid(const void* packed, const struct gemmi8_pa
   return h->magic == GEMMI8_PACKED_MAGIC && h->version == GEMMI8_PACKED_VERSION &&
          h->checksum == gemmi8_packed_checksum(h) && h->type == e->type &&
          h->layout == e->layout && h->nr == e->nr && h->n == e->n && h->k == e->k &&
-         h->block_bytes == e->block_bytes && h->reserved == 0 &&
+         h->block_bytes == e->block_bytes &&
          h->a_zero_point >= e->a_zp_min && h->a_zero_point <= e->a_zp_max &&
          (flags & ~e->flags_allowed) == 0 && (flags & e->flags_required) == e->flags_required &&
          flags != (GEMMI8_PACKED_NO_ROW_SUM | GEMMI8_PACKED_UNIFORM_COEF) &&

@@ -27,8 +27,8 @@ static const char* sname(gemmi8_status s) { return gemmi8_status_string(s); }
 
 /* A small output buffer with a random image: the library must leave it as it was. */
 typedef struct canary {
-  unsigned char bytes[512];
-  unsigned char copy[512];
+  unsigned char bytes[1024];
+  unsigned char copy[1024];
 } canary;
 
 static void canary_init(canary* c) {
@@ -268,7 +268,7 @@ typedef struct packed_case {
 
 /* Runs the GEMM of the case's type on a (possibly damaged) packed buffer. */
 static gemmi8_status run_case(const packed_case* pc, const void* packed, void* c) {
-  static uint8_t a[3 * 130];
+  static uint8_t a[3 * 200];
   static uint64_t abits[3 * 3];
   const int32_t mult = 1 << 30, shift = -4;
   const gemmi8_requant rq = {gemmi8_requant_fixedpoint, 0, &mult, &shift, NULL, 0, -128, 127};
@@ -349,7 +349,7 @@ static void packed_header_damage(void) {
         case 2: h.nr *= 2; what = "nr * 2"; break;
         case 3: h.flags |= 4; what = "unknown flag"; break;
         case 4: h.flags = GEMMI8_PACKED_NO_ROW_SUM | GEMMI8_PACKED_UNIFORM_COEF; what = "both flags"; break;
-        case 5: h.reserved = 1; what = "reserved 1"; break;
+        case 5: h.magic ^= 1; what = "magic ^ 1"; break;
         case 6: h.version += 1; what = "version + 1"; break;
         case 7: h.a_zero_point = 1000; what = "a_zero_point 1000"; break;
         case 8: h.layout ^= 1; what = "layout ^ 1"; break;
@@ -367,6 +367,25 @@ static void packed_header_damage(void) {
       const gemmi8_status st = run_case(pc, copy, c.bytes);
       t_expect(st == INVALID && canary_intact(&c), defect, "%s: %s, resealed: status \"%s\"%s",
                pc->type, what, sname(st), canary_intact(&c) ? "" : ", C written");
+    }
+    /* N or K damaged and a call that agrees with the damage (found by the errors fuzz
+     * target): the checksum covers them, so the buffer is refused, not run with the
+     * weights of another shape or read past its end */
+    static const struct { size_t byte; unsigned char flip; int dn, dk; } agree[] = {
+        {16, 0x01, 1, 0}, {16, 0x03, -1, 0}, {24, 0x02, 0, -2}, {24, 0x01, 0, 1}};
+    for (size_t d = 0; d < T_COUNT(agree); d++) {
+      memcpy(copy, pc->packed, GEMMI8_PACKED_HEADER_BYTES);
+      copy[agree[d].byte] ^= agree[d].flip;
+      packed_case damaged = *pc;
+      memcpy(&damaged.n, copy + 16, sizeof(uint64_t));
+      memcpy(&damaged.k, copy + 24, sizeof(uint64_t));
+      canary c;
+      canary_init(&c);
+      const gemmi8_status st = run_case(&damaged, copy, c.bytes);
+      t_expect(st == INVALID && canary_intact(&c), defect,
+               "%s: header says N %zu, K %zu (byte %zu ^ 0x%02x) and so does the call: "
+               "status \"%s\"%s", pc->type, damaged.n, damaged.k, agree[d].byte,
+               agree[d].flip, sname(st), canary_intact(&c) ? "" : ", C written");
     }
     free(copy);
     gemmi8_packed_free(pc->packed);

@@ -44,7 +44,8 @@ struct gemmi8_qparams {
   int left_shift;
   /* Fixed-point mode, kernel sets with a prepare_fixedpoint function: the block's
    * per-channel constants in that set's form (GEMMI8_QPREPARED_BYTES at a 64-byte
-   * boundary), computed once per packed block by the driver instead of once per tile. */
+   * boundary), computed once per packed block by the driver instead of once per tile;
+   * NULL: the kernel computes them (a block with a single row tile). */
   const void* prepared;
 };
 

@@ -71,8 +71,10 @@ static void qgemm_tile_task(const struct qgemm_context* ctx, size_t m0, size_t b
     if (p.multiplier) p.multiplier += n0 * p.channel_stride;
     if (p.shift) p.shift += n0 * p.channel_stride;
     if (p.scale) p.scale += n0 * p.channel_stride;
+    /* the block's fixed-point constants, once for all its row tiles (with a single
+     * tile the kernel computes them itself) */
     _Alignas(64) uint8_t prepared[GEMMI8_QPREPARED_BYTES];
-    if (ctx->prepare != NULL) {
+    if (ctx->prepare != NULL && rows > ctx->mr) {
       ctx->prepare(&p, nr, prepared);
       p.prepared = prepared;
     }

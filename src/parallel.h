@@ -42,32 +42,49 @@ static inline size_t gemmi8_parallel_threads(const gemmi8_parallel* parallel, do
 }
 
 /*
- * The split for threads > 1. Rows keep their L2-sized chunks (mc_l2: a chunk of A stays
- * in L2 while blocks of B pass) and the blocks are cut first: a task over fewer blocks
- * re-reads only its chunk of A, from L2, where more row chunks would stream B again.
- * About four tasks per thread let the ones that finish early take more; only when N
- * has too few blocks are the row chunks made smaller too. nb_multiple: blocks per
- * task must be a multiple of it (binary bits output: whole 64-bit words).
+ * The split for threads > 1, in whole tiles:
+ *  - M with at least 4 tiles per thread: rows only, in chunks of equal tiles, at least
+ *    4 per thread and no taller than mc_l2 (a chunk of A stays in L2 while the blocks of
+ *    B pass). Each task writes whole rows of C: cutting N there made two threads write
+ *    the same cache lines of C (a 64-byte row of a 64-column uint8 output holds two
+ *    blocks), and 3136 x 64 x 64 ran slower on two threads than on one.
+ *  - Fewer rows (batch 1, small M): the packed blocks are cut, about eight tasks per
+ *    thread so that they come out level (with four, a layer of 11 blocks ran 6 on one
+ *    thread and 5 on the other), and the rows too when N has too few blocks.
+ * nb_multiple: blocks per task must be a multiple of it (binary bits output: whole
+ * 64-bit words).
  */
 static inline void gemmi8_plan_split(size_t m, size_t nblocks, size_t mr, size_t mc_l2,
                                      size_t nb_multiple, size_t threads, struct gemmi8_split* s)
 {
-  const size_t want = 4 * threads;
+  const size_t tiles = gemmi8_divide_round_up(m, mr);
+  const size_t bgroups = gemmi8_divide_round_up(nblocks, nb_multiple);
+  if (tiles >= 4 * threads) {
+    size_t chunks = gemmi8_divide_round_up(m, mc_l2);
+    if (chunks < 4 * threads) chunks = 4 * threads;
+    chunks = gemmi8_round_up(chunks, threads);
+    const size_t per_chunk = tiles / chunks > 0 ? tiles / chunks : 1;
+    s->mc = gemmi8_min(per_chunk * mr, m);
+    s->mchunks = gemmi8_divide_round_up(m, s->mc);
+    s->nb = bgroups * nb_multiple;
+    s->bchunks = 1;
+    return;
+  }
+  const size_t want = 8 * threads;
   size_t mc = gemmi8_min(mc_l2, m);
   size_t mchunks = gemmi8_divide_round_up(m, mc);
-  size_t bgroups = gemmi8_divide_round_up(nblocks, nb_multiple);
-  size_t bchunks = gemmi8_min(bgroups, gemmi8_divide_round_up(want, mchunks));
-  if (mchunks * bchunks < want && m > mr) {
+  const size_t bwant = gemmi8_min(bgroups, gemmi8_divide_round_up(want, mchunks));
+  s->nb = gemmi8_divide_round_up(bgroups, bwant) * nb_multiple;
+  s->bchunks = gemmi8_divide_round_up(nblocks, s->nb);
+  if (mchunks * s->bchunks < want && m > mr) {
     /* too few blocks: smaller row chunks as well */
-    const size_t rows = gemmi8_divide_round_up(m, gemmi8_divide_round_up(want, bchunks));
+    const size_t rows = gemmi8_divide_round_up(m, gemmi8_divide_round_up(want, s->bchunks));
     mc = gemmi8_round_up(rows, mr);
     if (mc > m) mc = m;
     mchunks = gemmi8_divide_round_up(m, mc);
   }
   s->mc = mc;
   s->mchunks = mchunks;
-  s->nb = gemmi8_divide_round_up(bgroups, bchunks) * nb_multiple;
-  s->bchunks = gemmi8_divide_round_up(nblocks, s->nb);
 }
 
 #endif

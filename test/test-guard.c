@@ -326,37 +326,6 @@ static void* g_want(const fenced* b, size_t r, size_t c) {
   return t_fence_image(&b->f, b->f.body + (r * b->stride + c) * t_elem_size(b->elem));
 }
 
-static void format_elem(t_elem elem, const unsigned char* p, char* s, size_t size) {
-  switch (elem) {
-    case T_U8:
-      snprintf(s, size, "%u", (unsigned) p[0]);
-      return;
-    case T_S8:
-      snprintf(s, size, "%d", p[0] >= 128 ? (int) p[0] - 256 : (int) p[0]);
-      return;
-    case T_S32: {
-      int32_t v;
-      memcpy(&v, p, 4);
-      snprintf(s, size, "%" PRId32, v);
-      return;
-    }
-    case T_F32: {
-      float v;
-      uint32_t bits;
-      memcpy(&v, p, 4);
-      memcpy(&bits, p, 4);
-      snprintf(s, size, "%.9g (0x%08" PRIx32 ")", (double) v, bits);
-      return;
-    }
-    case T_U64: {
-      uint64_t v;
-      memcpy(&v, p, 8);
-      snprintf(s, size, "0x%016" PRIx64, v);
-      return;
-    }
-  }
-}
-
 /* Where byte `offset` (counted from the first element) of buffer b lies, as text. */
 static void describe_offset(const fenced* b, long offset, char* s, size_t size) {
   const size_t es = t_elem_size(b->elem), stride = b->stride * es;
@@ -408,8 +377,8 @@ static int g_intact(const gcase* g, char* s, size_t size) {
         (size_t) offset % stride < b->cols * es) {
       const unsigned char* elem = b->f.body + (size_t) offset / es * es;
       char got[64], want[64];
-      format_elem(b->elem, elem, got, sizeof(got));
-      format_elem(b->elem, t_fence_image(&b->f, elem), want, sizeof(want));
+      t_format_elem(b->elem, elem, got, sizeof(got));
+      t_format_elem(b->elem, t_fence_image(&b->f, elem), want, sizeof(want));
       if (b->input) {
         snprintf(s, size, "the library wrote into its input %s, %s: was %s, now %s", b->name,
                  where, want, got);

@@ -67,6 +67,8 @@ void* t_dup(const void* p, size_t size);
 
 typedef enum t_elem { T_U8, T_S8, T_S32, T_F32, T_U64 } t_elem;
 size_t t_elem_size(t_elem elem);
+/* The element at p as text (floats with their bits, u64 in hex). */
+void t_format_elem(t_elem elem, const unsigned char* p, char* s, size_t size);
 
 /* Bytes of guard before and after every output matrix. */
 #define T_GUARD 64

@@ -130,7 +130,7 @@ void* t_out_want(const t_out* out, size_t row, size_t col) {
   return out->expect + T_GUARD + (row * out->stride + col) * t_elem_size(out->elem);
 }
 
-static void format_elem(t_elem elem, const unsigned char* p, char* s, size_t size) {
+void t_format_elem(t_elem elem, const unsigned char* p, char* s, size_t size) {
   switch (elem) {
     case T_U8:
       snprintf(s, size, "%u", (unsigned) p[0]);
@@ -183,8 +183,8 @@ int t_out_same(const t_out* out, char* msg, size_t msg_size, size_t* row, size_t
   char got[64], want[64];
   const unsigned char* g = out->mem + T_GUARD + e * es;
   const unsigned char* w = out->expect + T_GUARD + e * es;
-  format_elem(out->elem, g, got, sizeof(got));
-  format_elem(out->elem, w, want, sizeof(want));
+  t_format_elem(out->elem, g, got, sizeof(got));
+  t_format_elem(out->elem, w, want, sizeof(want));
   if (c >= out->cols) {
     snprintf(msg, msg_size,
              "stride padding written: row %zu, element %zu of %zu (cols %zu): got %s, "

@@ -238,7 +238,9 @@ done:
   return err;
 }
 
-static const char* setup_qs8(g8_state* s, bench_rng* rng, int requant) {
+/* Symmetric int8 weights: qs8 (int8 A, zero point -7; int8 output, zero point 5) or,
+ * with a_unsigned, qu8s8 (uint8 A, zero point 119; uint8 output, zero point 128). */
+static const char* setup_s8_weights(g8_state* s, bench_rng* rng, int requant, int a_unsigned) {
   size_t size = 0;
   s->a_stride = s->k;
   s->a = bench_alloc(bench_mul(s->m, s->k));
@@ -249,11 +251,16 @@ static const char* setup_qs8(g8_state* s, bench_rng* rng, int requant) {
     err = "out of memory";
     goto done;
   }
-  bench_fill_s8(rng, s->a, s->m * s->k, -128, 127);
+  if (a_unsigned) {
+    bench_fill_u8(rng, s->a, s->m * s->k);
+  } else {
+    bench_fill_s8(rng, s->a, s->m * s->k, -128, 127);
+  }
   bench_fill_s8(rng, b, s->n * s->k, -127, 127);
-  gemmi8_status st = gemmi8_qs8_pack_size(s->n, s->k, &size);
+  gemmi8_status st = a_unsigned ? gemmi8_qu8s8_pack_size(s->n, s->k, &size)
+                                : gemmi8_qs8_pack_size(s->n, s->k, &size);
   if (st != gemmi8_status_success) {
-    err = status_error("gemmi8_qs8_pack_size", st);
+    err = status_error("pack_size", st);
     goto done;
   }
   s->packed = bench_alloc(size);
@@ -262,9 +269,12 @@ static const char* setup_qs8(g8_state* s, bench_rng* rng, int requant) {
     err = "out of memory";
     goto done;
   }
-  st = gemmi8_qs8_pack(s->n, s->k, b, s->k, GEMMI8_B_NK, QS8_A_ZP, bias, s->packed, size);
+  st = a_unsigned ? gemmi8_qu8s8_pack(s->n, s->k, b, s->k, GEMMI8_B_NK, QU8_A_ZP, bias, s->packed,
+                                      size)
+                  : gemmi8_qs8_pack(s->n, s->k, b, s->k, GEMMI8_B_NK, QS8_A_ZP, bias, s->packed,
+                                    size);
   if (st != gemmi8_status_success) {
-    err = status_error("gemmi8_qs8_pack", st);
+    err = status_error(a_unsigned ? "gemmi8_qu8s8_pack" : "gemmi8_qs8_pack", st);
     goto done;
   }
   s->c_stride = s->n;
@@ -274,54 +284,10 @@ static const char* setup_qs8(g8_state* s, bench_rng* rng, int requant) {
     goto done;
   }
   if (requant) {
-    err = make_requant(s, rng, (gemmi8_requant_mode) (requant - 1), uniform_sd(-128, 127), uniform_sd(-127, 127), QS8_C_ZP, -128,
-                       127);
-  }
-done:
-  bench_free(b);
-  bench_free(bias);
-  return err;
-}
-
-/* qu8s8: uint8 A (zero point 119) x symmetric int8 B, uint8 output (zero point 128). */
-static const char* setup_qu8s8(g8_state* s, bench_rng* rng, int requant) {
-  size_t size = 0;
-  s->a_stride = s->k;
-  s->a = bench_alloc(bench_mul(s->m, s->k));
-  int8_t* b = bench_alloc(bench_mul(s->n, s->k));
-  int32_t* bias = make_bias(rng, s->n);
-  const char* err = NULL;
-  if (s->a == NULL || b == NULL || bias == NULL) {
-    err = "out of memory";
-    goto done;
-  }
-  bench_fill_u8(rng, s->a, s->m * s->k);
-  bench_fill_s8(rng, b, s->n * s->k, -127, 127);
-  gemmi8_status st = gemmi8_qu8s8_pack_size(s->n, s->k, &size);
-  if (st != gemmi8_status_success) {
-    err = status_error("gemmi8_qu8s8_pack_size", st);
-    goto done;
-  }
-  s->packed = bench_alloc(size);
-  s->packed_bytes = size;
-  if (s->packed == NULL) {
-    err = "out of memory";
-    goto done;
-  }
-  st = gemmi8_qu8s8_pack(s->n, s->k, b, s->k, GEMMI8_B_NK, QU8_A_ZP, bias, s->packed, size);
-  if (st != gemmi8_status_success) {
-    err = status_error("gemmi8_qu8s8_pack", st);
-    goto done;
-  }
-  s->c_stride = s->n;
-  s->c = bench_alloc(bench_mul(bench_mul(s->m, s->n), requant ? 1 : sizeof(int32_t)));
-  if (s->c == NULL) {
-    err = "out of memory";
-    goto done;
-  }
-  if (requant) {
-    err = make_requant(s, rng, (gemmi8_requant_mode) (requant - 1), uniform_sd(0, 255),
-                       uniform_sd(-127, 127), QU8_C_ZP, 0, 255);
+    err = make_requant(s, rng, (gemmi8_requant_mode) (requant - 1),
+                       a_unsigned ? uniform_sd(0, 255) : uniform_sd(-128, 127),
+                       uniform_sd(-127, 127), a_unsigned ? QU8_C_ZP : QS8_C_ZP,
+                       a_unsigned ? 0 : -128, a_unsigned ? 255 : 127);
   }
 done:
   bench_free(b);
@@ -465,7 +431,7 @@ static const char* g8_setup(const bench_shape* shape, const char* isa, g8_kind k
       case G8_QS8:
       case G8_QS8_S32:
       case G8_QS8_FP32:
-        err = setup_qs8(s, &rng, kind == G8_QS8_S32 ? 0 : kind == G8_QS8 ? 1 : 2);
+        err = setup_s8_weights(s, &rng, kind == G8_QS8_S32 ? 0 : kind == G8_QS8 ? 1 : 2, 0);
         break;
       case G8_BIN:
         err = setup_bin(s, &rng);
@@ -476,15 +442,16 @@ static const char* g8_setup(const bench_shape* shape, const char* isa, g8_kind k
       case G8_QU8S8_PT:
       case G8_QU8S8_FP32_PT:
         s->per_tensor = kind == G8_QU8S8_PT || kind == G8_QU8S8_FP32_PT;
-        err = setup_qu8s8(s, &rng,
-                          kind == G8_QU8S8_S32                                ? 0
-                          : kind == G8_QU8S8 || kind == G8_QU8S8_PT           ? 1
-                                                                              : 2);
+        err = setup_s8_weights(s, &rng,
+                               kind == G8_QU8S8_S32                      ? 0
+                               : kind == G8_QU8S8 || kind == G8_QU8S8_PT ? 1
+                                                                         : 2,
+                               1);
         break;
       case G8_QS8_PT:
       case G8_QS8_FP32_PT:
         s->per_tensor = 1;
-        err = setup_qs8(s, &rng, kind == G8_QS8_PT ? 1 : 2);
+        err = setup_s8_weights(s, &rng, kind == G8_QS8_PT ? 1 : 2, 0);
         break;
     }
   }

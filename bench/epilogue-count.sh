@@ -3,7 +3,8 @@
 # and stores, after the k loop), counted statically on a full main tile: each store
 # function of the kernel headers is compiled alone with mr = MR, nr = NR and no left
 # shift known to the compiler (the common case: scales below 1), and objdump counts
-# what remains.
+# what remains. The AVX-512 fixed-point epilogue is counted with its constants
+# prepared per block (the driver's path for blocks of more than one row tile).
 #   sh bench/epilogue-count.sh [git revision]    (default: the working tree)
 # Prints one line per epilogue: isa, output kind, instructions, per 16 outputs.
 set -eu
@@ -27,8 +28,16 @@ cat > "$tmp/avx512.c" <<'C'
 void e_s32(void* c, size_t cs, const struct gemmi8_qparams* p, __m512i v[][4]) {
   (void) p; gemmi8_qgemm_store_s32_avx512(7, 3, 7, 48, c, cs, v);
 }
+/* the driver's case for tiles of a block with several row tiles: constants prepared */
+#if defined(GEMMI8_AVX512VNNI_MAIN_MR)
+static _Alignas(64) __m512i constants[4 * GEMMI8_FP_VECTORS];
+#define PREPARED q.prepared = constants;
+#else
+#define PREPARED /* (revisions before the per-block constants) */
+#endif
 void e_fixedpoint(void* c, size_t cs, const struct gemmi8_qparams* p, __m512i v[][4]) {
-  P gemmi8_qgemm_store_fixedpoint_avx512(7, 3, 7, 48, c, cs, &q, v);
+  P PREPARED
+  gemmi8_qgemm_store_fixedpoint_avx512(7, 3, 7, 48, c, cs, &q, v);
 }
 void e_fp32(void* c, size_t cs, const struct gemmi8_qparams* p, __m512i v[][4]) {
   P gemmi8_qgemm_store_fp32_avx512(7, 3, 7, 48, c, cs, &q, v);

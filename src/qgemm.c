@@ -62,6 +62,7 @@ static void qgemm_tile_task(const struct qgemm_context* ctx, size_t m0, size_t b
 {
   const size_t nblocks = ctx->nblocks, nr_main = ctx->cfg->nr;
   const size_t m1 = m0 + rows, b1 = b0 + blocks;
+  _Alignas(64) uint8_t prepared[GEMMI8_QPREPARED_BYTES];
   for (size_t b = b0; b < b1; b++) {
     /* only the last block may start off the grid of NR (gemmi8_qblock_start) */
     const size_t n0 = b + 1 < nblocks ? b * nr_main : ctx->last_start;
@@ -73,7 +74,6 @@ static void qgemm_tile_task(const struct qgemm_context* ctx, size_t m0, size_t b
     if (p.scale) p.scale += n0 * p.channel_stride;
     /* the block's fixed-point constants, once for all its row tiles (with a single
      * tile the kernel computes them itself) */
-    _Alignas(64) uint8_t prepared[GEMMI8_QPREPARED_BYTES];
     if (ctx->prepare != NULL && rows > ctx->mr) {
       ctx->prepare(&p, nr, prepared);
       p.prepared = prepared;

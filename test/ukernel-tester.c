@@ -515,9 +515,11 @@ int uk_qtest_run(const uk_qkernel* kn, const uk_qtest* t) {
     if (p.multiplier) p.multiplier += n0 * p.channel_stride;
     if (p.shift) p.shift += n0 * p.channel_stride;
     if (p.scale) p.scale += n0 * p.channel_stride;
-    /* the block's fixed-point constants, as the driver prepares them */
+    /* the block's fixed-point constants as the driver prepares them (blocks with
+     * several row tiles), or none (a single row tile: the kernel computes them), on
+     * alternate blocks so that a case runs both paths */
     _Alignas(64) uint8_t prepared[GEMMI8_QPREPARED_BYTES];
-    if (output == uk_out_fixedpoint && cfg->prepare_fixedpoint != NULL) {
+    if (output == uk_out_fixedpoint && cfg->prepare_fixedpoint != NULL && bl % 2 == 0) {
       cfg->prepare_fixedpoint(&p, n1 - n0, prepared);
       p.prepared = prepared;
     }

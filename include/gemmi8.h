@@ -497,6 +497,115 @@ GEMMI8_API gemmi8_status gemmi8_bin_gemm_bits_ex(size_t m, size_t n, size_t k,
                                       const float* bias, uint64_t* c, size_t c_stride,
                                       const gemmi8_parallel* parallel);
 
+/* ------------------------------------------------------------------------------- */
+/* Convolution (qu8, qs8, qu8s8)                                                    */
+/* ------------------------------------------------------------------------------- */
+
+/*
+ * 2-D convolution of NHWC activations, computed as a GEMM whose A is read through an
+ * indirection buffer (one pointer per output pixel and filter tap) instead of an
+ * im2col copy. Per group g (0 <= g < groups), output pixel p and output channel o:
+ *   acc = bias[g][o] + sum_{y, x, c} (in[p's tap (y, x)][g * ci + c] - a_zero_point)
+ *                                    * (w[g][o][y][x][c] - b_zero_point[g * co + o])
+ * where ci and co are the input and output channels of a group and a tap that falls
+ * in the padding reads a_zero_point (it adds nothing). Output pixel (oy, ox), tap
+ * (y, x) reads input pixel (oy * stride_height - padding_top + y * dilation_height,
+ * ox * stride_width - padding_left + x * dilation_width). The output is the acc
+ * requantized as by the GEMMs (gemmi8_requant; per-channel arrays hold groups * co
+ * values, channel g * co + o), in output channel g * co + o of its pixel: the
+ * bytes are those of gemmi8_<type>_gemm on the im2col matrix of the same layer.
+ *
+ * Operator use: create (weights packed once, owned by the operator), setup (the
+ * batch, input size and pointers; the output size is returned and the indirection
+ * buffer built), run (as often as wanted; the input may change between runs, its
+ * address may not without a new setup), destroy. An operator runs one run at a
+ * time; two operators are independent. A 1x1 convolution with stride 1 and no
+ * padding runs the GEMM on the input in place, with no indirection buffer.
+ */
+typedef struct gemmi8_convolution gemmi8_convolution;
+
+/* The geometry of a convolution. Every field must be nonzero except the paddings. */
+typedef struct gemmi8_conv_geometry {
+  size_t kernel_height, kernel_width;
+  size_t stride_height, stride_width;
+  size_t dilation_height, dilation_width;
+  size_t padding_top, padding_left, padding_bottom, padding_right;
+  size_t groups;
+  size_t group_input_channels;  /* ci */
+  size_t group_output_channels; /* co */
+} gemmi8_conv_geometry;
+
+/*
+ * Creates a qu8 convolution: uint8 input (zero point a_zero_point) and weights, uint8
+ * output.
+ *   weights        groups x co x kernel_height x kernel_width x ci uint8 values (OHWI
+ *                  per group, groups one after the other), read during the call only.
+ *   b_zero_point   one value (b_zp_per_channel == 0) or groups * co values (== 1).
+ *   bias           groups * co int32 values, or NULL. Copied.
+ *   rq             requantization and clamp, as for gemmi8_qu8_gemm (per-channel
+ *                  arrays of groups * co values, copied).
+ * Returns invalid_parameter for null pointers, a zero size, stride or dilation, a
+ * parameter out of range (as the GEMMs check them), sizes whose products overflow
+ * size_t; unsupported_parameter when kernel_height * kernel_width * ci exceeds
+ * GEMMI8_QU8_MAX_K (the padded depth of the packed filter, each tap's channels
+ * rounded up to the kernels' depth group, must fit it too); out_of_memory. On failure
+ * *op is left untouched.
+ */
+GEMMI8_API gemmi8_status gemmi8_qu8_convolution_create(
+    const gemmi8_conv_geometry* geometry, const uint8_t* weights, uint8_t a_zero_point,
+    const uint8_t* b_zero_point, int b_zp_per_channel, const int32_t* bias,
+    const gemmi8_requant* rq, gemmi8_convolution** op);
+/* qs8: int8 input (zero point -128..127), int8 symmetric weights, int8 output. */
+GEMMI8_API gemmi8_status gemmi8_qs8_convolution_create(const gemmi8_conv_geometry* geometry,
+                                                       const int8_t* weights,
+                                                       int8_t a_zero_point,
+                                                       const int32_t* bias,
+                                                       const gemmi8_requant* rq,
+                                                       gemmi8_convolution** op);
+/* qu8s8: uint8 input (zero point 0..255), int8 symmetric weights, uint8 output. */
+GEMMI8_API gemmi8_status gemmi8_qu8s8_convolution_create(const gemmi8_conv_geometry* geometry,
+                                                         const int8_t* weights,
+                                                         uint8_t a_zero_point,
+                                                         const int32_t* bias,
+                                                         const gemmi8_requant* rq,
+                                                         gemmi8_convolution** op);
+
+/*
+ * Sets the operator up for a batch of input_height x input_width images.
+ *   input          batch x input_height x input_width pixels, NHWC; pixel (b, y, x)
+ *                  starts at element ((b * input_height + y) * input_width + x) *
+ *                  input_pixel_stride and holds groups * ci channels (the channels
+ *                  may be a slice of a wider tensor: input_pixel_stride >= groups * ci).
+ *                  Only those channels are read, never past the last pixel's.
+ *   output         batch x output_height x output_width pixels, NHWC, pixel stride
+ *                  output_pixel_stride >= groups * co; only the groups * co channels
+ *                  of each pixel are written (by gemmi8_convolution_run).
+ *   output_height, output_width   receive the output size,
+ *                  (input + padding - dilation * (kernel - 1) - 1) / stride + 1 per side.
+ * The indirection buffer (batch x output pixels x taps pointers) is built here, and
+ * rebuilt only by a setup that changes the batch, the input size, the input pointer
+ * or its pixel stride. Returns invalid_parameter for a NULL op, input, output or size
+ * pointer, a zero batch, height or width, a dilated kernel larger than the padded
+ * input, pixel strides smaller than the channels, sizes that overflow; out_of_memory
+ * (the operator is then left as it was before the call).
+ */
+GEMMI8_API gemmi8_status gemmi8_convolution_setup(gemmi8_convolution* op, size_t batch,
+                                                  size_t input_height, size_t input_width,
+                                                  const void* input, size_t input_pixel_stride,
+                                                  void* output, size_t output_pixel_stride,
+                                                  size_t* output_height, size_t* output_width);
+
+/* Runs the convolution set up last, on the calling thread (parallel NULL) or on
+ * several (see "Threads"); the bytes do not depend on which. Returns
+ * invalid_parameter for a NULL op, an operator not set up or a bad parallel;
+ * out_of_memory when the row sums of A that some kernel sets need could not be
+ * allocated (nothing is then written). */
+GEMMI8_API gemmi8_status gemmi8_convolution_run(gemmi8_convolution* op,
+                                                const gemmi8_parallel* parallel);
+
+/* Frees the operator and all it owns; NULL is allowed. */
+GEMMI8_API void gemmi8_convolution_destroy(gemmi8_convolution* op);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -40,6 +40,10 @@
   {gemmi8_##type##_gemm_s32_ukernel_##tile##__##isa,             \
    gemmi8_##type##_gemm_fixedpoint_ukernel_##tile##__##isa,      \
    gemmi8_##type##_gemm_fp32_ukernel_##tile##__##isa}
+#define QIGEMM(type, tile, isa)                                  \
+  {gemmi8_##type##_igemm_s32_ukernel_##tile##__##isa,            \
+   gemmi8_##type##_igemm_fixedpoint_ukernel_##tile##__##isa,     \
+   gemmi8_##type##_igemm_fp32_ukernel_##tile##__##isa}
 #define BGEMM(tile, isa)                                         \
   {gemmi8_bin_gemm_s32_ukernel_##tile##__##isa,                  \
    gemmi8_bin_gemm_f32_ukernel_##tile##__##isa,                  \
@@ -48,11 +52,13 @@
 static const struct gemmi8_qgemm_config qu8_generic = {
     .isa = "generic", .mr = 4, .nr = 8, .kr = 4, .column_bytes = 8,
     .pack = gemmi8_qpack_goi__generic,
-    .gemm = {[3] = QGEMM(qu8, 4x8c4, generic)}};
+    .gemm = {[3] = QGEMM(qu8, 4x8c4, generic)},
+    .igemm = {[3] = QIGEMM(qu8, 4x8c4, generic)}};
 static const struct gemmi8_qgemm_config qs8_generic = {
     .isa = "generic", .mr = 4, .nr = 8, .kr = 4, .column_bytes = 4,
     .pack = gemmi8_qpack_goi__generic,
-    .gemm = {[3] = QGEMM(qs8, 4x8c4, generic)}};
+    .gemm = {[3] = QGEMM(qs8, 4x8c4, generic)},
+    .igemm = {[3] = QIGEMM(qs8, 4x8c4, generic)}};
 static const struct gemmi8_bgemm_config bin_generic = {
     .isa = "generic", .mr = 4, .nr = 4,
     .pack = gemmi8_bpack_words__generic,

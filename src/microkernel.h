@@ -100,12 +100,22 @@ typedef void (*gemmi8_bgemm_ukernel_fn)(size_t mr, size_t nr, size_t k, const ui
   GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_s32_ukernel_##tile##__##isa) \
   GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_##tile##__##isa) \
   GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_bits_ukernel_##tile##__##isa)
+#define GEMMI8_DECLARE_QIGEMM_UKERNEL(fn)                                                  \
+  GEMMI8_INTERNAL void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a,  \
+                          const void* w, void* c, size_t c_stride, size_t a_offset,          \
+                          const void* zero, const struct gemmi8_qparams* params);
+#define GEMMI8_DECLARE_QIGEMM_UKERNELS(type, tile, isa)                   \
+  GEMMI8_DECLARE_QIGEMM_UKERNEL(gemmi8_##type##_igemm_s32_ukernel_##tile##__##isa)        \
+  GEMMI8_DECLARE_QIGEMM_UKERNEL(gemmi8_##type##_igemm_fixedpoint_ukernel_##tile##__##isa) \
+  GEMMI8_DECLARE_QIGEMM_UKERNEL(gemmi8_##type##_igemm_fp32_ukernel_##tile##__##isa)
 #define GEMMI8_DECLARE_ROW_SUM(fn) \
   GEMMI8_INTERNAL void fn(size_t m, size_t k, const void* a, size_t a_stride, int32_t* sums);
 
 /* kernels/generic */
 GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 4x8c4, generic)
 GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 4x8c4, generic)
+GEMMI8_DECLARE_QIGEMM_UKERNELS(qu8, 4x8c4, generic)
+GEMMI8_DECLARE_QIGEMM_UKERNELS(qs8, 4x8c4, generic)
 GEMMI8_DECLARE_BGEMM_UKERNELS(4x4, generic)
 
 #if defined(__x86_64__)

@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "parallel.h"
+#include "qgemm.h"
 
 /*
  * Plan, then tiles. An entry point validates, then plans once (the kernels per tile
@@ -45,9 +46,6 @@ struct qgemm_context {
   size_t nblocks, last_start;
 };
 
-/* Rows per task: a chunk of A stays in the L2 cache while every block of B passes. */
-#define MC_BYTES (384 * 1024)
-#define MC_MAX 1024
 /* Row sums of up to this many rows live on the stack; more are allocated. */
 #define ROW_SUMS_ON_STACK 1024
 
@@ -181,7 +179,7 @@ static int scan_fp32(const float* scale, size_t count)
   return all;
 }
 
-static gemmi8_status check_requant(const gemmi8_requant* rq, size_t n, int32_t lo, int32_t hi,
+gemmi8_status gemmi8_check_requant(const gemmi8_requant* rq, size_t n, int32_t lo, int32_t hi,
                                    int* left_shift)
 {
   if (rq == NULL) return gemmi8_status_invalid_parameter;
@@ -261,7 +259,7 @@ static gemmi8_status run(const struct gemmi8_qgemm_config* cfg, enum qgemm_outpu
   ctx.nblocks = blocks;
   ctx.last_start = gemmi8_qblock_start(cfg, n, blocks - 1);
   /* (a chunk never splits M that fits in one: a split would stream B twice) */
-  size_t mc = gemmi8_min(MC_MAX, MC_BYTES / k);
+  size_t mc = gemmi8_min(GEMMI8_QGEMM_MC_MAX, GEMMI8_QGEMM_MC_BYTES / k);
   mc = mc <= cfg->mr ? cfg->mr : mc - mc % cfg->mr;
   ctx.mc = gemmi8_min(mc, m);
   ctx.nb = blocks;
@@ -327,7 +325,7 @@ static gemmi8_status qgemm(enum gemmi8_type type, size_t max_k, int32_t lo, int3
                                     c_stride, 1);
   if (status != gemmi8_status_success) return status;
   int left_shift = 0;
-  status = check_requant(rq, n, lo, hi, &left_shift);
+  status = gemmi8_check_requant(rq, n, lo, hi, &left_shift);
   if (status != gemmi8_status_success) return status;
   return run(cfg, rq->mode == gemmi8_requant_fixedpoint ? output_fixedpoint : output_fp32, m, n,
              k, a, a_stride, packed_b, c, c_stride, 1, rq, left_shift, parallel);

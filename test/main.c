@@ -101,6 +101,7 @@ static const group groups[] = {
     {"hardening", test_hardening},
     {"threads", test_threads},
     {"guard", test_guard},
+    {"conv", test_conv},
 };
 
 static const char* only_groups = NULL;

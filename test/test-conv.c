@@ -1,0 +1,488 @@
+/*
+ * Convolution (group "conv"): gemmi8_<type>_convolution_create / setup / run against
+ * a direct seven-loop reference written from the definition, for qu8 (per-tensor and
+ * per-channel weight zero points), qs8 and qu8s8, both requantization modes, per-tensor
+ * and per-channel scales; geometries: kernels 1..7 and non-square, strides and
+ * dilations 1..3, asymmetric padding up to the kernel size, groups with channel counts
+ * off every tile, batches, 1x1 and 1xW images, channel slices of wider tensors. Each
+ * case runs on the calling thread, on a shuffled caller's parallel-for and on a
+ * gemmi8 pool of two, and must leave every byte outside its outputs as it was. Then
+ * setup reuse and the bad-input contract.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ref.h"
+#include "test.h"
+
+enum { C_QU8, C_QU8_PC, C_QS8, C_QU8S8, C_KINDS };
+static const char* const kind_names[] = {"qu8", "qu8-pc", "qs8", "qu8s8"};
+
+typedef struct ccase {
+  size_t kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, groups, ci, co;
+  size_t batch, ih, iw;
+  size_t in_extra, out_extra; /* channels of the wider tensors around the slice */
+} ccase;
+
+/* A tensor value as the type reads it. */
+static int32_t val(int is_signed, uint8_t v) {
+  return is_signed ? (int32_t) (int8_t) v : (int32_t) v;
+}
+
+/* The accumulators, m x (groups * co), from the definition. */
+static void ref_conv(const ccase* c, int kind, const uint8_t* in, size_t in_stride,
+                     const uint8_t* w, int32_t a_zp, const uint8_t* b_zp, const int32_t* bias,
+                     size_t oh, size_t ow, int32_t* acc) {
+  const int a_signed = kind == C_QS8, w_signed = kind == C_QS8 || kind == C_QU8S8;
+  const size_t cout = c->groups * c->co;
+  for (size_t b = 0; b < c->batch; b++) {
+    for (size_t oy = 0; oy < oh; oy++) {
+      for (size_t ox = 0; ox < ow; ox++) {
+        for (size_t g = 0; g < c->groups; g++) {
+          for (size_t o = 0; o < c->co; o++) {
+            const size_t ch = g * c->co + o;
+            const int32_t zp = kind == C_QU8 ? b_zp[0] : (kind == C_QU8_PC ? b_zp[ch] : 0);
+            int64_t sum = bias ? bias[ch] : 0;
+            for (size_t y = 0; y < c->kh; y++) {
+              for (size_t x = 0; x < c->kw; x++) {
+                const int64_t iy = (int64_t) (oy * c->sh + y * c->dh) - (int64_t) c->pt;
+                const int64_t ix = (int64_t) (ox * c->sw + x * c->dw) - (int64_t) c->pl;
+                const int inside = iy >= 0 && iy < (int64_t) c->ih && ix >= 0 && ix < (int64_t) c->iw;
+                for (size_t ic = 0; ic < c->ci; ic++) {
+                  int32_t av = a_zp;
+                  if (inside) {
+                    const size_t pixel = (b * c->ih + (size_t) iy) * c->iw + (size_t) ix;
+                    av = val(a_signed, in[pixel * in_stride + g * c->ci + ic]);
+                  }
+                  const int32_t wv = val(w_signed, w[((ch * c->kh + y) * c->kw + x) * c->ci + ic]);
+                  sum += (int64_t) (av - a_zp) * (wv - zp);
+                }
+              }
+            }
+            acc[((b * oh + oy) * ow + ox) * cout + ch] = ref_wrap_s32(sum);
+          }
+        }
+      }
+    }
+  }
+}
+
+static gemmi8_status create(int kind, const gemmi8_conv_geometry* g, const uint8_t* w,
+                            int32_t a_zp, const uint8_t* b_zp, const int32_t* bias,
+                            const gemmi8_requant* rq, gemmi8_convolution** op) {
+  switch (kind) {
+    case C_QU8:
+    case C_QU8_PC:
+      return gemmi8_qu8_convolution_create(g, w, (uint8_t) a_zp, b_zp, kind == C_QU8_PC, bias, rq, op);
+    case C_QS8:
+      return gemmi8_qs8_convolution_create(g, (const int8_t*) w, (int8_t) a_zp, bias, rq, op);
+    default:
+      return gemmi8_qu8s8_convolution_create(g, (const int8_t*) w, (uint8_t) a_zp, bias, rq, op);
+  }
+}
+
+static gemmi8_conv_geometry geometry_of(const ccase* c) {
+  gemmi8_conv_geometry g = {c->kh, c->kw, c->sh, c->sw, c->dh, c->dw, c->pt, c->pl,
+                            c->pb, c->pr, c->groups, c->ci, c->co};
+  return g;
+}
+
+/* ---- a caller's parallel-for: tasks in a shuffled order ---------------------------- */
+
+static void shuffled_for(void* context, gemmi8_task_fn task, void* task_context, size_t count) {
+  (void) context;
+  size_t* order = t_alloc(count * sizeof(size_t));
+  for (size_t i = 0; i < count; i++) order[i] = i;
+  for (size_t i = count; i > 1; i--) {
+    const size_t j = t_below((uint32_t) i), tmp = order[i - 1];
+    order[i - 1] = order[j];
+    order[j] = tmp;
+  }
+  for (size_t i = 0; i < count; i++) task(task_context, order[i]);
+  free(order);
+}
+
+/* ---- one case ----------------------------------------------------------------------- */
+
+static void describe(const ccase* c, int kind, int mode, int per_channel, char* s, size_t n) {
+  snprintf(s, n,
+           "%s %s%s k%zux%zu s%zux%zu d%zux%zu pad %zu,%zu,%zu,%zu g%zu ci%zu co%zu n%zu %zux%zu "
+           "slices +%zu/+%zu",
+           kind_names[kind], mode == 0 ? "fixedpoint" : "fp32", per_channel ? " per-channel" : "",
+           c->kh, c->kw, c->sh, c->sw, c->dh, c->dw, c->pt, c->pl, c->pb, c->pr, c->groups, c->ci,
+           c->co, c->batch, c->ih, c->iw, c->in_extra, c->out_extra);
+}
+
+static void run_case(const ccase* c, int kind, int mode, int per_channel, gemmi8_threadpool* pool) {
+  const int a_signed = kind == C_QS8;
+  const size_t cin = c->groups * c->ci, cout = c->groups * c->co;
+  const size_t ks = c->kh * c->kw;
+  const size_t oh = (c->ih + c->pt + c->pb - (c->kh - 1) * c->dh - 1) / c->sh + 1;
+  const size_t ow = (c->iw + c->pl + c->pr - (c->kw - 1) * c->dw - 1) / c->sw + 1;
+  const size_t m = c->batch * oh * ow;
+  const size_t in_stride = cin + c->in_extra, out_stride = cout + c->out_extra;
+  const size_t in_offset = c->in_extra / 2, out_offset = c->out_extra / 2;
+  const size_t pixels = c->batch * c->ih * c->iw;
+  /* exactly the bytes up to the last channel read: a read past it is an ASan error */
+  const size_t in_bytes = (pixels - 1) * in_stride + in_offset + cin;
+  uint8_t* in_mem = t_alloc(in_bytes);
+  t_fill_random(in_mem, in_bytes);
+  const uint8_t* in = in_mem + in_offset;
+  uint8_t* w = t_alloc(cout * ks * c->ci);
+  t_fill_random(w, cout * ks * c->ci);
+  const int32_t a_zp = a_signed ? (int32_t) t_range(-128, 127) : (int32_t) t_range(0, 255);
+  uint8_t b_zp[4096];
+  for (size_t j = 0; j < cout; j++) b_zp[j] = (uint8_t) t_range(0, 255);
+  int32_t* bias = NULL;
+  if (t_below(4) != 0) {
+    bias = t_alloc(cout * sizeof(int32_t));
+    for (size_t j = 0; j < cout; j++) bias[j] = (int32_t) t_range(-50000, 50000);
+  }
+  int32_t* acc = t_alloc(m * cout * sizeof(int32_t));
+  ref_conv(c, kind, in, in_stride, w, a_zp, b_zp, bias, oh, ow, acc);
+  /* scales from the accumulator range, so that outputs span the 8-bit range */
+  int64_t top = 1;
+  for (size_t i = 0; i < m * cout; i++) {
+    const int64_t v = acc[i] < 0 ? -(int64_t) acc[i] : acc[i];
+    if (v > top) top = v;
+  }
+  const size_t channels = per_channel ? cout : 1;
+  float* scale = t_alloc(channels * sizeof(float));
+  double* dscale = t_alloc(channels * sizeof(double));
+  int32_t* mult = t_alloc(channels * sizeof(int32_t));
+  int32_t* shift = t_alloc(channels * sizeof(int32_t));
+  for (size_t j = 0; j < channels; j++) {
+    dscale[j] = 160.0 / (double) top * (0.5 + 1.5 * t_unit());
+    scale[j] = (float) dscale[j];
+  }
+  if (gemmi8_quantize_multipliers(channels, dscale, mult, shift) != gemmi8_status_success) {
+    t_fail(__func__, "quantize_multipliers");
+  }
+  const int32_t lo = a_signed ? -128 : 0;
+  gemmi8_requant rq = {mode == 0 ? gemmi8_requant_fixedpoint : gemmi8_requant_fp32,
+                       per_channel, mult, shift, scale,
+                       (int32_t) t_range(lo + 64, lo + 191), lo + (int32_t) t_range(0, 20),
+                       lo + 255 - (int32_t) t_range(0, 20)};
+  uint8_t* expected = t_alloc(m * cout);
+  for (size_t p = 0; p < m; p++) {
+    for (size_t j = 0; j < cout; j++) {
+      const size_t q = per_channel ? j : 0;
+      const int32_t v = mode == 0 ? ref_output_fixedpoint(acc[p * cout + j], mult[q], shift[q],
+                                                          rq.zero_point, rq.min, rq.max)
+                                  : ref_output_fp32(acc[p * cout + j], scale[q], rq.zero_point,
+                                                    rq.min, rq.max);
+      expected[p * cout + j] = (uint8_t) v;
+    }
+  }
+  t_out want;
+  t_out_init(&want, a_signed ? T_S8 : T_U8, m, out_stride, out_stride);
+  char what[256];
+  describe(c, kind, mode, per_channel, what, sizeof(what));
+  gemmi8_convolution* op = NULL;
+  gemmi8_status st = create(kind, &(gemmi8_conv_geometry){0}, w, a_zp, b_zp, bias, &rq, &op);
+  t_expect(st == gemmi8_status_invalid_parameter && op == NULL, __func__,
+           "%s: zero geometry gave %s", what, gemmi8_status_string(st));
+  const gemmi8_conv_geometry geom = geometry_of(c);
+  st = create(kind, &geom, w, a_zp, b_zp, bias, &rq, &op);
+  if (!t_expect(st == gemmi8_status_success, __func__, "%s: create %s", what,
+                gemmi8_status_string(st))) {
+    goto done;
+  }
+  /* the weights, zero points and requantization arrays are copied */
+  t_fill_random(w, cout * ks * c->ci);
+  memset(mult, 0, channels * sizeof(int32_t));
+  memset(scale, 0, channels * sizeof(float));
+  gemmi8_parallel shuffled = {shuffled_for, NULL, 3}, pooled;
+  gemmi8_threadpool_parallel(pool, &pooled);
+  const gemmi8_parallel* ways[] = {NULL, &shuffled, &pooled};
+  const char* way_names[] = {"calling thread", "shuffled parallel-for", "pool of 2"};
+  for (size_t way = 0; way < T_COUNT(ways); way++) {
+    t_out_refill(&want);
+    for (size_t p = 0; p < m; p++) {
+      memcpy(t_out_want(&want, p, out_offset), expected + p * cout, cout);
+    }
+    size_t got_h = 0, got_w = 0;
+    st = gemmi8_convolution_setup(op, c->batch, c->ih, c->iw, in, in_stride,
+                                  (uint8_t*) want.body + out_offset, out_stride, &got_h, &got_w);
+    if (!t_expect(st == gemmi8_status_success && got_h == oh && got_w == ow, __func__,
+                  "%s: setup %s, %zux%zu for %zux%zu", what, gemmi8_status_string(st), got_h,
+                  got_w, oh, ow)) {
+      break;
+    }
+    st = gemmi8_convolution_run(op, ways[way]);
+    char msg[256];
+    size_t row, col;
+    if (st != gemmi8_status_success) {
+      t_fail(__func__, "%s on %s: run %s", what, way_names[way], gemmi8_status_string(st));
+    } else if (!t_out_same(&want, msg, sizeof(msg), &row, &col)) {
+      t_fail(__func__, "%s on %s: %s", what, way_names[way], msg);
+    } else {
+      t_pass();
+    }
+  }
+  gemmi8_convolution_destroy(op);
+done:
+  t_out_free(&want);
+  free(in_mem);
+  free(w);
+  free(bias);
+  free(acc);
+  free(expected);
+  free(scale);
+  free(dscale);
+  free(mult);
+  free(shift);
+}
+
+/* ---- the sweep ---------------------------------------------------------------------- */
+
+static ccase random_case(void) {
+  ccase c;
+  memset(&c, 0, sizeof(c));
+  c.kh = (size_t) t_range(1, 7);
+  c.kw = t_below(3) == 0 ? c.kh : (size_t) t_range(1, 7);
+  c.sh = (size_t) t_range(1, 3);
+  c.sw = t_below(2) ? c.sh : (size_t) t_range(1, 3);
+  c.dh = t_below(3) ? 1 : (size_t) t_range(1, 3);
+  c.dw = t_below(3) ? 1 : (size_t) t_range(1, 3);
+  c.pt = (size_t) t_range(0, (int64_t) c.kh);
+  c.pb = (size_t) t_range(0, (int64_t) c.kh);
+  c.pl = (size_t) t_range(0, (int64_t) c.kw);
+  c.pr = (size_t) t_range(0, (int64_t) c.kw);
+  c.groups = t_below(3) == 0 ? (size_t) t_range(2, 4) : 1;
+  c.ci = (size_t) t_range(1, 40);
+  c.co = (size_t) t_range(1, 70);
+  c.batch = (size_t) t_range(1, 2);
+  const size_t ekh = (c.kh - 1) * c.dh + 1, ekw = (c.kw - 1) * c.dw + 1;
+  const size_t min_h = ekh > c.pt + c.pb ? ekh - c.pt - c.pb : 1;
+  const size_t min_w = ekw > c.pl + c.pr ? ekw - c.pl - c.pr : 1;
+  c.ih = min_h + (size_t) t_range(0, 9);
+  c.iw = min_w + (size_t) t_range(0, 9);
+  c.in_extra = t_below(2) ? 0 : (size_t) t_range(1, 9);
+  c.out_extra = t_below(2) ? 0 : (size_t) t_range(1, 9);
+  return c;
+}
+
+static const ccase fixed_cases[] = {
+    /* kh kw sh sw dh dw pt pl pb pr g ci co  n ih iw  slices */
+    {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 16, 48, 1, 9, 9, 0, 0},     /* ResNet 3x3 */
+    {1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 24, 50, 1, 7, 7, 0, 0},     /* 1x1: the GEMM */
+    {1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 3, 5, 7, 2, 4, 5, 3, 2},       /* grouped 1x1, slices */
+    {1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, 16, 32, 1, 8, 8, 0, 0},     /* 1x1 stride 2 */
+    {7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 1, 3, 64, 1, 20, 20, 1, 0},    /* first layer */
+    {1, 7, 1, 1, 1, 1, 0, 3, 0, 3, 1, 9, 20, 1, 5, 11, 0, 0},     /* 1x7 */
+    {7, 1, 1, 1, 1, 1, 3, 0, 3, 0, 1, 9, 20, 1, 11, 5, 0, 0},     /* 7x1 */
+    {1, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 8, 8, 1, 1, 3, 0, 0},       /* 1xW, kernel = input */
+    {3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 1, 8, 8, 2, 1, 9, 0, 0},       /* 1xW images */
+    {1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, 8, 8, 1, 1, 1, 0, 0},       /* a 1x1 image */
+    {3, 3, 1, 1, 1, 1, 3, 3, 3, 3, 1, 4, 10, 1, 2, 2, 0, 0},      /* padding as large as the kernel */
+    {3, 3, 2, 3, 3, 2, 2, 0, 1, 3, 2, 13, 17, 2, 12, 13, 2, 5},   /* everything at once */
+    {5, 5, 1, 1, 2, 2, 4, 4, 4, 4, 4, 6, 9, 1, 6, 6, 0, 3},       /* dilated, grouped */
+    {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, 1, 1, 1, 5, 5, 0, 0},       /* depthwise-like */
+    {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 64, 100, 1, 14, 14, 0, 0},  /* several column blocks */
+};
+
+static void sweep(gemmi8_threadpool* pool) {
+  for (size_t i = 0; i < T_COUNT(fixed_cases); i++) {
+    for (int kind = 0; kind < C_KINDS; kind++) {
+      run_case(&fixed_cases[i], kind, (int) t_below(2), (int) t_below(2), pool);
+    }
+  }
+  const size_t random_cases = t_quick ? 12 : 60;
+  for (size_t i = 0; i < random_cases; i++) {
+    const ccase c = random_case();
+    run_case(&c, (int) t_below(C_KINDS), (int) t_below(2), (int) t_below(2), pool);
+  }
+}
+
+/* ---- setup reuse ---------------------------------------------------------------------- */
+
+/* Runs after the input changes in place (same setup), after a new input pointer and
+ * after a new output pointer: every run equals a fresh operator's. */
+static void setup_reuse(void) {
+  const ccase c = {3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 1, 10, 20, 1, 7, 8, 0, 0};
+  const gemmi8_conv_geometry g = geometry_of(&c);
+  const size_t cin = 10, cout = 20, pixels = 56;
+  uint8_t* in1 = t_alloc(pixels * cin);
+  uint8_t* in2 = t_alloc(pixels * cin);
+  uint8_t* w = t_alloc(cout * 9 * cin);
+  t_fill_random(in1, pixels * cin);
+  t_fill_random(in2, pixels * cin);
+  t_fill_random(w, cout * 9 * cin);
+  const int32_t mult = 1 << 30, shift = -8;
+  const gemmi8_requant rq = {gemmi8_requant_fixedpoint, 0, &mult, &shift, NULL, 128, 0, 255};
+  const uint8_t b_zp = 120;
+  gemmi8_convolution *op = NULL, *fresh = NULL;
+  if (gemmi8_qu8_convolution_create(&g, w, 100, &b_zp, 0, NULL, &rq, &op) != gemmi8_status_success ||
+      gemmi8_qu8_convolution_create(&g, w, 100, &b_zp, 0, NULL, &rq, &fresh) != gemmi8_status_success) {
+    t_fail(__func__, "create");
+    return;
+  }
+  uint8_t out[7 * 4 * 20], out2[7 * 4 * 20], ref[7 * 4 * 20];
+  size_t oh, ow;
+  gemmi8_convolution_setup(op, 1, 7, 8, in1, cin, out, cout, &oh, &ow);
+  gemmi8_convolution_run(op, NULL);
+  /* in place change of the input */
+  memcpy(in1, in2, pixels * cin);
+  gemmi8_convolution_run(op, NULL);
+  gemmi8_convolution_setup(fresh, 1, 7, 8, in2, cin, ref, cout, &oh, &ow);
+  gemmi8_convolution_run(fresh, NULL);
+  t_expect(memcmp(out, ref, sizeof(out)) == 0, __func__, "input changed in place");
+  /* new input pointer, new output pointer */
+  t_fill_random(in2, pixels * cin);
+  gemmi8_convolution_setup(op, 1, 7, 8, in2, cin, out2, cout, &oh, &ow);
+  gemmi8_convolution_run(op, NULL);
+  gemmi8_convolution_run(fresh, NULL);
+  t_expect(memcmp(out2, ref, sizeof(out2)) == 0, __func__, "new input and output pointers");
+  gemmi8_convolution_destroy(op);
+  gemmi8_convolution_destroy(fresh);
+  free(in1);
+  free(in2);
+  free(w);
+}
+
+/* ---- bad input ------------------------------------------------------------------------- */
+
+static void bad_input(void) {
+  const ccase c = {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4, 8, 1, 5, 5, 0, 0};
+  const gemmi8_conv_geometry good = geometry_of(&c);
+  uint8_t w[8 * 9 * 4], in[25 * 4], out[25 * 8];
+  memset(w, 1, sizeof(w));
+  memset(in, 2, sizeof(in));
+  const int32_t mult = 1 << 30, shift = -8;
+  const float scale = 0.01f;
+  const gemmi8_requant rq = {gemmi8_requant_fixedpoint, 0, &mult, &shift, NULL, 0, -128, 127};
+  const gemmi8_requant rq_fp = {gemmi8_requant_fp32, 0, NULL, NULL, &scale, 0, -128, 127};
+  gemmi8_convolution* const sentinel = (gemmi8_convolution*) (uintptr_t) 0x1234;
+  gemmi8_convolution* op = sentinel;
+  /* create: each bad geometry field, null pointers, bad requant */
+  static const size_t zero_fields[] = {0, 1, 2, 3, 4, 5, 10, 11, 12};
+  for (size_t i = 0; i < T_COUNT(zero_fields); i++) {
+    gemmi8_conv_geometry g = good;
+    ((size_t*) &g)[zero_fields[i]] = 0;
+    gemmi8_status st = gemmi8_qs8_convolution_create(&g, (const int8_t*) w, 0, NULL, &rq, &op);
+    t_expect(st == gemmi8_status_invalid_parameter && op == sentinel, __func__,
+             "geometry field %zu = 0: %s", zero_fields[i], gemmi8_status_string(st));
+  }
+  const struct {
+    size_t field, value;
+    gemmi8_status want;
+  } huge[] = {
+      {0, SIZE_MAX, gemmi8_status_invalid_parameter},      /* kernel extent overflows */
+      {4, SIZE_MAX, gemmi8_status_invalid_parameter},      /* dilation overflows */
+      {6, SIZE_MAX, gemmi8_status_invalid_parameter},      /* paddings overflow */
+      {10, SIZE_MAX / 2, gemmi8_status_invalid_parameter}, /* groups x channels */
+      {11, SIZE_MAX / 4, gemmi8_status_invalid_parameter}, /* the filter's size */
+      {11, 70000, gemmi8_status_unsupported_parameter},    /* K past the exact limit */
+  };
+  for (size_t i = 0; i < T_COUNT(huge); i++) {
+    gemmi8_conv_geometry g = good;
+    ((size_t*) &g)[huge[i].field] = huge[i].value;
+    if (huge[i].field == 6) g.padding_bottom = SIZE_MAX;
+    gemmi8_status st = gemmi8_qs8_convolution_create(&g, (const int8_t*) w, 0, NULL, &rq, &op);
+    t_expect(st == huge[i].want && op == sentinel, __func__, "field %zu = %zu: %s",
+             huge[i].field, huge[i].value, gemmi8_status_string(st));
+  }
+  t_expect(gemmi8_qs8_convolution_create(NULL, (const int8_t*) w, 0, NULL, &rq, &op) ==
+                   gemmi8_status_invalid_parameter && op == sentinel,
+           __func__, "null geometry");
+  t_expect(gemmi8_qs8_convolution_create(&good, NULL, 0, NULL, &rq, &op) ==
+                   gemmi8_status_invalid_parameter && op == sentinel,
+           __func__, "null weights");
+  t_expect(gemmi8_qu8_convolution_create(&good, w, 0, NULL, 0, NULL, &rq, &op) ==
+                   gemmi8_status_invalid_parameter && op == sentinel,
+           __func__, "null weight zero point");
+  gemmi8_requant bad_rq = rq;
+  bad_rq.min = 10;
+  bad_rq.max = 5;
+  t_expect(gemmi8_qs8_convolution_create(&good, (const int8_t*) w, 0, NULL, &bad_rq, &op) ==
+                   gemmi8_status_invalid_parameter && op == sentinel,
+           __func__, "min > max");
+  t_expect(gemmi8_qu8s8_convolution_create(&good, (const int8_t*) w, 0, NULL, &rq, &op) ==
+                   gemmi8_status_invalid_parameter && op == sentinel,
+           __func__, "qu8s8 clamp below 0");
+  t_expect(gemmi8_qs8_convolution_create(&good, (const int8_t*) w, 0, NULL, &rq, NULL) ==
+               gemmi8_status_invalid_parameter,
+           __func__, "null op");
+  /* setup and run */
+  op = NULL;
+  if (gemmi8_qs8_convolution_create(&good, (const int8_t*) w, 0, NULL, &rq_fp, &op) !=
+      gemmi8_status_success) {
+    t_fail(__func__, "create");
+    return;
+  }
+  t_expect(gemmi8_convolution_run(op, NULL) == gemmi8_status_invalid_parameter, __func__,
+           "run before setup");
+  memset(out, 0x5A, sizeof(out));
+  size_t oh = 77, ow = 77;
+  const struct {
+    size_t batch, h, w, in_stride, out_stride;
+    int null_in, null_out;
+    const char* what;
+  } setups[] = {
+      {0, 5, 5, 4, 8, 0, 0, "batch 0"},
+      {1, 0, 5, 4, 8, 0, 0, "height 0"},
+      {1, 5, 0, 4, 8, 0, 0, "width 0"},
+      {1, 5, 5, 3, 8, 0, 0, "input pixel stride below the channels"},
+      {1, 5, 5, 4, 7, 0, 0, "output pixel stride below the channels"},
+      {1, 5, 5, 4, 8, 1, 0, "null input"},
+      {1, 5, 5, 4, 8, 0, 1, "null output"},
+      {SIZE_MAX / 2, 5, 5, 4, 8, 0, 0, "batch overflows"},
+      {1, SIZE_MAX / 8, SIZE_MAX / 8, 4, 8, 0, 0, "pixels overflow"},
+      {1, 5, 5, SIZE_MAX / 2, 8, 0, 0, "input extent overflows"},
+  };
+  for (size_t i = 0; i < T_COUNT(setups); i++) {
+    gemmi8_status st = gemmi8_convolution_setup(op, setups[i].batch, setups[i].h, setups[i].w,
+                                                setups[i].null_in ? NULL : in, setups[i].in_stride,
+                                                setups[i].null_out ? NULL : out,
+                                                setups[i].out_stride, &oh, &ow);
+    t_expect(st == gemmi8_status_invalid_parameter && oh == 77 && ow == 77, __func__, "%s: %s",
+             setups[i].what, gemmi8_status_string(st));
+  }
+  t_expect(gemmi8_convolution_run(op, NULL) == gemmi8_status_invalid_parameter, __func__,
+           "run after failed setups");
+  /* a dilated kernel larger than the padded input */
+  gemmi8_conv_geometry big = good;
+  big.kernel_height = 8;
+  gemmi8_convolution* op2 = NULL;
+  uint8_t w2[8 * 8 * 3 * 4];
+  memset(w2, 0, sizeof(w2));
+  if (gemmi8_qs8_convolution_create(&big, (const int8_t*) w2, 0, NULL, &rq, &op2) ==
+      gemmi8_status_success) {
+    t_expect(gemmi8_convolution_setup(op2, 1, 5, 5, in, 4, out, 8, &oh, &ow) ==
+                     gemmi8_status_invalid_parameter && oh == 77,
+             __func__, "kernel 8 on 5 + 2 padding");
+    t_expect(gemmi8_convolution_setup(op2, 1, 6, 5, in, 4, out, 8, &oh, &ow) ==
+                     gemmi8_status_success && oh == 1,
+             __func__, "kernel 8 on 6 + 2 padding");
+    gemmi8_convolution_destroy(op2);
+  } else {
+    t_fail(__func__, "create 8x3");
+  }
+  gemmi8_parallel bad = {NULL, NULL, 2};
+  if (gemmi8_convolution_setup(op, 1, 5, 5, in, 4, out, 8, &oh, &ow) == gemmi8_status_success) {
+    memset(out, 0x5A, sizeof(out));
+    t_expect(gemmi8_convolution_run(op, &bad) == gemmi8_status_invalid_parameter, __func__,
+             "run with a parallel-for of NULL");
+    int untouched = 1;
+    for (size_t i = 0; i < sizeof(out); i++) untouched &= out[i] == 0x5A;
+    t_expect(untouched, __func__, "output untouched by the refused run");
+  }
+  t_expect(gemmi8_convolution_run(NULL, NULL) == gemmi8_status_invalid_parameter, __func__,
+           "run NULL");
+  gemmi8_convolution_destroy(op);
+  gemmi8_convolution_destroy(NULL);
+}
+
+void test_conv(void) {
+  gemmi8_threadpool* pool = NULL;
+  if (gemmi8_threadpool_create(2, &pool) != gemmi8_status_success) {
+    t_fail(__func__, "pool");
+    return;
+  }
+  sweep(pool);
+  setup_reuse();
+  bad_input();
+  gemmi8_threadpool_destroy(pool);
+}

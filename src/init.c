@@ -95,7 +95,8 @@ static const struct gemmi8_bgemm_config bin_avx2 = {
    .prepare_fixedpoint = gemmi8_q8_prepare_fixedpoint__avx512vnni,                      \
    .gemm = {[0] = QGEMM(type, 1x48c4, avx512vnni), [1] = QGEMM(type, 2x48c4, avx512vnni), \
             [3] = QGEMM(type, 4x48c4, avx512vnni), [5] = QGEMM(type, 6x48c4, avx512vnni), \
-            [6] = QGEMM(type, 7x48c4, avx512vnni)}}
+            [6] = QGEMM(type, 7x48c4, avx512vnni)},                                   \
+   .igemm = {[6] = QIGEMM(type, 7x48c4, avx512vnni)}}
 static const struct gemmi8_qgemm_config qu8_avx512vnni = AVX512VNNI_Q8(qu8);
 static const struct gemmi8_qgemm_config qs8_avx512vnni = AVX512VNNI_Q8(qs8);
 

@@ -42,28 +42,29 @@ static GEMMI8_ALWAYS_INLINE __mmask16 gemmi8_column_mask(size_t nr, size_t j)
   return (__mmask16) ((1u << (nr - 16 * j)) - 1);
 }
 
-/* Accumulates the MR x (16 * NJ) tile, row sums included. */
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_avx512vnni(
-    const size_t MR, const size_t NJMAX, const size_t NJ, const int signed_a, size_t mr, size_t k,
-    const uint8_t* a, size_t a_stride, const void* w, const int32_t* row_sum,
-    int row_sum_uniform, int32_t coef0, __m512i vacc[][4])
+/* The tile's accumulators start at the packed bias'; returns the block's weights. */
+static GEMMI8_ALWAYS_INLINE const uint8_t* gemmi8_qgemm_init_avx512vnni(const size_t MR,
+                                                                        const size_t NJMAX,
+                                                                        const size_t NJ,
+                                                                        const void* w,
+                                                                        __m512i vacc[][4])
 {
-  const uint8_t* ap[16] = {a};
-  const int32_t* rs[16] = {row_sum};
-#pragma GCC unroll 16
-  for (size_t i = 1; i < MR; i++) {
-    ap[i] = i < mr ? ap[i - 1] + a_stride : ap[i - 1];
-    rs[i] = i < mr && row_sum != NULL ? rs[i - 1] + 1 : rs[i - 1];
-  }
   const int32_t* bias = (const int32_t*) w;
-  const int32_t* coef = bias + 16 * NJMAX;
-  const uint8_t* wk = (const uint8_t*) (coef + 16 * NJMAX);
 #pragma GCC unroll 4
   for (size_t j = 0; j < NJ; j++) {
     const __m512i vbias = _mm512_load_si512(bias + 16 * j);
 #pragma GCC unroll 16
     for (size_t i = 0; i < MR; i++) vacc[i][j] = vbias;
   }
+  return (const uint8_t*) (bias + 32 * NJMAX);
+}
+
+/* Adds k depths of the rows ap[0..MR) times the weights at wk (round_up(k, 4) deep);
+ * returns wk past them. */
+static GEMMI8_ALWAYS_INLINE const uint8_t* gemmi8_qgemm_depth_avx512vnni(
+    const size_t MR, const size_t NJMAX, const size_t NJ, const int signed_a, size_t k,
+    const uint8_t* const* ap, const uint8_t* wk, __m512i vacc[][4])
+{
   size_t kk = 0;
   if (MR <= 2) {
     /* Few rows: vpdpbusd's latency, not its throughput, would bound one chain per
@@ -122,6 +123,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_avx512vnni(
     __m512i vw[4];
 #pragma GCC unroll 4
     for (size_t j = 0; j < NJ; j++) vw[j] = _mm512_load_si512(wk + 64 * j);
+    wk += 64 * NJMAX;
 #pragma GCC unroll 16
     for (size_t i = 0; i < MR; i++) {
       const __m512i va = _mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(tail, ap[i] + kk));
@@ -132,7 +134,18 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_avx512vnni(
       }
     }
   }
-  /* The row-sum term. */
+  return wk;
+}
+
+/* Adds the row-sum term coef[n] * rowsum(a) of the mr rows. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_row_sum_avx512vnni(
+    const size_t MR, const size_t NJMAX, const size_t NJ, size_t mr, const void* w,
+    const int32_t* row_sum, int row_sum_uniform, int32_t coef0, __m512i vacc[][4])
+{
+  const int32_t* rs[16] = {row_sum};
+#pragma GCC unroll 16
+  for (size_t i = 1; i < MR; i++) rs[i] = i < mr && row_sum != NULL ? rs[i - 1] + 1 : rs[i - 1];
+  const int32_t* coef = (const int32_t*) w + 16 * NJMAX;
   if (row_sum_uniform) {
     /* one coef for every column: a scalar multiply per row */
 #pragma GCC unroll 16
@@ -152,6 +165,41 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_avx512vnni(
       }
     }
   }
+}
+
+/* Accumulates the MR x (16 * NJ) tile, row sums included. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_avx512vnni(
+    const size_t MR, const size_t NJMAX, const size_t NJ, const int signed_a, size_t mr, size_t k,
+    const uint8_t* a, size_t a_stride, const void* w, const int32_t* row_sum,
+    int row_sum_uniform, int32_t coef0, __m512i vacc[][4])
+{
+  const uint8_t* ap[16] = {a};
+#pragma GCC unroll 16
+  for (size_t i = 1; i < MR; i++) ap[i] = i < mr ? ap[i - 1] + a_stride : ap[i - 1];
+  const uint8_t* wk = gemmi8_qgemm_init_avx512vnni(MR, NJMAX, NJ, w, vacc);
+  gemmi8_qgemm_depth_avx512vnni(MR, NJMAX, NJ, signed_a, k, ap, wk, vacc);
+  gemmi8_qgemm_row_sum_avx512vnni(MR, NJMAX, NJ, mr, w, row_sum, row_sum_uniform, coef0, vacc);
+}
+
+/* The same tile with A through ks taps of MR row pointers (igemm): kc bytes of each
+ * (a_offset added to every pointer but zero), each tap's weights round_up(kc, 4) deep. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_avx512vnni(
+    const size_t MR, const size_t NJMAX, const size_t NJ, const int signed_a, size_t mr,
+    size_t kc, size_t ks, const void* const* a, size_t a_offset, const void* zero,
+    const void* w, const int32_t* row_sum, int row_sum_uniform, int32_t coef0,
+    __m512i vacc[][4])
+{
+  const uint8_t* wk = gemmi8_qgemm_init_avx512vnni(MR, NJMAX, NJ, w, vacc);
+  for (size_t t = 0; t < ks; t++) {
+    const uint8_t* ap[16];
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) {
+      const uint8_t* p = (const uint8_t*) a[t * MR + i];
+      ap[i] = p == (const uint8_t*) zero ? p : p + a_offset;
+    }
+    wk = gemmi8_qgemm_depth_avx512vnni(MR, NJMAX, NJ, signed_a, kc, ap, wk, vacc);
+  }
+  gemmi8_qgemm_row_sum_avx512vnni(MR, NJMAX, NJ, mr, w, row_sum, row_sum_uniform, coef0, vacc);
 }
 
 /* Loads 16 per-channel (stride 1) or per-tensor (stride 0) values, within nr. */
@@ -384,6 +432,26 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_avx512(
   {                                                                                      \
     __m512i vacc[MR][4];                                                                 \
     switch (NJMAX) { GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJMAX, NJMAX, SIGNED_A, OUT) }     \
+  }
+/* The igemm kernel of a tile: the same cases on A through row pointers. */
+#define GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, NJMAX, NJ, SIGNED_A, OUT)                      \
+  case NJ:                                                                               \
+    gemmi8_qigemm_core_avx512vnni(MR, NJMAX, NJ, SIGNED_A, mr, kc, ks, a, a_offset, zero, \
+                                  w, params->row_sum, params->row_sum_uniform,           \
+                                  params->row_sum_coef, vacc);                           \
+    GEMMI8_QGEMM_STORE_##OUT(MR, NJ);                                                    \
+    break;
+#define GEMMI8_QIGEMM_AVX512VNNI_KERNEL(fn, MR, SIGNED_A, OUT)                           \
+  void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
+          void* c, size_t c_stride, size_t a_offset, const void* zero,                   \
+          const struct gemmi8_qparams* params)                                           \
+  {                                                                                      \
+    __m512i vacc[MR][4];                                                                 \
+    switch ((nr + 15) / 16) {                                                            \
+      GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 3, 1, SIGNED_A, OUT)                             \
+      GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 3, 2, SIGNED_A, OUT)                             \
+      GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 3, 3, SIGNED_A, OUT)                             \
+    }                                                                                    \
   }
 /* cases 3 and 4 exist only for wider kernels */
 #define GEMMI8_QGEMM_AVX512VNNI_CASE_2(MR, SIGNED_A, OUT)

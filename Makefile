@@ -165,11 +165,15 @@ $(BUILD)/libgemmi8-test.a: $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
 # The README's examples (each ```c block a program) are compiled and run as part of
-# the tests: readme-example (a layer), readme-threads (the same on threads).
+# the tests: readme-example (a layer), readme-threads (the same on threads),
+# readme-conv (a convolution operator).
 readme_block = awk -v want=$(1) '/^```c$$/ { b++; on = b == want; next } /^```$$/ { on = 0 } on' README.md
 $(BUILD)/readme-example.c: README.md
 	@mkdir -p $(dir $@)
 	$(call readme_block,1) > $@
+$(BUILD)/readme-conv.c: README.md
+	@mkdir -p $(dir $@)
+	$(call readme_block,3) > $@
 $(BUILD)/readme-threads.c: README.md
 	@mkdir -p $(dir $@)
 	$(call readme_block,2) > $@
@@ -180,9 +184,10 @@ $(BUILD)/readme-%: $(BUILD)/readme-%.c $(BUILD)/libgemmi8-test.a Makefile
 
 # GEMMI8_ISA is read once per process: the example checks that it forces the set,
 # and that a name the build does not know is reported (once, on stderr) and ignored.
-test: $(BUILD)/gemmi8-test $(BUILD)/readme-example $(BUILD)/readme-threads
+test: $(BUILD)/gemmi8-test $(BUILD)/readme-example $(BUILD)/readme-threads $(BUILD)/readme-conv
 	$(RUNNER) $(abspath $(BUILD))/readme-example
 	$(RUNNER) $(abspath $(BUILD))/readme-threads
+	$(RUNNER) $(abspath $(BUILD))/readme-conv
 	GEMMI8_ISA=generic $(RUNNER) $(abspath $(BUILD))/readme-example | grep -q 'on generic: ok'
 	GEMMI8_ISA=no-such-level $(RUNNER) $(abspath $(BUILD))/readme-example 2>&1 | \
 	  grep -q 'GEMMI8_ISA=no-such-level ignored (not a level of this build)'
@@ -239,27 +244,43 @@ $(BUILD)/gemmi8-bench: $(BENCH_OBJS) $(LIBDIR)/libgemmi8.a
 	$(CXX) $(SANFLAGS) $(LDFLAGS) -o $@ $(BENCH_OBJS) $(LIBDIR)/libgemmi8.a $(BENCH_LDLIBS) \
 	  -lbenchmark -lopenblas -lpthread -lm
 
-.PHONY: bench-deps bench-build bench-smoke FORCE
+.PHONY: bench-deps bench-build bench-smoke bench-conv FORCE
 FORCE:
 
 bench-deps:
 	@sh bench/deps.sh $(BENCH_PKGS)
 
 bench: bench-deps
-	$(MAKE) $(BUILD)/gemmi8-bench
+	$(MAKE) $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench
 	sh bench/run.sh ./$(BUILD)/gemmi8-bench
+	sh bench/conv/run.sh ./$(BUILD)/gemmi8-conv-bench
+
+# The convolution benchmark alone (the conv mode of make bench).
+bench-conv: bench-deps
+	$(MAKE) $(BUILD)/gemmi8-conv-bench
+	sh bench/conv/run.sh ./$(BUILD)/gemmi8-conv-bench
+
+# The convolution benchmark: its own main, the case helpers and peak loops of bench/.
+CONV_BENCH_OBJS := $(BUILD)/bench/conv/conv-bench.o $(filter-out $(BUILD)/bench/main.o,$(BENCH_OBJS))
+$(BUILD)/gemmi8-conv-bench: $(CONV_BENCH_OBJS) $(LIBDIR)/libgemmi8.a
+	$(CXX) $(SANFLAGS) $(LDFLAGS) -o $@ $(CONV_BENCH_OBJS) $(LIBDIR)/libgemmi8.a $(BENCH_LDLIBS) \
+	  -lbenchmark -lopenblas -lpthread -lm
 
 # For CI, without running the benchmark: builds it and lists its benchmarks.
-bench-build: $(BUILD)/gemmi8-bench
+bench-build: $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench
+	./$(BUILD)/gemmi8-conv-bench --benchmark_list_tests=true > /dev/null
 	./$(BUILD)/gemmi8-bench --benchmark_list_tests=true > $(BUILD)/bench-list.txt
 	@echo "$(BUILD)/gemmi8-bench: $$(wc -l < $(BUILD)/bench-list.txt) benchmarks ($(BENCH_PEERS))"
 
 # For CI, a few seconds: every case once on small shapes (peers check their
 # results in setup), then the report and chart, into $(BUILD)/bench-smoke.
-bench-smoke: $(BUILD)/gemmi8-bench
+bench-smoke: $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench
 	GEMMI8_BENCH_SHAPES=bench/shapes-smoke.txt GEMMI8_BENCH_FC_SHAPES=bench/shapes-fc-smoke.txt GEMMI8_BENCH_REPS=1 \
 	GEMMI8_BENCH_MIN_TIME=0.002 GEMMI8_BENCH_OUT=$(BUILD)/bench-smoke \
 	  sh bench/run.sh ./$(BUILD)/gemmi8-bench
+	GEMMI8_BENCH_CONV_LAYERS=bench/conv/layers-smoke.txt GEMMI8_BENCH_REPS=1 \
+	GEMMI8_BENCH_MIN_TIME=0.002 GEMMI8_BENCH_OUT=$(BUILD)/bench-smoke \
+	  sh bench/conv/run.sh ./$(BUILD)/gemmi8-conv-bench
 
 # ---- install -------------------------------------------------------------------
 # Installs the library of the ARCH being built (a cross build installs its own).

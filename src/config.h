@@ -48,6 +48,9 @@ struct gemmi8_qgemm_config {
   /* Sums of m rows of k bytes (uint8 for qu8, int8 for qs8), or NULL when the
    * kernels do not need them from the driver. */
   void (*row_sum)(size_t m, size_t k, const void* a, size_t a_stride, int32_t* sums);
+  /* The same through an igemm row tile's pointers (convolution), or NULL: the
+   * driver's portable loop. */
+  gemmi8_irow_sum_fn irow_sum;
   /* Fixed-point constants per block for the kernels (gemmi8_qparams.prepared), or NULL. */
   gemmi8_qprepare_fn prepare_fixedpoint;
   struct gemmi8_qgemm_ukernels gemm[GEMMI8_MAX_MR];

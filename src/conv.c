@@ -427,13 +427,21 @@ struct conv_context {
   size_t ws_bytes;
 };
 
-/* Row sums of pixels [m0, m0 + rows) for group g, through the indirection buffer. */
+/* Row sums of pixels [m0, m0 + rows) (m0 a multiple of mr) for group g, through the
+ * indirection buffer: the kernel set's function per row tile, or a portable loop. */
 static void conv_row_sum_task(const struct conv_context* ctx, size_t g, size_t m0, size_t rows)
 {
   const gemmi8_convolution* op = ctx->op;
   const size_t mr = ctx->mr, ks = op->ks, kc = op->kc, offset = g * kc;
+  int32_t* sums = op->sums + g * ctx->mpad;
+  if (ctx->cfg->irow_sum != NULL) {
+    for (size_t p = m0; p < m0 + rows; p += mr) {
+      ctx->cfg->irow_sum(mr, gemmi8_min(mr, m0 + rows - p), kc, ks,
+                         op->indirection + p / mr * ks * mr, offset, op->zero, sums + p);
+    }
+    return;
+  }
   const int is_signed = op->type == gemmi8_type_qs8;
-  int32_t* sums = op->sums + g * ctx->mpad; /* (row_sums only: sums set) */
   for (size_t p = m0; p < m0 + rows; p++) {
     const void* const* ptrs = op->indirection + p / mr * ks * mr + p % mr;
     uint32_t sum = 0;
@@ -633,7 +641,7 @@ gemmi8_status gemmi8_convolution_run(gemmi8_convolution* op, const gemmi8_parall
     ctx.nb = split.nb;
     ctx.mchunks = split.mchunks;
     ctx.bchunks = split.bchunks;
-    ctx.rs_rows = gemmi8_divide_round_up(m, 2 * threads);
+    ctx.rs_rows = gemmi8_round_up(gemmi8_divide_round_up(m, 2 * threads), cfg->mr);
   }
   ctx.rs_chunks = gemmi8_divide_round_up(m, ctx.rs_rows);
   const size_t tasks = groups * ctx.mchunks * ctx.bchunks;

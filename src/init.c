@@ -75,7 +75,8 @@ static const struct gemmi8_bgemm_config bin_generic = {
 #define AVX2_Q8(type)                                                              \
   {.isa = "avx2", .mr = 6, .nr = 16, .kr = 2, .column_bytes = 4, .weight_bytes = 2, \
    .pack = gemmi8_qpack_goi_s16__generic,                                           \
-   .gemm = {[5] = QGEMM(type, 6x16c2, avx2)}}
+   .gemm = {[5] = QGEMM(type, 6x16c2, avx2)},                                     \
+   .igemm = {[5] = QIGEMM(type, 6x16c2, avx2)}}
 static const struct gemmi8_qgemm_config qu8_avx2 = AVX2_Q8(qu8);
 static const struct gemmi8_qgemm_config qs8_avx2 = AVX2_Q8(qs8);
 static const struct gemmi8_bgemm_config bin_avx2 = {
@@ -92,6 +93,7 @@ static const struct gemmi8_bgemm_config bin_avx2 = {
   {.isa = "avx512vnni", .mr = 7, .nr = 48, .kr = 4, .column_bytes = 8, .xor_weights = 1, \
    .scaled_row_sum = 1, .group = 16,                                                   \
    .pack = gemmi8_qpack_goi__generic, .row_sum = gemmi8_##type##_rsum__avx512vnni,     \
+   .irow_sum = gemmi8_##type##_irsum__avx512vnni,                                      \
    .prepare_fixedpoint = gemmi8_q8_prepare_fixedpoint__avx512vnni,                      \
    .gemm = {[0] = QGEMM(type, 1x48c4, avx512vnni), [1] = QGEMM(type, 2x48c4, avx512vnni), \
             [3] = QGEMM(type, 4x48c4, avx512vnni), [5] = QGEMM(type, 6x48c4, avx512vnni), \

@@ -108,6 +108,14 @@ typedef void (*gemmi8_bgemm_ukernel_fn)(size_t mr, size_t nr, size_t k, const ui
   GEMMI8_DECLARE_QIGEMM_UKERNEL(gemmi8_##type##_igemm_s32_ukernel_##tile##__##isa)        \
   GEMMI8_DECLARE_QIGEMM_UKERNEL(gemmi8_##type##_igemm_fixedpoint_ukernel_##tile##__##isa) \
   GEMMI8_DECLARE_QIGEMM_UKERNEL(gemmi8_##type##_igemm_fp32_ukernel_##tile##__##isa)
+/* Sums of the rows of an igemm row tile (mr pointers per tap, rows of them summed:
+ * ks taps of kc bytes each, a_offset added to every pointer but zero). */
+typedef void (*gemmi8_irow_sum_fn)(size_t mr, size_t rows, size_t kc, size_t ks,
+                                   const void* const* a, size_t a_offset, const void* zero,
+                                   int32_t* sums);
+#define GEMMI8_DECLARE_IROW_SUM(fn)                                                        \
+  GEMMI8_INTERNAL void fn(size_t mr, size_t rows, size_t kc, size_t ks, const void* const* a, \
+                          size_t a_offset, const void* zero, int32_t* sums);
 #define GEMMI8_DECLARE_ROW_SUM(fn) \
   GEMMI8_INTERNAL void fn(size_t m, size_t k, const void* a, size_t a_stride, int32_t* sums);
 
@@ -122,6 +130,8 @@ GEMMI8_DECLARE_BGEMM_UKERNELS(4x4, generic)
 /* kernels/x86_avx2 */
 GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 6x16c2, avx2)
 GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 6x16c2, avx2)
+GEMMI8_DECLARE_QIGEMM_UKERNELS(qu8, 6x16c2, avx2)
+GEMMI8_DECLARE_QIGEMM_UKERNELS(qs8, 6x16c2, avx2)
 GEMMI8_DECLARE_BGEMM_UKERNELS(4x8, avx2)
 /* kernels/x86_avx512 */
 GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 7x48c4, avx512vnni)
@@ -140,6 +150,8 @@ GEMMI8_DECLARE_ROW_SUM(gemmi8_qu8_rsum__avx512vnni)
 GEMMI8_INTERNAL void gemmi8_q8_prepare_fixedpoint__avx512vnni(const struct gemmi8_qparams* p,
                                                              size_t nr, void* out);
 GEMMI8_DECLARE_ROW_SUM(gemmi8_qs8_rsum__avx512vnni)
+GEMMI8_DECLARE_IROW_SUM(gemmi8_qu8_irsum__avx512vnni)
+GEMMI8_DECLARE_IROW_SUM(gemmi8_qs8_irsum__avx512vnni)
 GEMMI8_DECLARE_BGEMM_UKERNELS(6x32, avx512bw)
 GEMMI8_DECLARE_BGEMM_UKERNELS(6x32, avx512vpopcnt)
 #endif

@@ -44,6 +44,40 @@ void ref_q8_acc_mixed(int a_signed, int b_signed, size_t m, size_t n, size_t k, 
   }
 }
 
+void ref_conv_acc(const struct ref_conv* c, const uint8_t* in, const uint8_t* w, int32_t a_zp,
+                  const int32_t* b_zp, const int32_t* bias, int32_t* acc) {
+  const size_t cout = c->groups * c->co;
+  for (size_t b = 0; b < c->batch; b++) {
+    for (size_t oy = 0; oy < c->oh; oy++) {
+      for (size_t ox = 0; ox < c->ow; ox++) {
+        for (size_t ch = 0; ch < cout; ch++) {
+          const size_t g = ch / c->co;
+          const int64_t zp = b_zp != NULL ? b_zp[ch] : 0;
+          int64_t sum = bias != NULL ? bias[ch] : 0;
+          for (size_t y = 0; y < c->kh; y++) {
+            for (size_t x = 0; x < c->kw; x++) {
+              const int64_t iy = (int64_t) (oy * c->sh + y * c->dh) - (int64_t) c->pt;
+              const int64_t ix = (int64_t) (ox * c->sw + x * c->dw) - (int64_t) c->pl;
+              const int inside =
+                  iy >= 0 && iy < (int64_t) c->ih && ix >= 0 && ix < (int64_t) c->iw;
+              for (size_t i = 0; i < c->ci; i++) {
+                int64_t av = a_zp;
+                if (inside) {
+                  const size_t pixel = (b * c->ih + (size_t) iy) * c->iw + (size_t) ix;
+                  av = q8_value(c->a_signed, in[pixel * c->in_stride + g * c->ci + i]);
+                }
+                const int64_t wv = q8_value(c->w_signed, w[((ch * c->kh + y) * c->kw + x) * c->ci + i]);
+                sum += (av - a_zp) * (wv - zp);
+              }
+            }
+          }
+          acc[((b * c->oh + oy) * c->ow + ox) * cout + ch] = ref_wrap_s32(sum);
+        }
+      }
+    }
+  }
+}
+
 /* ---- fixed-point requantization ---------------------------------------------- */
 
 static int32_t saturate_s32(int64_t v) {

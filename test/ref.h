@@ -27,6 +27,21 @@ void ref_q8_acc_mixed(int a_signed, int b_signed, size_t m, size_t n, size_t k, 
                       size_t a_stride, int32_t a_zp, const uint8_t* b, size_t b_stride, int b_kn,
                       const int32_t* b_zp, const int32_t* bias, int32_t* acc);
 
+/* A convolution from its definition (include/gemmi8.h "Convolution"): NHWC input of
+ * batch x ih x iw pixels (pixel stride in_stride bytes), weights [groups][co][kh][kw]
+ * [ci]; a tap in the padding reads a_zp. acc holds batch * oh * ow rows of groups * co
+ * values (oh, ow: the output size the caller computed). b_zp: groups * co values, or
+ * NULL for 0. */
+struct ref_conv {
+  int a_signed, w_signed;
+  size_t batch, ih, iw, in_stride;
+  size_t kh, kw, sh, sw, dh, dw, pt, pl;
+  size_t groups, ci, co;
+  size_t oh, ow;
+};
+void ref_conv_acc(const struct ref_conv* c, const uint8_t* in, const uint8_t* w, int32_t a_zp,
+                  const int32_t* b_zp, const int32_t* bias, int32_t* acc);
+
 /* The three steps of the fixed-point requantization. */
 int32_t ref_saturating_left_shift(int32_t x, int32_t shift);     /* shift in 0..31 */
 int32_t ref_srdhm(int32_t x, int32_t multiplier);                /* header's formula */

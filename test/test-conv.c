@@ -25,47 +25,21 @@ typedef struct ccase {
   size_t in_extra, out_extra; /* channels of the wider tensors around the slice */
 } ccase;
 
-/* A tensor value as the type reads it. */
-static int32_t val(int is_signed, uint8_t v) {
-  return is_signed ? (int32_t) (int8_t) v : (int32_t) v;
-}
-
-/* The accumulators, m x (groups * co), from the definition. */
+/* The accumulators, m x (groups * co), from the definition (ref.c). */
 static void ref_conv(const ccase* c, int kind, const uint8_t* in, size_t in_stride,
                      const uint8_t* w, int32_t a_zp, const uint8_t* b_zp, const int32_t* bias,
                      size_t oh, size_t ow, int32_t* acc) {
-  const int a_signed = kind == C_QS8, w_signed = kind == C_QS8 || kind == C_QU8S8;
+  const struct ref_conv rc = {kind == C_QS8, kind == C_QS8 || kind == C_QU8S8, c->batch, c->ih,
+                              c->iw, in_stride, c->kh, c->kw, c->sh, c->sw, c->dh, c->dw, c->pt,
+                              c->pl, c->groups, c->ci, c->co, oh, ow};
   const size_t cout = c->groups * c->co;
-  for (size_t b = 0; b < c->batch; b++) {
-    for (size_t oy = 0; oy < oh; oy++) {
-      for (size_t ox = 0; ox < ow; ox++) {
-        for (size_t g = 0; g < c->groups; g++) {
-          for (size_t o = 0; o < c->co; o++) {
-            const size_t ch = g * c->co + o;
-            const int32_t zp = kind == C_QU8 ? b_zp[0] : (kind == C_QU8_PC ? b_zp[ch] : 0);
-            int64_t sum = bias ? bias[ch] : 0;
-            for (size_t y = 0; y < c->kh; y++) {
-              for (size_t x = 0; x < c->kw; x++) {
-                const int64_t iy = (int64_t) (oy * c->sh + y * c->dh) - (int64_t) c->pt;
-                const int64_t ix = (int64_t) (ox * c->sw + x * c->dw) - (int64_t) c->pl;
-                const int inside = iy >= 0 && iy < (int64_t) c->ih && ix >= 0 && ix < (int64_t) c->iw;
-                for (size_t ic = 0; ic < c->ci; ic++) {
-                  int32_t av = a_zp;
-                  if (inside) {
-                    const size_t pixel = (b * c->ih + (size_t) iy) * c->iw + (size_t) ix;
-                    av = val(a_signed, in[pixel * in_stride + g * c->ci + ic]);
-                  }
-                  const int32_t wv = val(w_signed, w[((ch * c->kh + y) * c->kw + x) * c->ci + ic]);
-                  sum += (int64_t) (av - a_zp) * (wv - zp);
-                }
-              }
-            }
-            acc[((b * oh + oy) * ow + ox) * cout + ch] = ref_wrap_s32(sum);
-          }
-        }
-      }
-    }
+  int32_t* zp = NULL;
+  if (kind == C_QU8 || kind == C_QU8_PC) {
+    zp = t_alloc(cout * sizeof(int32_t));
+    for (size_t j = 0; j < cout; j++) zp[j] = b_zp[kind == C_QU8_PC ? j : 0];
   }
+  ref_conv_acc(&rc, in, w, a_zp, zp, bias, acc);
+  free(zp);
 }
 
 static gemmi8_status create(int kind, const gemmi8_conv_geometry* g, const uint8_t* w,

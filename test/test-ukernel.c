@@ -500,6 +500,7 @@ enum {
   when_row_sum = 1u << 6, /* the table has a row_sum function */
   when_f32 = 1u << 7,     /* binary float and bits outputs */
   when_bits = 1u << 8,    /* binary bits output */
+  when_igemm = 1u << 9,   /* igemm kernels only */
 };
 
 typedef struct qcase {
@@ -508,7 +509,61 @@ typedef struct qcase {
   int (*run)(const void* kernel);
 } qcase;
 
+/* igemm: tap counts from 1 (no padding between taps) to a 7x7 filter, with depths
+ * below, at and above KR, some taps at the zero buffer. */
+static int qc_i_taps(const void* kernel) {
+  Q_KERNEL;
+  Q_DIMS;
+  static const size_t tap_counts[] = {1, 2, 3, 4, 9, 25, 49};
+  for (size_t i = 0; i < T_COUNT(tap_counts); i++) {
+    const size_t ks[] = {1, kr > 1 ? kr - 1 : 2, kr, kr + 1, 2 * kr + 3, 16 * kr + 1};
+    for (size_t j = 0; j < T_COUNT(ks); j += tap_counts[i] > 9 ? 2 : 1) {
+      Q_NEW(t);
+      t.ks = tap_counts[i];
+      t.k = ks[j];
+      t.m = 1 + (i + j) % mr;
+      if (!uk_qtest_run(kn, &t)) return 0;
+    }
+  }
+  return 1;
+}
+
+/* Every pointer at the zero buffer (a pixel in the padding everywhere), and none. */
+static int qc_i_zero_taps(const void* kernel) {
+  Q_KERNEL;
+  Q_DIMS;
+  for (int z = 0; z <= 2; z += 2) {
+    for (size_t k = 1; k <= 2 * kr + 1; k += kr) {
+      Q_NEW(t);
+      t.zero_taps = z;
+      t.k = k;
+      t.ks = 5;
+      if (!uk_qtest_run(kn, &t)) return 0;
+    }
+  }
+  return 1;
+}
+
+/* Offsets into the pixels (a group's channels), with rows at page ends: the kernel
+ * reads kc bytes from pointer + a_offset and no further. */
+static int qc_i_a_offset(const void* kernel) {
+  Q_KERNEL;
+  Q_DIMS;
+  static const size_t offsets[] = {0, 1, 3, 16, 63, 64, 100};
+  for (size_t i = 0; i < T_COUNT(offsets); i++) {
+    Q_NEW(t);
+    t.a_offset = offsets[i];
+    t.a_row_pages = i % 2;
+    t.k = i % 3 == 0 ? kr + 1 : 3 * kr + i;
+    if (!uk_qtest_run(kn, &t)) return 0;
+  }
+  return 1;
+}
+
 static const qcase qcases[] = {
+    {"taps", when_igemm, qc_i_taps},
+    {"zero_taps", when_igemm, qc_i_zero_taps},
+    {"a_offset", when_igemm, qc_i_a_offset},
     {"k_eq_kr", 0, qc_k_eq_kr},
     {"k_lt_kr", when_kr2, qc_k_lt_kr},
     {"k_gt_kr", 0, qc_k_gt_kr},
@@ -561,6 +616,7 @@ static int q_applies(const uk_qkernel* kn, unsigned when) {
   if ((when & when_mr2) && kn->mr < 2) return 0;
   if ((when & when_nr2) && kn->cfg->nr < 2) return 0;
   if ((when & when_row_sum) && kn->cfg->row_sum == NULL) return 0;
+  if ((when & when_igemm) && kn->ifn == NULL) return 0;
   return 1;
 }
 
@@ -981,6 +1037,33 @@ static void q_tables(uint32_t type, unsigned long* skipped) {
         }
       }
     }
+    for (size_t r = 1; r <= GEMMI8_MAX_MR; r++) {
+      const struct gemmi8_qigemm_ukernels* u = &cfg->igemm[r - 1];
+      const gemmi8_qigemm_ukernel_fn fns[] = {u->s32, u->fixedpoint, u->fp32};
+      char tile[32];
+      snprintf(tile, sizeof(tile), "%zux%uc%u", r, (unsigned) cfg->nr, (unsigned) cfg->kr);
+      for (int o = 0; o < 3; o++) {
+        if (fns[o] == NULL) continue;
+        uk_qkernel kn;
+        memset(&kn, 0, sizeof(kn));
+        kn.cfg = cfg;
+        kn.is_signed = sgn;
+        kn.mr = r;
+        kn.output = (enum uk_output) o;
+        kn.ifn = fns[o];
+        snprintf(kn.path, sizeof(kn.path), "%s/%.24s/%s/igemm-%s", family, cfg->isa, tile,
+                 q_out_names[o]);
+        snprintf(kn.name, sizeof(kn.name),
+                 "gemmi8_%s_igemm_%s_ukernel_%s__%.24s (%s %s igemm[%zu] of the %.24s table, "
+                 "MR %zu NR %u KR %u)",
+                 family, q_out_names[o], tile, cfg->isa, family, q_out_names[o], r - 1, cfg->isa,
+                 r, (unsigned) cfg->nr, (unsigned) cfg->kr);
+        if (q_kernel(&kn, supported)) {
+          tally.kernels++;
+          if (!supported) tally.not_run++, note_tile(&tally, tile);
+        }
+      }
+    }
     const qtable q = {cfg, sgn};
     if (cfg->row_sum != NULL) {
       int any = 0;
@@ -1050,22 +1133,6 @@ static void b_tables(unsigned long* skipped) {
   }
 }
 
-/* igemm slots have no tester yet (they need the convolution packer): say so. */
-static void note_untested(void) {
-  unsigned long count = 0;
-  for (uint32_t type = gemmi8_type_qu8; type <= gemmi8_type_qs8; type++) {
-    for (size_t i = 0;; i++) {
-      const struct gemmi8_qgemm_config* cfg = gemmi8_qgemm_config_at(type, i, NULL);
-      if (cfg == NULL) break;
-      for (size_t r = 0; r < GEMMI8_MAX_MR; r++) {
-        count += (cfg->igemm[r].s32 != NULL) + (cfg->igemm[r].fixedpoint != NULL) +
-                 (cfg->igemm[r].fp32 != NULL);
-      }
-    }
-  }
-  if (count != 0) printf("   not tested here: %lu igemm kernels\n", count);
-}
-
 unsigned long test_ukernel(uint64_t seed) {
   const char* f = getenv("GEMMI8_TEST_FILTER");
   filter = f != NULL && *f != '\0' ? f : NULL;
@@ -1087,7 +1154,6 @@ unsigned long test_ukernel(uint64_t seed) {
   sigaction(SIGSEGV, &old_segv, NULL);
   sigaction(SIGBUS, &old_bus, NULL);
   if (!list_only) {
-    note_untested();
     printf("   %lu kernel cases run", cases_run);
     if (filter != NULL) printf(" (GEMMI8_TEST_FILTER=%s)", filter);
     printf(", %lu kernels skipped\n", skipped);

@@ -151,6 +151,11 @@ uk_qtest uk_qtest_defaults(const uk_qkernel* kn) {
   t.scale = uk_scale_span;
   t.clamp = uk_clamp_none;
   t.c_zp = uk_czp_span;
+  if (kn->ifn != NULL) {
+    t.ks = 3;
+    t.a_offset = (size_t) t_range(0, 5);
+    t.zero_taps = 1;
+  }
   return t;
 }
 
@@ -165,9 +170,26 @@ struct qcall {
   const struct gemmi8_qparams* params;
 };
 
+struct qicall {
+  gemmi8_qigemm_ukernel_fn fn;
+  size_t mr, nr, kc, ks;
+  const void* const* a;
+  const void* w;
+  void* c;
+  size_t c_stride, a_offset;
+  const void* zero;
+  const struct gemmi8_qparams* params;
+};
+
 static void qcall_run(void* ctx) {
   const struct qcall* q = ctx;
   q->fn(q->mr, q->nr, q->k, q->a, q->a_stride, q->w, q->c, q->c_stride, q->params);
+}
+
+static void qicall_run(void* ctx) {
+  const struct qicall* q = ctx;
+  q->fn(q->mr, q->nr, q->kc, q->ks, q->a, q->w, q->c, q->c_stride, q->a_offset, q->zero,
+        q->params);
 }
 
 /* One element of A or B for the data mode (zp: the operand's zero point). */
@@ -333,6 +355,10 @@ static void q_describe(text* x, const uk_qkernel* kn, const uk_qtest* t, size_t 
     else if (t->b_zp_mode == uk_bzp_channel_extremes) add(x, ", b_zp per channel (0 or 255)");
     else add(x, ", b_zp %" PRId32, b_zp[0]);
   }
+  if (kn->ifn != NULL) {
+    add(x, ", igemm: %zu taps of K bytes, a_offset %zu, zero taps %s", t->ks, t->a_offset,
+        t->zero_taps == 0 ? "none" : (t->zero_taps == 1 ? "some" : "all"));
+  }
   add(x, ", data %s, bias %s", data_names[t->data], bias_names[t->bias]);
   if (p->row_sum == NULL) {
     add(x, ", row sums NULL");
@@ -376,34 +402,71 @@ int uk_qtest_run(const uk_qkernel* kn, const uk_qtest* t) {
     b_zp[j] = is_signed ? 0 : z;
   }
 
-  /* A: rows that end at an inaccessible page (every row, or the last) */
-  t_fence fa;
+  /* igemm: ks taps of k bytes, each tap's weights padded to KR (src/conv.c); A is
+   * then the m x (ks * k) matrix of the taps' rows side by side (la) */
+  const int indirect = kn->ifn != NULL;
+  size_t ks = indirect && t->ks > 1 ? t->ks : 1;
+  size_t kcp = ks > 1 ? gemmi8_round_up(k, cfg->kr) : k;
+  if (ks * kcp > (is_signed ? GEMMI8_QS8_MAX_K : GEMMI8_QU8_MAX_K)) ks = 1, kcp = k;
+  const size_t kt = ks * k, kp = ks * kcp;
+
+  /* A: rows that end at an inaccessible page (every row, or the last); igemm: one
+   * row per tap and row, the kernel reading k bytes from a_offset on */
+  const size_t a_rows = indirect ? ks * m : m, a_skip = indirect ? t->a_offset : 0;
+  t_fence fa, fz;
+  memset(&fz, 0, sizeof(fz));
   size_t a_stride = t->a_stride;
   uint8_t* a;
   if (a_stride == 0 && t->a_row_pages) {
-    a = t_fence_init(&fa, m, k, 0);
+    a = t_fence_init(&fa, a_rows, a_skip + k, 0);
     a_stride = fa.stride;
   } else {
-    if (a_stride == 0) a_stride = k;
-    a = t_fence_init(&fa, m, k, a_stride);
+    if (a_stride == 0) a_stride = a_skip + k;
+    a = t_fence_init(&fa, a_rows, a_skip + k, a_stride);
   }
-  for (size_t i = 0; i < m; i++) {
-    for (size_t p = 0; p < k; p++) a[i * a_stride + p] = q_draw(t->data, a_zp, lo, hi);
+  for (size_t i = 0; i < a_rows; i++) {
+    for (size_t p = 0; p < k; p++) a[i * a_stride + a_skip + p] = q_draw(t->data, a_zp, lo, hi);
+  }
+  uint8_t* la = a;
+  size_t la_stride = a_stride;
+  const void** ptrs = NULL;
+  uint8_t* zero = NULL;
+  if (indirect) {
+    zero = t_fence_init(&fz, 1, k, k);
+    memset(zero, (uint8_t) a_zp, k);
+    const size_t MR = kn->mr;
+    ptrs = t_alloc(ks * MR * sizeof(void*));
+    la = t_alloc(m * kt);
+    la_stride = kt;
+    for (size_t tap = 0; tap < ks; tap++) {
+      for (size_t i = 0; i < MR; i++) {
+        const size_t row = i < m ? i : m - 1; /* rows past m repeat the last, as the driver */
+        const int to_zero = t->zero_taps == 2 || (t->zero_taps == 1 && t_below(4) == 0);
+        const void* ptr = a + (tap * m + row) * a_stride;
+        if (i < m && to_zero) ptr = zero;
+        if (i >= m) ptr = ptrs[tap * MR + m - 1];
+        ptrs[tap * MR + i] = ptr;
+        if (i < m) {
+          memcpy(la + i * kt + tap * k,
+                 ptr == zero ? zero : (const uint8_t*) ptr + a_skip, k);
+        }
+      }
+    }
   }
   /* B, N x K (read by the packer only) */
-  uint8_t* b = t_alloc(n * k);
+  uint8_t* b = t_alloc(n * kt);
   for (size_t j = 0; j < n; j++) {
     const int32_t column_extreme = t_below(2) ? lo : hi; /* kmax, qs8: one sign per column */
-    for (size_t p = 0; p < k; p++) {
+    for (size_t p = 0; p < kt; p++) {
       uint8_t v = q_draw(t->data, is_signed ? 0 : b_zp[j], lo, hi);
       if (t->data == uk_data_kmax && is_signed) v = (uint8_t) column_extreme;
-      b[j * k + p] = v;
+      b[j * kt + p] = v;
     }
   }
 
   /* reference accumulators, then a bias chosen from them */
   int32_t* acc = t_alloc(m * n * sizeof(int32_t));
-  ref_q8_acc(is_signed, m, n, k, a, a_stride, a_zp, b, k, 0, b_zp, NULL, acc);
+  ref_q8_acc(is_signed, m, n, kt, la, la_stride, a_zp, b, kt, 0, b_zp, NULL, acc);
   int32_t* bias = NULL;
   if (t->bias != uk_bias_none) {
     bias = t_alloc(n * sizeof(int32_t));
@@ -425,13 +488,25 @@ int uk_qtest_run(const uk_qkernel* kn, const uk_qtest* t) {
     }
   }
 
-  /* packed blocks, as pack/qpack.c pack_into() writes them after the header */
+  /* packed blocks, as pack/qpack.c pack_into() writes them after the header (igemm:
+   * each tap padded to kcp depths holding the weight zero point, as src/conv.c does) */
+  uint8_t* bp = b;
+  if (kp != kt) {
+    bp = t_alloc(n * kp);
+    for (size_t j = 0; j < n; j++) {
+      for (size_t tap = 0; tap < ks; tap++) {
+        memcpy(bp + j * kp + tap * kcp, b + j * kt + tap * k, k);
+        memset(bp + j * kp + tap * kcp + k, is_signed ? 0 : b_zp[j], kcp - k);
+      }
+    }
+  }
   const size_t blocks = gemmi8_divide_round_up(n, nr_main);
-  const size_t block_bytes = gemmi8_qblock_bytes(cfg, k);
+  const size_t block_bytes = gemmi8_qblock_bytes(cfg, kp);
   t_fence fw;
   uint8_t* w = t_fence_init(&fw, 1, blocks * block_bytes, blocks * block_bytes);
-  const struct gemmi8_qpack_source src = {b, k, 0, is_signed, 0};
-  cfg->pack(cfg, n, k, &src, a_zp, is_signed ? NULL : b_zp, bias, block_bytes, w);
+  const struct gemmi8_qpack_source src = {bp, kp, 0, is_signed, 0};
+  cfg->pack(cfg, n, kp, &src, a_zp, is_signed ? NULL : b_zp, bias, block_bytes, w);
+  if (bp != b) free(bp);
 
   /* parameters, as src/qgemm.c run() sets them */
   struct gemmi8_qparams base;
@@ -448,8 +523,8 @@ int uk_qtest_run(const uk_qkernel* kn, const uk_qtest* t) {
     int32_t* sums = t_alloc(m * sizeof(int32_t));
     for (size_t i = 0; i < m; i++) {
       uint32_t s = 0;
-      for (size_t p = 0; p < k; p++) {
-        const uint8_t v = a[i * a_stride + p];
+      for (size_t p = 0; p < kt; p++) {
+        const uint8_t v = la[i * la_stride + p];
         s += (uint32_t) (is_signed ? (int32_t) (int8_t) v : (int32_t) v);
       }
       sums[i] = (int32_t) s;
@@ -476,6 +551,7 @@ int uk_qtest_run(const uk_qkernel* kn, const uk_qtest* t) {
     base.max = rq.max;
   }
   t_fence_seal(&fa);
+  if (fz.map) t_fence_seal(&fz);
   t_fence_seal(&fw);
   if (fs.map) t_fence_seal(&fs);
   if (fm.map) t_fence_seal(&fm);
@@ -525,7 +601,10 @@ int uk_qtest_run(const uk_qkernel* kn, const uk_qtest* t) {
     }
     struct qcall call = {kn->fn, m, n1 - n0, k, a, a_stride, w + bl * block_bytes,
                          (uint8_t*) out.body + n0 * c_size, c_stride * c_size, &p};
-    const int sig = guarded(qcall_run, &call);
+    struct qicall icall = {kn->ifn, m, n1 - n0, k, ks, ptrs, w + bl * block_bytes,
+                           (uint8_t*) out.body + n0 * c_size, c_stride * c_size, a_skip, zero,
+                           &p};
+    const int sig = indirect ? guarded(qicall_run, &icall) : guarded(qcall_run, &call);
     char where[96];
     snprintf(where, sizeof(where), "call %zu of %zu (columns %zu..%zu)", bl + 1, blocks, n0,
              n1 - 1);
@@ -559,9 +638,9 @@ int uk_qtest_run(const uk_qkernel* kn, const uk_qtest* t) {
     }
   }
   if (ok) {
-    const t_fence* fences[] = {&fa, &fw, &fs, &fm, &fe, &fc};
+    const t_fence* fences[] = {&fa, &fw, &fs, &fm, &fe, &fc, &fz};
     static const char* const names[] = {"A", "packed weights", "row sums", "multipliers",
-                                        "shifts", "scales"};
+                                        "shifts", "scales", "zero buffer"};
     if (!fences_intact(fences, names, T_COUNT(fences), msg, sizeof(msg))) {
       fail_case(&problem, msg);
       ok = 0;
@@ -576,6 +655,9 @@ int uk_qtest_run(const uk_qkernel* kn, const uk_qtest* t) {
   t_fence_free(&fm);
   t_fence_free(&fe);
   t_fence_free(&fc);
+  t_fence_free(&fz);
+  if (la != a) free(la);
+  free(ptrs);
   free(b_zp);
   free(b);
   free(acc);

@@ -36,6 +36,9 @@ typedef struct uk_qkernel {
   size_t mr;     /* slot: gemm[mr - 1] */
   enum uk_output output;
   gemmi8_qgemm_ukernel_fn fn;
+  /* An igemm kernel (fn NULL): A is given as ks taps of mr row pointers, as the
+   * convolution layer gives it (src/conv.c). */
+  gemmi8_qigemm_ukernel_fn ifn;
   char path[96];  /* "qu8/avx512vnni/7x48c4/fixedpoint": the prefix of its cases */
   char name[192]; /* for messages: the function's name by the naming convention, slot */
 } uk_qkernel;
@@ -121,6 +124,13 @@ typedef struct uk_qtest {
   enum uk_scale scale;
   enum uk_clamp clamp;
   enum uk_c_zp c_zp;
+  /* igemm kernels: taps (k bytes from each: K = ks * k in all), the offset added to
+   * every pointer but the zero buffer's, and which pointers go to the zero buffer
+   * (0 none, 1 about a quarter, 2 all). ks is cut to 1 where ks * k would pass the
+   * exact limit. Defaults: 3 taps, an offset of 0..5, some zero taps. */
+  size_t ks;
+  size_t a_offset;
+  int zero_taps;
 } uk_qtest;
 
 uk_qtest uk_qtest_defaults(const uk_qkernel* kn);

@@ -300,6 +300,78 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_avx2(const size_t MR, const s
   }
 }
 
+/* Depths [0, n) of the row at p as int16 at out, exactly round_up(n, 2) of them (an odd
+ * n's last pair zero-padded): no write past them. `before` bytes of the same row
+ * precede p (see gemmi8_load_tail_avx2). */
+static GEMMI8_ALWAYS_INLINE void gemmi8_widen_piece_avx2(const int is_signed, const uint8_t* p,
+                                                        size_t n, size_t before, int16_t* out)
+{
+  size_t kk = 0;
+  for (; kk + 16 <= n; kk += 16) {
+    const __m128i v = _mm_loadu_si128((const __m128i*) (p + kk));
+    _mm256_storeu_si256((__m256i*) (out + kk), gemmi8_widen_avx2(is_signed, v));
+  }
+  if (kk < n) {
+    const __m128i v = gemmi8_load_tail_avx2(p + kk, n - kk, before + kk);
+    const __m256i vidx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t) ((n - kk + 1) / 2)), vidx);
+    _mm256_maskstore_epi32((int*) (out + kk), mask, gemmi8_widen_avx2(is_signed, v));
+  }
+}
+
+/* The tile with A through ks taps of MR row pointers (igemm): each tap's kc depths of
+ * the mr rows (a_offset added to every pointer but zero) are widened into the chunk
+ * buffer one after the other, each padded to a pair as its weights are, and the k
+ * pairs run whenever the buffer is full and at the end. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_avx2(const size_t MR, const size_t NJ,
+                                                        const int is_signed, size_t mr,
+                                                        size_t kc, size_t ks,
+                                                        const void* const* a, size_t a_offset,
+                                                        const void* zero, const void* w,
+                                                        __m256i vacc[][2])
+{
+  const size_t KC = GEMMI8_AVX2_KC;
+  _Alignas(32) int16_t buf[6 * GEMMI8_AVX2_KC];
+  _Alignas(32) __m256i acc[6][2];
+  const int32_t* bias = (const int32_t*) w;
+  const uint8_t* wk = (const uint8_t*) (bias + 16);
+#pragma GCC unroll 2
+  for (size_t j = 0; j < NJ; j++) {
+    const __m256i vbias = _mm256_load_si256((const __m256i*) (bias + 8 * j));
+#pragma GCC unroll 6
+    for (size_t i = 0; i < MR; i++) acc[i][j] = vbias;
+  }
+  size_t filled = 0; /* depths in the buffer, even */
+  for (size_t t = 0; t < ks; t++) {
+    const uint8_t* rows[6];
+#pragma GCC unroll 6
+    for (size_t i = 0; i < MR; i++) {
+      const uint8_t* p = (const uint8_t*) a[t * MR + i];
+      rows[i] = p == (const uint8_t*) zero ? p : p + a_offset;
+    }
+    for (size_t done = 0; done < kc;) {
+      /* as much of the tap as the buffer takes (an even number when not all of it) */
+      const size_t n = gemmi8_min(kc - done, KC - filled);
+#pragma GCC unroll 6
+      for (size_t i = 0; i < MR; i++) {
+        if (i < mr) gemmi8_widen_piece_avx2(is_signed, rows[i] + done, n, done, buf + i * KC + filled);
+      }
+      filled += n + (n & 1);
+      done += n;
+      if (filled == KC) {
+        wk = gemmi8_avx2_pairs(NJ, mr, KC / 2, wk, buf, acc);
+        filled = 0;
+      }
+    }
+  }
+  if (filled != 0) gemmi8_avx2_pairs(NJ, mr, filled / 2, wk, buf, acc);
+#pragma GCC unroll 6
+  for (size_t i = 0; i < MR; i++) {
+#pragma GCC unroll 2
+    for (size_t j = 0; j < NJ; j++) vacc[i][j] = acc[i][j];
+  }
+}
+
 /* ---- stores ------------------------------------------------------------------------ */
 
 /* Lanes of column group j that lie within nr columns. */
@@ -538,6 +610,19 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_tile_avx2(
   if (out == 2) gemmi8_qgemm_store_fp32_avx2(MR, NJ, is_signed, mr, nr, c, c_stride, params, vacc);
 }
 
+/* One igemm tile: the same outputs. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_tile_avx2(
+    const size_t MR, const size_t NJ, const int is_signed, const int out, size_t mr, size_t nr,
+    size_t kc, size_t ks, const void* const* a, size_t a_offset, const void* zero,
+    const void* w, void* c, size_t c_stride, const struct gemmi8_qparams* params)
+{
+  __m256i vacc[6][2];
+  gemmi8_qigemm_core_avx2(MR, NJ, is_signed, mr, kc, ks, a, a_offset, zero, w, vacc);
+  if (out == 0) gemmi8_qgemm_store_s32_avx2(MR, NJ, mr, nr, c, c_stride, vacc);
+  if (out == 1) gemmi8_qgemm_store_fixedpoint_avx2(MR, NJ, is_signed, mr, nr, c, c_stride, params, vacc);
+  if (out == 2) gemmi8_qgemm_store_fp32_avx2(MR, NJ, is_signed, mr, nr, c, c_stride, params, vacc);
+}
+
 #define GEMMI8_QGEMM_AVX2_OUT_s32 0
 #define GEMMI8_QGEMM_AVX2_OUT_fixedpoint 1
 #define GEMMI8_QGEMM_AVX2_OUT_fp32 2
@@ -555,6 +640,21 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_tile_avx2(
     } else {                                                                             \
       gemmi8_qgemm_tile_avx2(MR, 1, SIGNED, GEMMI8_QGEMM_AVX2_OUT_##OUT, mr, nr, k, a,     \
                              a_stride, w, c, c_stride, params);                          \
+    }                                                                                    \
+  }
+
+/* The igemm kernel of a tile (see gemmi8_qigemm_core_avx2). */
+#define GEMMI8_QIGEMM_AVX2_KERNEL(fn, MR, SIGNED, OUT)                                     \
+  void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
+          void* c, size_t c_stride, size_t a_offset, const void* zero,                   \
+          const struct gemmi8_qparams* params)                                           \
+  {                                                                                      \
+    if (nr > 8) {                                                                        \
+      gemmi8_qigemm_tile_avx2(MR, 2, SIGNED, GEMMI8_QGEMM_AVX2_OUT_##OUT, mr, nr, kc, ks,  \
+                              a, a_offset, zero, w, c, c_stride, params);                \
+    } else {                                                                             \
+      gemmi8_qigemm_tile_avx2(MR, 1, SIGNED, GEMMI8_QGEMM_AVX2_OUT_##OUT, mr, nr, kc, ks,  \
+                              a, a_offset, zero, w, c, c_stride, params);                \
     }                                                                                    \
   }
 

@@ -95,3 +95,49 @@ void gemmi8_qs8_rsum__avx512vnni(size_t m, size_t k, const void* a, size_t a_str
   size_t i = k <= 64 ? short_rows8(m, k, a, a_stride, sums, 0x80) : 0;
   for (; i < m; i++) sums[i] = row_sum_s8(k, (const uint8_t*) a + i * a_stride);
 }
+
+/* Sums of rows read through an indirection buffer (the convolution's igemm row
+ * tiles): row i of the tile is ks taps of kc bytes at a[t * mr + i] (a_offset added
+ * unless the pointer is zero). Each tap is read in 64-byte pieces, the last one
+ * masked; int8 bytes are flipped as above and each byte of every masked piece
+ * (round_up(kc, 64) per tap) is corrected by 128. */
+static inline void indirect_sums(size_t mr, size_t rows, size_t kc, size_t ks,
+                                 const void* const* a, size_t a_offset, const void* zero,
+                                 int32_t* sums, uint8_t flip)
+{
+  const __m512i vflip = _mm512_set1_epi8((char) flip);
+  const __m512i vzero = _mm512_setzero_si512();
+  const size_t tail = kc % 64, body = kc - tail;
+  const __mmask64 tail_mask = _bzhi_u64(~UINT64_C(0), (unsigned) tail);
+  const int64_t correction = flip ? 128 * (int64_t) ks * (int64_t) gemmi8_round_up(kc, 64) : 0;
+  for (size_t i = 0; i < rows; i++) {
+    __m512i vsum = _mm512_setzero_si512();
+    for (size_t t = 0; t < ks; t++) {
+      const uint8_t* p = (const uint8_t*) a[t * mr + i];
+      if (p != (const uint8_t*) zero) p += a_offset;
+      for (size_t kk = 0; kk < body; kk += 64) {
+        const __m512i v = _mm512_xor_si512(_mm512_loadu_si512(p + kk), vflip);
+        vsum = _mm512_add_epi64(vsum, _mm512_sad_epu8(v, vzero));
+      }
+      if (tail != 0) {
+        const __m512i v = _mm512_xor_si512(_mm512_maskz_loadu_epi8(tail_mask, p + body), vflip);
+        vsum = _mm512_add_epi64(vsum, _mm512_sad_epu8(v, vzero));
+      }
+    }
+    sums[i] = (int32_t) (_mm512_reduce_add_epi64(vsum) - correction);
+  }
+}
+
+void gemmi8_qu8_irsum__avx512vnni(size_t mr, size_t rows, size_t kc, size_t ks,
+                                  const void* const* a, size_t a_offset, const void* zero,
+                                  int32_t* sums)
+{
+  indirect_sums(mr, rows, kc, ks, a, a_offset, zero, sums, 0);
+}
+
+void gemmi8_qs8_irsum__avx512vnni(size_t mr, size_t rows, size_t kc, size_t ks,
+                                  const void* const* a, size_t a_offset, const void* zero,
+                                  int32_t* sums)
+{
+  indirect_sums(mr, rows, kc, ks, a, a_offset, zero, sums, 0x80);
+}

@@ -1,0 +1,635 @@
+// gemmi8-conv-bench: the convolution layers of ResNet-18 and MobileNetV2 (bench/conv/
+// layers.txt: 224 x 224, batch 1, NHWC, one thread) with gemmi8's convolution
+// operators, gemmi8's own GEMM on an im2col copy of the layer, XNNPACK's convolution
+// operators and oneDNN's int8 convolution primitive, all in one run.
+//
+// Cases (library/variant), and what each computes:
+//   gemmi8/qu8          qu8: uint8 input (zero point 119) and weights (131), fp32 scale
+//                       per tensor, uint8 output (128): XNNPACK qu8's work
+//   gemmi8/qu8-fixedpoint  the same in TFLite's fixed-point rounding
+//   gemmi8/qc8          qs8, int8 input (-7), int8 weights symmetric, fp32 scale per
+//                       channel, int8 output (5): XNNPACK qc8's work
+//   gemmi8/qs8          the same with one scale: XNNPACK qs8's work
+//   gemmi8/qu8s8        uint8 input (119), int8 weights, fp32 scale per channel, uint8
+//                       output (128): oneDNN u8s8u8's work (zero points, per-channel)
+//   gemmi8/im2col-qu8s8 qu8s8 as an im2col copy of the input (timed, in the run) and
+//                       gemmi8_qu8s8_gemm on it: what the indirection buffer saves
+//   xnnpack/qu8, xnnpack/qc8, xnnpack/qs8   xnn_create_convolution2d_nhwc_*, set up
+//                       once, run with no thread pool
+//   onednn/u8s8u8       convolution_forward, weights in the layout it picks (reordered
+//                       once), source and destination zero points, per-channel scales
+//   onednn/u8s8u8-fast  its fastest configuration: no zero points, one output scale
+//   onednn/s8s8s8, onednn/s8s8s8-fast   the same with int8 input and output
+//   peak/vpdpbusd-zmm   the register-only vpdpbusd loop (bench/cases-peak.c)
+// Each benchmark is <library>/<variant>/<network>/<layer>, with counters GOPS
+// (2 * output pixels * output channels * taps * input channels per second / 1e9)
+// and, for gemmi8/qu8s8, ind_bytes and im2col_bytes: the indirection buffer's size
+// (a pointer per output pixel and tap; the 1x1 stride-1 layers have none, they run
+// the GEMM on the input) and what an im2col copy of the layer takes. Every case's first output is checked:
+// gemmi8's byte for byte against gemmi8's GEMM on im2col, the peers' within 1 of a
+// direct reference at every 7th pixel.
+//
+// Options: Google Benchmark's, and --layers=FILE (else $GEMMI8_BENCH_CONV_LAYERS,
+// else bench/conv/layers.txt). bench/conv/report.py turns the JSON into tables.
+
+#include <benchmark/benchmark.h>
+#include <dlfcn.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "../cases.h"
+#include "gemmi8.h"
+
+#if GEMMI8_BENCH_HAVE_XNNPACK
+#include <xnnpack.h>
+#endif
+#if GEMMI8_BENCH_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+extern "C" const bench_case bench_peak_vpdpbusd_zmm;
+
+namespace {
+
+struct Layer {
+  std::string net, name;
+  int count = 1;
+  size_t k = 1, stride = 1, pad = 0, ih = 0, iw = 0, cin = 0, cout = 0;
+  size_t oh = 0, ow = 0;
+  double Ops() const { return 2.0 * oh * ow * cout * k * k * cin; }
+  size_t Depth() const { return k * k * cin; }
+};
+
+constexpr int32_t kU8AZp = 119, kU8BZp = 131, kU8CZp = 128;
+constexpr int32_t kS8AZp = -7, kS8CZp = 5;
+
+enum class Kind {
+  kQu8, kQu8Fixed, kQc8, kQs8, kQu8s8, kIm2colQu8s8,
+  kXnnQu8, kXnnQc8, kXnnQs8,
+  kDnnlU8, kDnnlU8Fast, kDnnlS8, kDnnlS8Fast,
+};
+
+bool SignedInput(Kind k) {
+  return k == Kind::kQc8 || k == Kind::kQs8 || k == Kind::kXnnQc8 || k == Kind::kXnnQs8 ||
+         k == Kind::kDnnlS8 || k == Kind::kDnnlS8Fast;
+}
+bool UnsignedWeights(Kind k) { return k == Kind::kQu8 || k == Kind::kQu8Fixed || k == Kind::kXnnQu8; }
+bool PerChannel(Kind k) {
+  return k == Kind::kQc8 || k == Kind::kQu8s8 || k == Kind::kIm2colQu8s8 || k == Kind::kXnnQc8 ||
+         k == Kind::kDnnlU8 || k == Kind::kDnnlS8;
+}
+bool Fast(Kind k) { return k == Kind::kDnnlU8Fast || k == Kind::kDnnlS8Fast; }
+
+// One layer's data, made once per (layer, signedness) from a fixed seed.
+struct Data {
+  std::vector<uint8_t> weights;  // cout x k x k x cin (OHWI)
+  std::vector<int32_t> bias;
+  std::vector<float> scale;      // cout (per channel) or 1
+  int32_t a_zp = 0, b_zp = 0, c_zp = 0, lo = 0, hi = 255;
+};
+
+struct State {
+  Kind kind;
+  const Layer* layer = nullptr;
+  Data d;
+  uint8_t* input = nullptr;
+  uint8_t* output = nullptr;
+  uint8_t* columns = nullptr;  // im2col
+  gemmi8_convolution* op = nullptr;
+  void* packed = nullptr;
+  gemmi8_requant rq = {};
+  std::vector<int32_t> mult, shift;
+#if GEMMI8_BENCH_HAVE_XNNPACK
+  xnn_operator_t xop = nullptr;
+#endif
+#if GEMMI8_BENCH_HAVE_DNNL
+  dnnl::convolution_forward conv;
+  std::unordered_map<int, dnnl::memory> args;
+  void* dnnl_weights = nullptr;
+#endif
+  std::string impl;
+};
+
+#if GEMMI8_BENCH_HAVE_DNNL
+dnnl::engine* engine = nullptr;
+dnnl::stream* stream = nullptr;
+#endif
+
+void MakeData(const Layer& L, Kind kind, bench_rng* rng, Data* d) {
+  const bool s8 = SignedInput(kind), u8w = UnsignedWeights(kind);
+  const size_t kdepth = L.Depth();
+  d->weights.resize(L.cout * kdepth);
+  if (u8w) {
+    bench_fill_u8(rng, d->weights.data(), d->weights.size());
+  } else {
+    bench_fill_s8(rng, reinterpret_cast<int8_t*>(d->weights.data()), d->weights.size(), -127, 127);
+  }
+  d->bias.resize(L.cout);
+  for (auto& b : d->bias) b = bench_rng_int(rng, -20000, 20000);
+  const double base = bench_requant_scale(
+      kdepth, s8 ? bench_uniform_sd(-128, 127) : bench_uniform_sd(0, 255),
+      u8w ? bench_uniform_sd(0, 255) : bench_uniform_sd(-127, 127));
+  d->scale.resize(PerChannel(kind) ? L.cout : 1);
+  for (auto& s : d->scale) s = static_cast<float>(PerChannel(kind) ? base * bench_rng_real(rng, 0.5, 1.5) : base);
+  d->a_zp = Fast(kind) ? 0 : (s8 ? kS8AZp : kU8AZp);
+  d->b_zp = u8w ? kU8BZp : 0;
+  d->c_zp = Fast(kind) ? 0 : (s8 ? kS8CZp : kU8CZp);
+  d->lo = s8 ? -128 : 0;
+  d->hi = s8 ? 127 : 255;
+}
+
+// The accumulator of output pixel (oy, ox), channel o, from the definition.
+int64_t RefAcc(const Layer& L, const Data& d, bool s8_in, bool u8_w, const uint8_t* in, size_t oy,
+               size_t ox, size_t o) {
+  int64_t sum = d.bias[o];
+  for (size_t y = 0; y < L.k; y++) {
+    for (size_t x = 0; x < L.k; x++) {
+      const long iy = static_cast<long>(oy * L.stride + y) - static_cast<long>(L.pad);
+      const long ix = static_cast<long>(ox * L.stride + x) - static_cast<long>(L.pad);
+      const bool inside = iy >= 0 && iy < static_cast<long>(L.ih) && ix >= 0 && ix < static_cast<long>(L.iw);
+      for (size_t c = 0; c < L.cin; c++) {
+        int32_t a = d.a_zp;
+        if (inside) {
+          const uint8_t v = in[(iy * L.iw + ix) * L.cin + c];
+          a = s8_in ? static_cast<int8_t>(v) : v;
+        }
+        const uint8_t wv = d.weights[((o * L.k + y) * L.k + x) * L.cin + c];
+        const int32_t w = u8_w ? static_cast<int32_t>(wv) : static_cast<int8_t>(wv);
+        sum += static_cast<int64_t>(a - d.a_zp) * (w - d.b_zp);
+      }
+    }
+  }
+  return sum;
+}
+
+// Peers: every 7th pixel within 1 of round(acc * scale) + zp, clamped.
+const char* CheckNear(const State* s) {
+  const Layer& L = *s->layer;
+  const bool s8 = SignedInput(s->kind), u8w = UnsignedWeights(s->kind);
+  for (size_t p = 0; p < L.oh * L.ow; p += 7) {
+    for (size_t o = 0; o < L.cout; o++) {
+      const int64_t acc = RefAcc(L, s->d, s8, u8w, s->input, p / L.ow, p % L.ow, o);
+      const double scale = s->d.scale[s->d.scale.size() > 1 ? o : 0];
+      double r = std::nearbyint(static_cast<double>(acc) * scale) + s->d.c_zp;
+      r = std::fmin(std::fmax(r, s->d.lo), s->d.hi);
+      const uint8_t byte = s->output[p * L.cout + o];
+      const int32_t got = s8 ? static_cast<int8_t>(byte) : byte;
+      if (std::fabs(got - r) > 1.0) {
+        return bench_error("pixel %zu channel %zu: %d, reference %.0f", p, o, got, r);
+      }
+    }
+  }
+  return nullptr;
+}
+
+// The im2col copy of the input: pixel rows of k * k * cin bytes (padding: a_zp).
+void Im2col(const Layer& L, const uint8_t* in, uint8_t a_zp, uint8_t* out) {
+  const size_t depth = L.Depth();
+  for (size_t oy = 0; oy < L.oh; oy++) {
+    for (size_t ox = 0; ox < L.ow; ox++) {
+      uint8_t* row = out + (oy * L.ow + ox) * depth;
+      for (size_t y = 0; y < L.k; y++) {
+        const long iy = static_cast<long>(oy * L.stride + y) - static_cast<long>(L.pad);
+        for (size_t x = 0; x < L.k; x++) {
+          const long ix = static_cast<long>(ox * L.stride + x) - static_cast<long>(L.pad);
+          uint8_t* dst = row + (y * L.k + x) * L.cin;
+          if (iy < 0 || iy >= static_cast<long>(L.ih) || ix < 0 || ix >= static_cast<long>(L.iw)) {
+            std::memset(dst, a_zp, L.cin);
+          } else {
+            std::memcpy(dst, in + (iy * L.iw + ix) * L.cin, L.cin);
+          }
+        }
+      }
+    }
+  }
+}
+
+const char* RunState(State* s) {
+  const Layer& L = *s->layer;
+  switch (s->kind) {
+    case Kind::kIm2colQu8s8: {
+      Im2col(L, s->input, static_cast<uint8_t>(s->d.a_zp), s->columns);
+      const gemmi8_status st = gemmi8_qu8s8_gemm(L.oh * L.ow, L.cout, L.Depth(), s->columns,
+                                                 L.Depth(), s->packed, &s->rq, s->output, L.cout);
+      return st == gemmi8_status_success ? nullptr : gemmi8_status_string(st);
+    }
+    case Kind::kQu8: case Kind::kQu8Fixed: case Kind::kQc8: case Kind::kQs8: case Kind::kQu8s8: {
+      const gemmi8_status st = gemmi8_convolution_run(s->op, nullptr);
+      return st == gemmi8_status_success ? nullptr : gemmi8_status_string(st);
+    }
+#if GEMMI8_BENCH_HAVE_XNNPACK
+    case Kind::kXnnQu8: case Kind::kXnnQc8: case Kind::kXnnQs8: {
+      const xnn_status st = xnn_run_operator(s->xop, nullptr);
+      return st == xnn_status_success ? nullptr : bench_error("xnn_run_operator: %d", (int) st);
+    }
+#endif
+#if GEMMI8_BENCH_HAVE_DNNL
+    case Kind::kDnnlU8: case Kind::kDnnlU8Fast: case Kind::kDnnlS8: case Kind::kDnnlS8Fast:
+      try {
+        s->conv.execute(*stream, s->args);
+        stream->wait();
+      } catch (const dnnl::error& e) {
+        return bench_error("convolution execute: %s", e.what());
+      }
+      return nullptr;
+#endif
+    default:
+      return "not built";
+  }
+}
+
+void Teardown(State* s) {
+  if (s == nullptr) return;
+  gemmi8_convolution_destroy(s->op);
+  gemmi8_packed_free(s->packed);
+#if GEMMI8_BENCH_HAVE_XNNPACK
+  if (s->xop != nullptr) xnn_delete_operator(s->xop);
+#endif
+#if GEMMI8_BENCH_HAVE_DNNL
+  s->args.clear();
+  s->conv = dnnl::convolution_forward();
+  bench_free(s->dnnl_weights);
+#endif
+  bench_free(s->input);
+  bench_free(s->output);
+  bench_free(s->columns);
+  delete s;
+}
+
+const char* SetupGemmi8(State* s) {
+  const Layer& L = *s->layer;
+  const Data& d = s->d;
+  const bool fixed = s->kind == Kind::kQu8Fixed;
+  const size_t channels = d.scale.size();
+  s->rq.mode = fixed ? gemmi8_requant_fixedpoint : gemmi8_requant_fp32;
+  s->rq.per_channel = channels > 1;
+  if (fixed) {
+    std::vector<double> scales(d.scale.begin(), d.scale.end());
+    s->mult.resize(channels);
+    s->shift.resize(channels);
+    gemmi8_quantize_multipliers(channels, scales.data(), s->mult.data(), s->shift.data());
+    s->rq.multiplier = s->mult.data();
+    s->rq.shift = s->shift.data();
+  }
+  s->rq.scale = d.scale.data();
+  s->rq.zero_point = d.c_zp;
+  s->rq.min = d.lo;
+  s->rq.max = d.hi;
+  gemmi8_status st;
+  if (s->kind == Kind::kIm2colQu8s8) {
+    st = gemmi8_qu8s8_pack_alloc(L.cout, L.Depth(), reinterpret_cast<const int8_t*>(d.weights.data()),
+                                 L.Depth(), GEMMI8_B_NK, static_cast<uint8_t>(d.a_zp), d.bias.data(),
+                                 &s->packed);
+    return st == gemmi8_status_success ? nullptr : gemmi8_status_string(st);
+  }
+  gemmi8_conv_geometry g = {L.k, L.k, L.stride, L.stride, 1, 1, L.pad, L.pad, L.pad, L.pad, 1, L.cin, L.cout};
+  const uint8_t b_zp = static_cast<uint8_t>(d.b_zp);
+  switch (s->kind) {
+    case Kind::kQu8: case Kind::kQu8Fixed:
+      st = gemmi8_qu8_convolution_create(&g, d.weights.data(), static_cast<uint8_t>(d.a_zp), &b_zp, 0,
+                                         d.bias.data(), &s->rq, &s->op);
+      break;
+    case Kind::kQu8s8:
+      st = gemmi8_qu8s8_convolution_create(&g, reinterpret_cast<const int8_t*>(d.weights.data()),
+                                           static_cast<uint8_t>(d.a_zp), d.bias.data(), &s->rq, &s->op);
+      break;
+    default:
+      st = gemmi8_qs8_convolution_create(&g, reinterpret_cast<const int8_t*>(d.weights.data()),
+                                         static_cast<int8_t>(d.a_zp), d.bias.data(), &s->rq, &s->op);
+      break;
+  }
+  if (st != gemmi8_status_success) return gemmi8_status_string(st);
+  size_t oh, ow;
+  st = gemmi8_convolution_setup(s->op, 1, L.ih, L.iw, s->input, L.cin, s->output, L.cout, &oh, &ow);
+  if (st != gemmi8_status_success) return gemmi8_status_string(st);
+  if (oh != L.oh || ow != L.ow) return "output size differs";
+  return nullptr;
+}
+
+#if GEMMI8_BENCH_HAVE_XNNPACK
+const char* SetupXnn(State* s) {
+  static xnn_status init = xnn_initialize(nullptr);
+  if (init != xnn_status_success) return "xnn_initialize failed";
+  const Layer& L = *s->layer;
+  const Data& d = s->d;
+  const uint32_t k = static_cast<uint32_t>(L.k), st_ = static_cast<uint32_t>(L.stride),
+                 p = static_cast<uint32_t>(L.pad);
+  xnn_status st;
+  if (s->kind == Kind::kXnnQu8) {
+    st = xnn_create_convolution2d_nhwc_qu8(p, p, p, p, k, k, st_, st_, 1, 1, 1, L.cin, L.cout, L.cin,
+                                           L.cout, static_cast<uint8_t>(d.a_zp), 1.0f,
+                                           static_cast<uint8_t>(d.b_zp), d.scale[0], d.weights.data(),
+                                           d.bias.data(), static_cast<uint8_t>(d.c_zp), 1.0f, 0, 255, 0,
+                                           &s->xop);
+    if (st == xnn_status_success) {
+      st = xnn_setup_convolution2d_nhwc_qu8(s->xop, 1, L.ih, L.iw, s->input, s->output, nullptr);
+    }
+  } else if (s->kind == Kind::kXnnQc8) {
+    st = xnn_create_convolution2d_nhwc_qc8(p, p, p, p, k, k, st_, st_, 1, 1, 1, L.cin, L.cout, L.cin,
+                                           L.cout, static_cast<int8_t>(d.a_zp), 1.0f, d.scale.data(),
+                                           reinterpret_cast<const int8_t*>(d.weights.data()),
+                                           d.bias.data(), static_cast<int8_t>(d.c_zp), 1.0f, -128,
+                                           127, 0, &s->xop);
+    if (st == xnn_status_success) {
+      st = xnn_setup_convolution2d_nhwc_qc8(s->xop, 1, L.ih, L.iw, reinterpret_cast<const int8_t*>(s->input),
+                                            reinterpret_cast<int8_t*>(s->output), nullptr);
+    }
+  } else {
+    st = xnn_create_convolution2d_nhwc_qs8(p, p, p, p, k, k, st_, st_, 1, 1, 1, L.cin, L.cout, L.cin,
+                                           L.cout, static_cast<int8_t>(d.a_zp), 1.0f, d.scale[0],
+                                           reinterpret_cast<const int8_t*>(d.weights.data()),
+                                           d.bias.data(), static_cast<int8_t>(d.c_zp), 1.0f, -128,
+                                           127, 0, &s->xop);
+    if (st == xnn_status_success) {
+      st = xnn_setup_convolution2d_nhwc_qs8(s->xop, 1, L.ih, L.iw, reinterpret_cast<const int8_t*>(s->input),
+                                            reinterpret_cast<int8_t*>(s->output), nullptr);
+    }
+  }
+  return st == xnn_status_success ? nullptr : bench_error("XNNPACK convolution: status %d", (int) st);
+}
+#endif
+
+#if GEMMI8_BENCH_HAVE_DNNL
+void (*omp_set_threads)(int) = nullptr;
+
+const char* SetupDnnl(State* s) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  if (engine == nullptr) {
+    omp_set_threads = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+    if (omp_set_threads != nullptr) omp_set_threads(1);
+    engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+    stream = new dnnl::stream(*engine);
+  }
+  const Layer& L = *s->layer;
+  const Data& d = s->d;
+  const bool s8 = SignedInput(s->kind);
+  const auto n = static_cast<dnnl::memory::dim>(1);
+  const auto ci = static_cast<dnnl::memory::dim>(L.cin), co = static_cast<dnnl::memory::dim>(L.cout);
+  const auto k = static_cast<dnnl::memory::dim>(L.k);
+  const auto st_ = static_cast<dnnl::memory::dim>(L.stride), p = static_cast<dnnl::memory::dim>(L.pad);
+  try {
+    const dnnl::memory::desc src_md({n, ci, (dnnl::memory::dim) L.ih, (dnnl::memory::dim) L.iw},
+                                    s8 ? dt::s8 : dt::u8, tag::nhwc);
+    const dnnl::memory::desc w_any({co, ci, k, k}, dt::s8, tag::any);
+    const dnnl::memory::desc w_user({co, ci, k, k}, dt::s8, tag::ohwi);
+    const dnnl::memory::desc bias_md({co}, dt::s32, tag::x);
+    const dnnl::memory::desc dst_md({n, co, (dnnl::memory::dim) L.oh, (dnnl::memory::dim) L.ow},
+                                    s8 ? dt::s8 : dt::u8, tag::nhwc);
+    dnnl::primitive_attr attr;
+    if (Fast(s->kind)) {
+      attr.set_output_scales(0, {d.scale[0]});
+    } else {
+      attr.set_output_scales(1 << 1, d.scale);
+      attr.set_zero_points(DNNL_ARG_SRC, 0, {d.a_zp});
+      attr.set_zero_points(DNNL_ARG_DST, 0, {d.c_zp});
+    }
+    const dnnl::convolution_forward::desc desc(
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md, w_any, bias_md,
+        dst_md, {st_, st_}, {p, p}, {p, p});
+    const dnnl::convolution_forward::primitive_desc pd(desc, attr, *engine);
+    s->impl = pd.impl_info_str();
+    s->conv = dnnl::convolution_forward(pd);
+    const dnnl::memory::desc w_md = pd.weights_desc();
+    s->dnnl_weights = bench_alloc(w_md.get_size());
+    dnnl::memory wu(w_user, *engine, const_cast<uint8_t*>(d.weights.data()));
+    dnnl::memory wp(w_md, *engine, s->dnnl_weights);
+    dnnl::reorder(wu, wp).execute(*stream, wu, wp);
+    stream->wait();
+    s->args[DNNL_ARG_SRC] = dnnl::memory(pd.src_desc(), *engine, s->input);
+    s->args[DNNL_ARG_WEIGHTS] = wp;
+    s->args[DNNL_ARG_BIAS] = dnnl::memory(pd.bias_desc(), *engine, const_cast<int32_t*>(d.bias.data()));
+    s->args[DNNL_ARG_DST] = dnnl::memory(pd.dst_desc(), *engine, s->output);
+  } catch (const dnnl::error& e) {
+    return bench_error("oneDNN convolution: %s", e.what());
+  }
+  return nullptr;
+}
+#endif
+
+const char* Setup(const Layer* L, Kind kind, State** out) {
+  auto* s = new State;
+  s->kind = kind;
+  s->layer = L;
+  bench_shape salt = {L->cout, L->oh * L->ow, L->Depth()};
+  bench_rng rng;
+  bench_rng_seed(&rng, &salt, SignedInput(kind) ? "conv-s8" : "conv-u8");
+  MakeData(*L, kind, &rng, &s->d);
+  const size_t in_bytes = L->ih * L->iw * L->cin, out_bytes = L->oh * L->ow * L->cout;
+  s->input = static_cast<uint8_t*>(bench_alloc(in_bytes + 64));
+  s->output = static_cast<uint8_t*>(bench_alloc(out_bytes + 64));
+  if (SignedInput(kind)) {
+    bench_fill_s8(&rng, reinterpret_cast<int8_t*>(s->input), in_bytes, -128, 127);
+  } else {
+    bench_fill_u8(&rng, s->input, in_bytes);
+  }
+  const char* err = nullptr;
+  switch (kind) {
+    case Kind::kIm2colQu8s8:
+      s->columns = static_cast<uint8_t*>(bench_alloc(L->oh * L->ow * L->Depth()));
+      err = SetupGemmi8(s);
+      break;
+    case Kind::kQu8: case Kind::kQu8Fixed: case Kind::kQc8: case Kind::kQs8: case Kind::kQu8s8:
+      err = SetupGemmi8(s);
+      break;
+#if GEMMI8_BENCH_HAVE_XNNPACK
+    case Kind::kXnnQu8: case Kind::kXnnQc8: case Kind::kXnnQs8:
+      err = SetupXnn(s);
+      break;
+#endif
+#if GEMMI8_BENCH_HAVE_DNNL
+    case Kind::kDnnlU8: case Kind::kDnnlU8Fast: case Kind::kDnnlS8: case Kind::kDnnlS8Fast:
+      err = SetupDnnl(s);
+      break;
+#endif
+    default:
+      err = "library not built in";
+  }
+  if (err == nullptr) err = RunState(s);
+  if (err == nullptr) {
+    if (kind == Kind::kQu8s8 || kind == Kind::kQc8) {
+      // byte for byte against gemmi8's GEMM on im2col (qc8: through qs8's GEMM)
+      std::vector<uint8_t> cols(L->oh * L->ow * L->Depth()), ref(out_bytes);
+      Im2col(*L, s->input, static_cast<uint8_t>(s->d.a_zp), cols.data());
+      void* packed = nullptr;
+      gemmi8_status st;
+      if (kind == Kind::kQu8s8) {
+        st = gemmi8_qu8s8_pack_alloc(L->cout, L->Depth(), reinterpret_cast<const int8_t*>(s->d.weights.data()),
+                                     L->Depth(), GEMMI8_B_NK, static_cast<uint8_t>(s->d.a_zp),
+                                     s->d.bias.data(), &packed);
+        if (st == gemmi8_status_success) {
+          st = gemmi8_qu8s8_gemm(L->oh * L->ow, L->cout, L->Depth(), cols.data(), L->Depth(), packed,
+                                 &s->rq, ref.data(), L->cout);
+        }
+      } else {
+        st = gemmi8_qs8_pack_alloc(L->cout, L->Depth(), reinterpret_cast<const int8_t*>(s->d.weights.data()),
+                                   L->Depth(), GEMMI8_B_NK, static_cast<int8_t>(s->d.a_zp),
+                                   s->d.bias.data(), &packed);
+        if (st == gemmi8_status_success) {
+          st = gemmi8_qs8_gemm(L->oh * L->ow, L->cout, L->Depth(), reinterpret_cast<const int8_t*>(cols.data()),
+                               L->Depth(), packed, &s->rq, reinterpret_cast<int8_t*>(ref.data()), L->cout);
+        }
+      }
+      gemmi8_packed_free(packed);
+      if (st != gemmi8_status_success) {
+        err = gemmi8_status_string(st);
+      } else if (std::memcmp(ref.data(), s->output, out_bytes) != 0) {
+        err = "gemmi8 convolution differs from gemmi8's GEMM on im2col";
+      }
+    }
+    if (err == nullptr && kind != Kind::kQu8Fixed) err = CheckNear(s);
+  }
+  if (err != nullptr) {
+    Teardown(s);
+    return err;
+  }
+  *out = s;
+  return nullptr;
+}
+
+struct Case {
+  const char* library;
+  const char* variant;
+  Kind kind;
+};
+
+const Case kCases[] = {
+    {"gemmi8", "qu8", Kind::kQu8},
+    {"gemmi8", "qu8-fixedpoint", Kind::kQu8Fixed},
+    {"gemmi8", "qc8", Kind::kQc8},
+    {"gemmi8", "qs8", Kind::kQs8},
+    {"gemmi8", "qu8s8", Kind::kQu8s8},
+    {"gemmi8", "im2col-qu8s8", Kind::kIm2colQu8s8},
+#if GEMMI8_BENCH_HAVE_XNNPACK
+    {"xnnpack", "qu8", Kind::kXnnQu8},
+    {"xnnpack", "qc8", Kind::kXnnQc8},
+    {"xnnpack", "qs8", Kind::kXnnQs8},
+#endif
+#if GEMMI8_BENCH_HAVE_DNNL
+    {"onednn", "u8s8u8", Kind::kDnnlU8},
+    {"onednn", "u8s8u8-fast", Kind::kDnnlU8Fast},
+    {"onednn", "s8s8s8", Kind::kDnnlS8},
+    {"onednn", "s8s8s8-fast", Kind::kDnnlS8Fast},
+#endif
+};
+
+// The set-up state of one benchmark, kept across its interleaved repetitions.
+struct Instance {
+  const Case* kase;
+  const Layer* layer;
+  State* state = nullptr;
+  std::string error;
+};
+
+void RunBench(benchmark::State& st, Instance* in) {
+  if (in->state == nullptr && in->error.empty()) {
+    const char* err = Setup(in->layer, in->kase->kind, &in->state);
+    if (err != nullptr) in->error = err;
+  }
+  if (!in->error.empty()) {
+    st.SkipWithError(in->error.c_str());
+    for (auto _ : st) {
+    }
+    return;
+  }
+  for (auto _ : st) {
+    if (const char* err = RunState(in->state)) {
+      st.SkipWithError(err);
+      break;
+    }
+  }
+  const Layer& L = *in->layer;
+  st.counters["GOPS"] = benchmark::Counter(L.Ops() * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  if (in->kase->kind == Kind::kQu8s8) {
+    const size_t taps = L.k * L.k, pixels = L.oh * L.ow;
+    const bool direct = L.k == 1 && L.stride == 1 && L.pad == 0;
+    // a pointer per output pixel and tap (plus the rows that round M up to the tile)
+    st.counters["ind_bytes"] = direct ? 0.0 : static_cast<double>(pixels * taps * sizeof(void*));
+    st.counters["im2col_bytes"] = static_cast<double>(pixels * taps * L.cin);
+  }
+  if (!in->state->impl.empty()) st.SetLabel(in->state->impl);
+}
+
+void RunPeak(benchmark::State& st) {
+  void* state = nullptr;
+  const bench_case* c = &bench_peak_vpdpbusd_zmm;
+  const char* why = c->unavailable ? c->unavailable() : nullptr;
+  if (why == nullptr) why = c->setup(nullptr, nullptr, &state);
+  if (why != nullptr) {
+    st.SkipWithError(why);
+    for (auto _ : st) {
+    }
+    return;
+  }
+  for (auto _ : st) c->run(state);
+  st.counters["GOPS"] = benchmark::Counter(c->ops(state) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  c->teardown(state);
+}
+
+bool ReadLayers(const std::string& path, std::vector<Layer>* layers) {
+  std::ifstream f(path);
+  if (!f) {
+    std::fprintf(stderr, "gemmi8-conv-bench: cannot read %s\n", path.c_str());
+    return false;
+  }
+  std::string line;
+  while (std::getline(f, line)) {
+    const size_t hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    std::istringstream is(line);
+    Layer L;
+    if (!(is >> L.net >> L.name >> L.count >> L.k >> L.stride >> L.pad >> L.ih >> L.iw >> L.cin >> L.cout)) {
+      continue;
+    }
+    L.oh = (L.ih + 2 * L.pad - L.k) / L.stride + 1;
+    L.ow = (L.iw + 2 * L.pad - L.k) / L.stride + 1;
+    layers->push_back(L);
+  }
+  return !layers->empty();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string path = "bench/conv/layers.txt";
+  if (const char* e = std::getenv("GEMMI8_BENCH_CONV_LAYERS")) path = e;
+  std::vector<char*> args;
+  for (int i = 0; i < argc; i++) {
+    if (std::strncmp(argv[i], "--layers=", 9) == 0) {
+      path = argv[i] + 9;
+    } else {
+      args.push_back(argv[i]);
+    }
+  }
+  int n = static_cast<int>(args.size());
+  static std::vector<Layer> layers;
+  if (!ReadLayers(path, &layers)) return 2;
+  static std::vector<Instance> instances;
+  instances.reserve(layers.size() * (sizeof(kCases) / sizeof(kCases[0])));
+  for (const Layer& L : layers) {
+    for (const Case& c : kCases) instances.push_back({&c, &L, nullptr, ""});
+  }
+  for (Instance& in : instances) {
+    const std::string name = std::string(in.kase->library) + "/" + in.kase->variant + "/" + in.layer->net +
+                             "/" + in.layer->name;
+    benchmark::RegisterBenchmark(name.c_str(), [&in](benchmark::State& st) { RunBench(st, &in); })
+        ->Unit(benchmark::kMicrosecond);
+  }
+  benchmark::RegisterBenchmark("peak/vpdpbusd-zmm/all/peak", RunPeak)->Unit(benchmark::kMicrosecond);
+  benchmark::AddCustomContext("layers", path);
+  benchmark::AddCustomContext("gemmi8_isa", gemmi8_isa_name());
+  benchmark::Initialize(&n, args.data());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  for (Instance& in : instances) Teardown(in.state);
+  return 0;
+}

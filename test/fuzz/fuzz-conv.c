@@ -109,14 +109,16 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   if (broken < nfields) {
     const size_t value = fuzz_range(&r, 0, 3) == 0 ? 0 : SIZE_MAX - fuzz_range(&r, 0, 3);
     /* a padding of 0 is valid (a huge one overflows with the other side's); so is
-     * a huge stride, and a huge dilation of a kernel of 1 on that side */
+     * a huge stride, and a huge dilation whose dilated kernel still fits size_t (the
+     * setup refuses it then: it cannot fit the input) */
     const int valid = (value == 0 && broken >= 6 && broken <= 9) ||
                       (value != 0 && (broken == 2 || broken == 3)) ||
-                      (value != 0 && broken == 4 && g.kernel_height == 1) ||
-                      (value != 0 && broken == 5 && g.kernel_width == 1);
+                      (value != 0 && broken == 4 &&
+                       g.kernel_height - 1 <= (SIZE_MAX - 1) / value) ||
+                      (value != 0 && broken == 5 && g.kernel_width - 1 <= (SIZE_MAX - 1) / value);
     if (!valid) {
       fields[broken] = value;
-      if (broken >= 6 && broken <= 9) fields[broken ^ 2] = SIZE_MAX; /* the opposite side */
+      if (broken >= 6 && broken <= 9) fields[broken < 8 ? broken + 2 : broken - 2] = SIZE_MAX;
       expect_refusal = 1;
     }
   }
@@ -127,6 +129,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
                 g.padding_top, g.padding_left, g.padding_bottom, g.padding_right, g.groups,
                 g.group_input_channels, g.group_output_channels,
                 expect_refusal ? " (a field broken)" : "");
+  if (expect_refusal) fuzz_describe_more(": field %zu = %zu", broken, fields[broken]);
   gemmi8_convolution* const sentinel = (gemmi8_convolution*) (uintptr_t) 0x40;
   gemmi8_convolution* op = sentinel;
   if (expect_refusal) {
@@ -135,7 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
                                FUZZ_BIT(gemmi8_status_unsupported_parameter), "create");
     if (op != sentinel) fuzz_fail("a refused create wrote *op");
   } else {
-    const gemmi8_status st = create(type, &g, w, a_zp, b_zp, with_bias ? bias : NULL, &rq, &op);
+    gemmi8_status st = create(type, &g, w, a_zp, b_zp, with_bias ? bias : NULL, &rq, &op);
     fuzz_expect_status(st, FUZZ_BIT(gemmi8_status_success), "create");
     /* the operator owns copies: the caller's arrays may change after create (the
      * reference uses the values of the call) */
@@ -167,7 +170,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
       struct fuzz_out out;
       fuzz_out_init(&out, &r, (m > 0 ? (m - 1) * out_stride + cout : 1), fuzz_range(&r, 0, 63));
       size_t got_h = 12345, got_w = 12345;
-      gemmi8_status st = gemmi8_convolution_setup(op, batch, ih, iw, in, in_stride, out.data,
+      st = gemmi8_convolution_setup(op, batch, ih, iw, in, in_stride, out.data,
                                                   out_stride, &got_h, &got_w);
       fuzz_describe_more("; setup %zu: n%zu %zux%zu strides %zu/%zu", su, batch, ih, iw,
                          in_stride, out_stride);

@@ -25,7 +25,7 @@ struct bgemm_context {
   const float* scale;
   const float* bias;
   size_t mc, nb;
-  size_t nblocks, bchunks;
+  size_t nblocks, mchunks, bchunks;
 };
 
 /* Rows per task: a chunk of A that stays in L2 while every block of B passes. */
@@ -62,8 +62,10 @@ static void bgemm_tile_task(const struct bgemm_context* ctx, size_t m0, size_t b
 static void bgemm_tile_job(void* context, size_t t)
 {
   const struct bgemm_context* ctx = context;
-  const size_t m0 = t / ctx->bchunks * ctx->mc, b0 = t % ctx->bchunks * ctx->nb;
-  bgemm_tile_task(ctx, m0, b0, gemmi8_min(ctx->mc, ctx->m - m0),
+  size_t m0, rows;
+  gemmi8_split_rows(ctx->m, ctx->mr, ctx->mchunks, t / ctx->bchunks, &m0, &rows);
+  const size_t b0 = t % ctx->bchunks * ctx->nb;
+  bgemm_tile_task(ctx, m0, b0, rows,
                   gemmi8_min(ctx->nb, ctx->nblocks - b0));
 }
 
@@ -133,6 +135,7 @@ static gemmi8_status bgemm(enum bin_output output, size_t m, size_t n, size_t k,
     gemmi8_plan_split(m, blocks, cfg->mr, mc, word_blocks, threads, &split);
     ctx.mc = split.mc;
     ctx.nb = split.nb;
+    ctx.mchunks = split.mchunks;
     ctx.bchunks = split.bchunks;
     parallel->parallel_for(parallel->context, bgemm_tile_job, &ctx,
                            split.mchunks * split.bchunks);

@@ -550,8 +550,10 @@ static void conv_tile_job(void* context, size_t index)
   const struct conv_context* ctx = context;
   const size_t per_group = ctx->mchunks * ctx->bchunks;
   const size_t g = index / per_group, t = index % per_group;
-  const size_t m0 = t / ctx->bchunks * ctx->mc, b0 = t % ctx->bchunks * ctx->nb;
-  conv_tile_task(ctx, g, m0, b0, gemmi8_min(ctx->mc, ctx->op->m - m0),
+  size_t m0, rows;
+  gemmi8_split_rows(ctx->op->m, ctx->mr, ctx->mchunks, t / ctx->bchunks, &m0, &rows);
+  const size_t b0 = t % ctx->bchunks * ctx->nb;
+  conv_tile_task(ctx, g, m0, b0, rows,
                  gemmi8_min(ctx->nb, ctx->nblocks - b0), index);
 }
 

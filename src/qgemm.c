@@ -97,8 +97,10 @@ static void qgemm_row_sum_job(void* context, size_t i)
 static void qgemm_tile_job(void* context, size_t t)
 {
   const struct qgemm_context* ctx = context;
-  const size_t m0 = t / ctx->bchunks * ctx->mc, b0 = t % ctx->bchunks * ctx->nb;
-  qgemm_tile_task(ctx, m0, b0, gemmi8_min(ctx->mc, ctx->m - m0),
+  size_t m0, rows;
+  gemmi8_split_rows(ctx->m, ctx->mr, ctx->mchunks, t / ctx->bchunks, &m0, &rows);
+  const size_t b0 = t % ctx->bchunks * ctx->nb;
+  qgemm_tile_task(ctx, m0, b0, rows,
                   gemmi8_min(ctx->nb, ctx->nblocks - b0));
 }
 

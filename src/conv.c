@@ -20,8 +20,9 @@
  *
  * The row tiles read the indirection buffer as [M / MR tiles][ks taps][MR rows]
  * pointers, M rounded up to MR with the last pixel repeated (read, never stored).
- * A family without igemm kernels (its slot empty) runs its GEMM kernels on each row
- * tile gathered into a workspace (an im2col of MR rows at a time), exactly.
+ * Every family table has igemm kernels for its main tile (a table without them
+ * makes create return unsupported_parameter); a tile of fewer rows runs the main
+ * tile's kernel, its rows past M reading the repeated last pixel.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +181,7 @@ static gemmi8_status create(enum gemmi8_type type, const gemmi8_conv_geometry* g
   if (status != gemmi8_status_success) return status;
   const size_t max_k = type == gemmi8_type_qu8 ? GEMMI8_QU8_MAX_K : GEMMI8_QS8_MAX_K;
   if (real_k > max_k) return gemmi8_status_unsupported_parameter;
+  if (cfg->igemm[cfg->mr - 1].fp32 == NULL) return gemmi8_status_unsupported_parameter;
   kcp = ks == 1 ? g.group_input_channels : gemmi8_round_up(g.group_input_channels, cfg->kr);
   if (!gemmi8_mul(ks, kcp, &k) || k > max_k) return gemmi8_status_unsupported_parameter;
   size_t packed_bytes, packed_total;
@@ -415,16 +417,13 @@ gemmi8_status gemmi8_convolution_setup(gemmi8_convolution* op, size_t batch,
 struct conv_context {
   const gemmi8_convolution* op;
   const struct gemmi8_qgemm_config* cfg;
-  gemmi8_qigemm_ukernel_fn igemm; /* the main tile's, or NULL: gather */
-  gemmi8_qgemm_ukernel_fn gemm[GEMMI8_MAX_MR];
+  gemmi8_qigemm_ukernel_fn igemm; /* the main tile's */
   size_t mr, mpad;
   struct gemmi8_qparams params;
   gemmi8_qprepare_fn prepare;
   size_t nblocks, last_start, block_bytes;
   size_t mc, nb, mchunks, bchunks; /* tiles per group */
   size_t rs_rows, rs_chunks;       /* row-sum tasks per group */
-  uint8_t* workspace;              /* gather: one slot of ws_bytes per task */
-  size_t ws_bytes;
 };
 
 /* Row sums of pixels [m0, m0 + rows) (m0 a multiple of mr) for group g, through the
@@ -458,10 +457,9 @@ static void conv_row_sum_task(const struct conv_context* ctx, size_t g, size_t m
   }
 }
 
-/* Rows [m0, m0 + rows) (m0 a multiple of mr) x blocks [b0, b0 + blocks) of group g;
- * slot: the task's workspace slot (gather only). */
+/* Rows [m0, m0 + rows) (m0 a multiple of mr) x blocks [b0, b0 + blocks) of group g. */
 static void conv_tile_task(const struct conv_context* ctx, size_t g, size_t m0, size_t b0,
-                           size_t rows, size_t blocks, size_t slot)
+                           size_t rows, size_t blocks)
 {
   const gemmi8_convolution* op = ctx->op;
   const struct gemmi8_qgemm_config* cfg = ctx->cfg;
@@ -483,39 +481,6 @@ static void conv_tile_task(const struct conv_context* ctx, size_t g, size_t m0, 
   base.row_sum_uniform = cfg->scaled_row_sum && (h->flags & GEMMI8_PACKED_UNIFORM_COEF);
   base.row_sum_coef = h->coef;
   _Alignas(64) uint8_t prepared[GEMMI8_QPREPARED_BYTES];
-  if (ctx->igemm == NULL) {
-    /* gather: each row tile as a plain A of mr rows x k (tap padding 0), then the
-     * GEMM kernels over the blocks; row sums of the gathered rows when needed */
-    uint8_t* a = ctx->workspace + slot * ctx->ws_bytes;
-    int32_t* rs = (int32_t*) (a + mr_main * op->k);
-    for (size_t i = m0; i < m1; i += mr_main) {
-      const size_t mr = gemmi8_min(mr_main, m1 - i);
-      const void* const* ptrs = op->indirection + i / mr_main * ks * mr_main;
-      for (size_t r = 0; r < mr; r++) {
-        uint8_t* row = a + r * op->k;
-        for (size_t t = 0; t < ks; t++) {
-          const uint8_t* src = ptrs[t * mr_main + r];
-          if (src != op->zero) src += g * op->kc;
-          memcpy(row + t * op->kcp, src, op->kc);
-          memset(row + t * op->kcp + op->kc, 0, op->kcp - op->kc);
-        }
-      }
-      if (need_sums) cfg->row_sum(mr, op->k, a, op->k, rs);
-      for (size_t b = b0; b < b1; b++) {
-        const size_t n0 = b + 1 < nblocks ? b * nr_main : ctx->last_start;
-        const size_t n1 =
-            b + 2 < nblocks ? n0 + nr_main : (b + 1 < nblocks ? ctx->last_start : co);
-        struct gemmi8_qparams p = base;
-        if (p.multiplier) p.multiplier += n0 * p.channel_stride;
-        if (p.shift) p.shift += n0 * p.channel_stride;
-        if (p.scale) p.scale += n0 * p.channel_stride;
-        p.row_sum = need_sums ? rs : NULL;
-        ctx->gemm[mr - 1](mr, n1 - n0, op->k, a, op->k, packed + b * ctx->block_bytes,
-                          c + i * c_stride + n0, c_stride, &p);
-      }
-    }
-    return;
-  }
   for (size_t b = b0; b < b1; b++) {
     const size_t n0 = b + 1 < nblocks ? b * nr_main : ctx->last_start;
     const size_t n1 = b + 2 < nblocks ? n0 + nr_main : (b + 1 < nblocks ? ctx->last_start : co);
@@ -554,7 +519,7 @@ static void conv_tile_job(void* context, size_t index)
   gemmi8_split_rows(ctx->op->m, ctx->mr, ctx->mchunks, t / ctx->bchunks, &m0, &rows);
   const size_t b0 = t % ctx->bchunks * ctx->nb;
   conv_tile_task(ctx, g, m0, b0, rows,
-                 gemmi8_min(ctx->nb, ctx->nblocks - b0), index);
+                 gemmi8_min(ctx->nb, ctx->nblocks - b0));
 }
 
 /* 1x1, stride 1, no padding: each group is a GEMM on the input in place. */
@@ -608,11 +573,6 @@ gemmi8_status gemmi8_convolution_run(gemmi8_convolution* op, const gemmi8_parall
   const int fixedpoint = op->rq.mode == gemmi8_requant_fixedpoint;
   const struct gemmi8_qigemm_ukernels* iu = &cfg->igemm[cfg->mr - 1];
   ctx.igemm = fixedpoint ? iu->fixedpoint : iu->fp32;
-  for (size_t r = cfg->mr; r >= 1; r--) {
-    const struct gemmi8_qgemm_ukernels* u = &cfg->gemm[r - 1];
-    gemmi8_qgemm_ukernel_fn fn = fixedpoint ? u->fixedpoint : u->fp32;
-    ctx.gemm[r - 1] = fn != NULL ? fn : ctx.gemm[r];
-  }
   ctx.params.channel_stride = op->rq.per_channel ? 1 : 0;
   if (fixedpoint) {
     ctx.params.multiplier = op->rq.multiplier;
@@ -647,19 +607,8 @@ gemmi8_status gemmi8_convolution_run(gemmi8_convolution* op, const gemmi8_parall
   }
   ctx.rs_chunks = gemmi8_divide_round_up(m, ctx.rs_rows);
   const size_t tasks = groups * ctx.mchunks * ctx.bchunks;
-  if (ctx.igemm == NULL) {
-    /* a row tile and its row sums per task slot (one slot on the calling thread) */
-    ctx.ws_bytes = gemmi8_round_up(cfg->mr * op->k + GEMMI8_MAX_MR * sizeof(int32_t), 64);
-    size_t bytes;
-    if (!gemmi8_mul(threads > 1 ? tasks : 1, ctx.ws_bytes, &bytes)) {
-      return gemmi8_status_out_of_memory;
-    }
-    void* ws = NULL;
-    if (posix_memalign(&ws, 64, bytes) != 0) return gemmi8_status_out_of_memory;
-    ctx.workspace = ws;
-  }
   if (threads > 1) {
-    if (op->row_sums && ctx.igemm != NULL) {
+    if (op->row_sums) {
       parallel->parallel_for(parallel->context, conv_row_sum_job, &ctx,
                              groups * ctx.rs_chunks);
     }
@@ -668,11 +617,10 @@ gemmi8_status gemmi8_convolution_run(gemmi8_convolution* op, const gemmi8_parall
     for (size_t g = 0; g < groups; g++) {
       for (size_t m0 = 0; m0 < m; m0 += ctx.mc) {
         const size_t rows = gemmi8_min(ctx.mc, m - m0);
-        if (op->row_sums && ctx.igemm != NULL) conv_row_sum_task(&ctx, g, m0, rows);
-        conv_tile_task(&ctx, g, m0, 0, rows, ctx.nblocks, 0);
+        if (op->row_sums) conv_row_sum_task(&ctx, g, m0, rows);
+        conv_tile_task(&ctx, g, m0, 0, rows, ctx.nblocks);
       }
     }
   }
-  free(ctx.workspace);
   return gemmi8_status_success;
 }

@@ -124,12 +124,14 @@ static const struct gemmi8_qgemm_config qu8_neon = {
     .isa = "neon", .mr = 4, .nr = 8, .kr = 1, .column_bytes = 8,
     .pack = gemmi8_qpack_goi__generic,
     .gemm = {[0] = QGEMM(qu8, 1x8c1, neon), [1] = QGEMM(qu8, 2x8c1, neon),
-             [3] = QGEMM(qu8, 4x8c1, neon)}};
+             [3] = QGEMM(qu8, 4x8c1, neon)},
+    .igemm = {[3] = QIGEMM(qu8, 4x8c1, neon)}};
 static const struct gemmi8_qgemm_config qs8_neon = {
     .isa = "neon", .mr = 4, .nr = 8, .kr = 1, .column_bytes = 4,
     .pack = gemmi8_qpack_goi__generic,
     .gemm = {[0] = QGEMM(qs8, 1x8c1, neon), [1] = QGEMM(qs8, 2x8c1, neon),
-             [3] = QGEMM(qs8, 4x8c1, neon)}};
+             [3] = QGEMM(qs8, 4x8c1, neon)},
+    .igemm = {[3] = QIGEMM(qs8, 4x8c1, neon)}};
 static const struct gemmi8_bgemm_config bin_neon = {
     .isa = "neon", .mr = 4, .nr = 4,
     .pack = gemmi8_bpack_words__generic,
@@ -151,34 +153,40 @@ static const struct gemmi8_qgemm_config qu8_a64_neon = {
     .isa = "neon", .mr = 4, .nr = 4, .kr = 16, .column_bytes = 8,
     .pack = gemmi8_qpack_goi__generic, .row_sum = gemmi8_qu8_rsum__neon,
     .gemm = {[0] = QGEMM(qu8, 1x4c16, neon), [1] = QGEMM(qu8, 2x4c16, neon),
-             [3] = QGEMM(qu8, 4x4c16, neon)}};
+             [3] = QGEMM(qu8, 4x4c16, neon)},
+    .igemm = {[3] = QIGEMM(qu8, 4x4c16, neon)}};
 static const struct gemmi8_qgemm_config qs8_a64_neon = {
     .isa = "neon", .mr = 4, .nr = 4, .kr = 16, .column_bytes = 4,
     .pack = gemmi8_qpack_goi__generic,
     .gemm = {[0] = QGEMM(qs8, 1x4c16, neon), [1] = QGEMM(qs8, 2x4c16, neon),
-             [3] = QGEMM(qs8, 4x4c16, neon)}};
+             [3] = QGEMM(qs8, 4x4c16, neon)},
+    .igemm = {[3] = QIGEMM(qs8, 4x4c16, neon)}};
 /* ARMv8.2 dot product (SDOT / UDOT). */
 static const struct gemmi8_qgemm_config qu8_a64_neondot = {
     .isa = "neondot", .mr = 4, .nr = 16, .kr = 4, .column_bytes = 8,
     .pack = gemmi8_qpack_goi__generic, .row_sum = gemmi8_qu8_rsum__neon,
     .gemm = {[0] = QGEMM(qu8, 1x16c4, neondot), [1] = QGEMM(qu8, 2x16c4, neondot),
-             [3] = QGEMM(qu8, 4x16c4, neondot)}};
+             [3] = QGEMM(qu8, 4x16c4, neondot)},
+    .igemm = {[3] = QIGEMM(qu8, 4x16c4, neondot)}};
 static const struct gemmi8_qgemm_config qs8_a64_neondot = {
     .isa = "neondot", .mr = 4, .nr = 16, .kr = 4, .column_bytes = 4,
     .pack = gemmi8_qpack_goi__generic,
     .gemm = {[0] = QGEMM(qs8, 1x16c4, neondot), [1] = QGEMM(qs8, 2x16c4, neondot),
-             [3] = QGEMM(qs8, 4x16c4, neondot)}};
+             [3] = QGEMM(qs8, 4x16c4, neondot)},
+    .igemm = {[3] = QIGEMM(qs8, 4x16c4, neondot)}};
 /* ARMv8.6 int8 matrix multiply (SMMLA / UMMLA): 6x16 tiles, k groups of 8. */
 static const struct gemmi8_qgemm_config qu8_a64_i8mm = {
     .isa = "i8mm", .mr = 6, .nr = 16, .kr = 8, .column_bytes = 8,
     .pack = gemmi8_qpack_goi__generic, .row_sum = gemmi8_qu8_rsum__neon,
     .gemm = {[1] = QGEMM(qu8, 2x16c8, i8mm), [3] = QGEMM(qu8, 4x16c8, i8mm),
-             [5] = QGEMM(qu8, 6x16c8, i8mm)}};
+             [5] = QGEMM(qu8, 6x16c8, i8mm)},
+    .igemm = {[5] = QIGEMM(qu8, 6x16c8, i8mm)}};
 static const struct gemmi8_qgemm_config qs8_a64_i8mm = {
     .isa = "i8mm", .mr = 6, .nr = 16, .kr = 8, .column_bytes = 4,
     .pack = gemmi8_qpack_goi__generic,
     .gemm = {[1] = QGEMM(qs8, 2x16c8, i8mm), [3] = QGEMM(qs8, 4x16c8, i8mm),
-             [5] = QGEMM(qs8, 6x16c8, i8mm)}};
+             [5] = QGEMM(qs8, 6x16c8, i8mm)},
+    .igemm = {[5] = QIGEMM(qs8, 6x16c8, i8mm)}};
 /* binary kernels of every level: the generic layout with NR = 8 */
 static const struct gemmi8_bgemm_config bin_a64_neon = {
     .isa = "neon", .mr = 4, .nr = 8,

@@ -126,38 +126,12 @@ static GEMMI8_ALWAYS_INLINE uint8x8_t gemmi8_qneon_load_tail(const uint8_t* p, s
   GEMMI8_NEON_LOOP_BNE                                                                  \
   GEMMI8_MCA_END_ASM()
 
-/* Accumulates the 4 x 8 tile: vacc[i][0] = columns 0-3 of row i, vacc[i][1] = 4-7. */
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_4x8c1__neon(const int is_signed, size_t mr,
-                                                              size_t k, const uint8_t* a,
-                                                              size_t a_stride, const void* w,
-                                                              int32x4_t vacc[4][2])
+/* k depths of the four rows a0..a3 times the weights at wk (8 bytes a depth), added
+ * to vacc; vzp: the weight zero points (qu8) or 0. Returns the weights past them. */
+static GEMMI8_ALWAYS_INLINE const uint8_t* gemmi8_qgemm_depth_4x8c1__neon(
+    const int is_signed, size_t k, const uint8_t* a0, const uint8_t* a1, const uint8_t* a2,
+    const uint8_t* a3, const uint8_t* wk, uint8x8_t vzp, int32x4_t vacc[4][2])
 {
-  const uint8_t* a0 = a;
-  const uint8_t* a1 = mr > 1 ? a0 + a_stride : a0;
-  const uint8_t* a2 = mr > 2 ? a1 + a_stride : a1;
-  const uint8_t* a3 = mr > 3 ? a2 + a_stride : a2;
-  const int32_t* bias = (const int32_t*) w;
-  vacc[0][0] = vld1q_s32(bias);
-  vacc[0][1] = vld1q_s32(bias + 4);
-  vacc[1][0] = vacc[0][0];
-  vacc[1][1] = vacc[0][1];
-  vacc[2][0] = vacc[0][0];
-  vacc[2][1] = vacc[0][1];
-  vacc[3][0] = vacc[0][0];
-  vacc[3][1] = vacc[0][1];
-  uint8x8_t vzp = vdup_n_u8(0);
-  const uint8_t* wk;
-  if (is_signed) {
-    wk = (const uint8_t*) (bias + 8);
-  } else {
-    /* coef = -b_zp, b_zp in 0..255 */
-    const int32_t* coef = bias + 8;
-    const uint16x4_t vzp0123 = vmovn_u32(vreinterpretq_u32_s32(vnegq_s32(vld1q_s32(coef))));
-    const uint16x4_t vzp4567 = vmovn_u32(vreinterpretq_u32_s32(vnegq_s32(vld1q_s32(coef + 4))));
-    vzp = vmovn_u16(vcombine_u16(vzp0123, vzp4567));
-    wk = (const uint8_t*) (coef + 8);
-  }
-
   size_t kk = k;
   if (kk >= 8) {
     size_t n = kk / 8;
@@ -191,6 +165,74 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_4x8c1__neon(const int is_sign
     if (kk > 4) GEMMI8_QNEON_STEP(high, 0);
     if (kk > 5) GEMMI8_QNEON_STEP(high, 1);
     if (kk > 6) GEMMI8_QNEON_STEP(high, 2);
+  }
+  return wk;
+}
+
+/* Accumulates the 4 x 8 tile: vacc[i][0] = columns 0-3 of row i, vacc[i][1] = 4-7. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_4x8c1__neon(const int is_signed, size_t mr,
+                                                              size_t k, const uint8_t* a,
+                                                              size_t a_stride, const void* w,
+                                                              int32x4_t vacc[4][2])
+{
+  const uint8_t* a0 = a;
+  const uint8_t* a1 = mr > 1 ? a0 + a_stride : a0;
+  const uint8_t* a2 = mr > 2 ? a1 + a_stride : a1;
+  const uint8_t* a3 = mr > 3 ? a2 + a_stride : a2;
+  const int32_t* bias = (const int32_t*) w;
+  vacc[0][0] = vld1q_s32(bias);
+  vacc[0][1] = vld1q_s32(bias + 4);
+  vacc[1][0] = vacc[0][0];
+  vacc[1][1] = vacc[0][1];
+  vacc[2][0] = vacc[0][0];
+  vacc[2][1] = vacc[0][1];
+  vacc[3][0] = vacc[0][0];
+  vacc[3][1] = vacc[0][1];
+  uint8x8_t vzp = vdup_n_u8(0);
+  const uint8_t* wk;
+  if (is_signed) {
+    wk = (const uint8_t*) (bias + 8);
+  } else {
+    /* coef = -b_zp, b_zp in 0..255 */
+    const int32_t* coef = bias + 8;
+    const uint16x4_t vzp0123 = vmovn_u32(vreinterpretq_u32_s32(vnegq_s32(vld1q_s32(coef))));
+    const uint16x4_t vzp4567 = vmovn_u32(vreinterpretq_u32_s32(vnegq_s32(vld1q_s32(coef + 4))));
+    vzp = vmovn_u16(vcombine_u16(vzp0123, vzp4567));
+    wk = (const uint8_t*) (coef + 8);
+  }
+
+  gemmi8_qgemm_depth_4x8c1__neon(is_signed, k, a0, a1, a2, a3, wk, vzp, vacc);
+}
+
+/* The 4 x 8 tile with A through ks taps of 4 row pointers (igemm, convolution): the
+ * depth loop above once per tap (KR = 1: the taps' weights follow each other). */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_4x8c1__neon(
+    const int is_signed, size_t kc, size_t ks, const void* const* a, size_t a_offset,
+    const void* zero, const void* w, int32x4_t vacc[4][2])
+{
+  const int32_t* bias = (const int32_t*) w;
+  vacc[0][0] = vld1q_s32(bias);
+  vacc[0][1] = vld1q_s32(bias + 4);
+  vacc[1][0] = vacc[2][0] = vacc[3][0] = vacc[0][0];
+  vacc[1][1] = vacc[2][1] = vacc[3][1] = vacc[0][1];
+  uint8x8_t vzp = vdup_n_u8(0);
+  const uint8_t* wk;
+  if (is_signed) {
+    wk = (const uint8_t*) (bias + 8);
+  } else {
+    const int32_t* coef = bias + 8;
+    const uint16x4_t vzp0123 = vmovn_u32(vreinterpretq_u32_s32(vnegq_s32(vld1q_s32(coef))));
+    const uint16x4_t vzp4567 = vmovn_u32(vreinterpretq_u32_s32(vnegq_s32(vld1q_s32(coef + 4))));
+    vzp = vmovn_u16(vcombine_u16(vzp0123, vzp4567));
+    wk = (const uint8_t*) (coef + 8);
+  }
+  for (size_t t = 0; t < ks; t++) {
+    const uint8_t* ap[4];
+    for (size_t i = 0; i < 4; i++) {
+      const uint8_t* q = (const uint8_t*) a[t * 4 + i];
+      ap[i] = q == (const uint8_t*) zero ? q : q + a_offset;
+    }
+    wk = gemmi8_qgemm_depth_4x8c1__neon(is_signed, kc, ap[0], ap[1], ap[2], ap[3], wk, vzp, vacc);
   }
 }
 
@@ -572,6 +614,16 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32__neon(const size_t ROWS
     int32x4_t vacc[4][2];                                                                \
     gemmi8_qgemm_core_4x8c1__neon(IS_SIGNED, mr, k, (const uint8_t*) a, a_stride, w,     \
                                   vacc);                                                 \
+    GEMMI8_QNEON_STORE_##OUT(4, IS_SIGNED);                                              \
+  }
+/* The igemm kernel of the 4 x 8 tile. */
+#define GEMMI8_QIGEMM_4X8C1_NEON_KERNEL(fn, IS_SIGNED, OUT)                                \
+  void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
+          void* c, size_t c_stride, size_t a_offset, const void* zero,                   \
+          const struct gemmi8_qparams* params)                                           \
+  {                                                                                      \
+    int32x4_t vacc[4][2];                                                                \
+    gemmi8_qigemm_core_4x8c1__neon(IS_SIGNED, kc, ks, a, a_offset, zero, w, vacc);       \
     GEMMI8_QNEON_STORE_##OUT(4, IS_SIGNED);                                              \
   }
 /* The tiles of one and two rows (ROWS 1 or 2). */

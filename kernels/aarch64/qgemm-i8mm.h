@@ -395,6 +395,104 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const int OUT, const siz
   if (!is_signed) gemmi8_a64_add_row_sums(MR, NJ, mr, coef, p->row_sum, vacc);
 }
 
+/* The tile with A through ks taps of MR row pointers (igemm, convolution): the C loop
+ * above (16 depths, row pairs by TRN1 / TRN2, then the tail) once per tap; the tap's
+ * weights padded to 8 depths. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_i8mm(
+    const size_t MR, const size_t NJ, const int is_signed, size_t mr, size_t kc, size_t ks,
+    const void* const* a, size_t a_offset, const void* zero, const void* w,
+    const struct gemmi8_qparams* p, int32x4_t vacc[][4])
+{
+  const size_t NQ = 2 * NJ; /* column pairs */
+  const int32_t* bias = (const int32_t*) w;
+  const int32_t* coef = bias + 16;
+  const int8_t* wk = (const int8_t*) (is_signed ? coef : coef + 16);
+  int32x4_t vpart[3][8];
+#pragma GCC unroll 3
+  for (size_t r = 0; r < MR / 2; r++) {
+#pragma GCC unroll 8
+    for (size_t q = 0; q < NQ; q++) vpart[r][q] = vdupq_n_s32(0);
+  }
+  for (size_t t = 0; t < ks; t++) {
+    const uint8_t* ap[6];
+#pragma GCC unroll 6
+    for (size_t i = 0; i < MR; i++) {
+      const uint8_t* q = (const uint8_t*) a[t * MR + i];
+      ap[i] = q == (const uint8_t*) zero ? q : q + a_offset;
+    }
+    const size_t iterations = kc / 16, rest = kc % 16;
+    for (size_t it = 0; it < iterations; it++) {
+      int8x16_t vrow[6], va0[3], va1[3];
+#pragma GCC unroll 6
+      for (size_t i = 0; i < MR; i++) vrow[i] = vld1q_s8((const int8_t*) ap[i] + 16 * it);
+#pragma GCC unroll 3
+      for (size_t r = 0; r < MR / 2; r++) {
+        const int64x2_t v0 = vreinterpretq_s64_s8(vrow[2 * r]);
+        const int64x2_t v1 = vreinterpretq_s64_s8(vrow[2 * r + 1]);
+        va0[r] = vreinterpretq_s8_s64(vtrn1q_s64(v0, v1));
+        va1[r] = vreinterpretq_s8_s64(vtrn2q_s64(v0, v1));
+      }
+      GEMMI8_A64_MMLA_GROUP_C(va0, wk);
+      GEMMI8_A64_MMLA_GROUP_C(va1, wk + 128);
+      wk += 256;
+    }
+    if (rest != 0) {
+      int8x16_t va0[3], va1[3];
+#pragma GCC unroll 3
+      for (size_t r = 0; r < MR / 2; r++) {
+        const int64x2_t v0 = vreinterpretq_s64_u8(
+            gemmi8_a64_load_tail(ap[2 * r] + 16 * iterations, rest, kc >= 16));
+        const int64x2_t v1 = vreinterpretq_s64_u8(
+            gemmi8_a64_load_tail(ap[2 * r + 1] + 16 * iterations, rest, kc >= 16));
+        va0[r] = vreinterpretq_s8_s64(vtrn1q_s64(v0, v1));
+        va1[r] = vreinterpretq_s8_s64(vtrn2q_s64(v0, v1));
+      }
+      GEMMI8_A64_MMLA_GROUP_C(va0, wk);
+      wk += 128;
+      if (rest > 8) {
+        GEMMI8_A64_MMLA_GROUP_C(va1, wk);
+        wk += 128;
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (size_t j = 0; j < NJ; j++) {
+    const int32x4_t vbias = vld1q_s32(bias + 4 * j);
+#pragma GCC unroll 3
+    for (size_t r = 0; r < MR / 2; r++) {
+      const int64x2_t vl = vreinterpretq_s64_s32(vpart[r][2 * j]);
+      const int64x2_t vh = vreinterpretq_s64_s32(vpart[r][2 * j + 1]);
+      vacc[2 * r][j] = vaddq_s32(vreinterpretq_s32_s64(vuzp1q_s64(vl, vh)), vbias);
+      vacc[2 * r + 1][j] = vaddq_s32(vreinterpretq_s32_s64(vuzp2q_s64(vl, vh)), vbias);
+    }
+  }
+  if (!is_signed) gemmi8_a64_add_row_sums(MR, NJ, mr, coef, p->row_sum, vacc);
+}
+
+#define GEMMI8_QIGEMM_I8MM_CASE(MR, NJ, SIGNED, OUT)                                     \
+  case NJ:                                                                               \
+    gemmi8_qigemm_core_i8mm(MR, NJ, SIGNED, mr, kc, ks, a, a_offset, zero, w, params,    \
+                            vacc);                                                       \
+    gemmi8_a64_store(gemmi8_a64_out_##OUT, MR, NJ, 16, SIGNED, mr, nr, c, c_stride,      \
+                     params, vacc);                                                      \
+    break;
+
+/* The igemm kernel of the tile. */
+#define GEMMI8_QIGEMM_I8MM_KERNEL(fn, MR, SIGNED, OUT)                                   \
+  void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
+          void* c, size_t c_stride, size_t a_offset, const void* zero,                   \
+          const struct gemmi8_qparams* params)                                           \
+  {                                                                                      \
+    int32x4_t vacc[MR][4];                                                               \
+    switch ((nr + 3) / 4) {                                                              \
+      GEMMI8_QIGEMM_I8MM_CASE(MR, 1, SIGNED, OUT)                                        \
+      GEMMI8_QIGEMM_I8MM_CASE(MR, 2, SIGNED, OUT)                                        \
+      GEMMI8_QIGEMM_I8MM_CASE(MR, 3, SIGNED, OUT)                                        \
+      default:                                                                           \
+      GEMMI8_QIGEMM_I8MM_CASE(MR, 4, SIGNED, OUT)                                        \
+    }                                                                                    \
+  }
+
 #define GEMMI8_QGEMM_I8MM_CASE(MR, NJ, SIGNED, OUT)                                      \
   case NJ:                                                                               \
     gemmi8_qgemm_core_i8mm(gemmi8_a64_out_##OUT, MR, NJ, SIGNED, mr, k, a, a_stride, w,  \

@@ -344,6 +344,71 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neon(const int OUT, const siz
   if (!is_signed) gemmi8_a64_add_row_sums(MR, 1, mr, coef, p->row_sum, vacc);
 }
 
+/* The tile with A through ks taps of MR row pointers (igemm, convolution): 16 depths
+ * at a time in C (GEMMI8_A64_MULL_STEP), then the tail, once per tap; the tap's
+ * weights padded to 16 depths. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_neon(const size_t MR, const int is_signed,
+                                                         size_t mr, size_t kc, size_t ks,
+                                                         const void* const* a, size_t a_offset,
+                                                         const void* zero, const void* w,
+                                                         const struct gemmi8_qparams* p,
+                                                         int32x4_t vacc[][4])
+{
+  const int32_t* bias = (const int32_t*) w;
+  const int32_t* coef = bias + 4;
+  const uint8_t* wk = (const uint8_t*) (is_signed ? coef : coef + 4);
+  int32x4_t vpart[16][4];
+#pragma GCC unroll 16
+  for (size_t i = 0; i < MR; i++) {
+#pragma GCC unroll 4
+    for (size_t j = 0; j < 4; j++) vpart[i][j] = vdupq_n_s32(0);
+  }
+  for (size_t t = 0; t < ks; t++) {
+    const uint8_t* ap[16];
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) {
+      const uint8_t* q = (const uint8_t*) a[t * MR + i];
+      ap[i] = q == (const uint8_t*) zero ? q : q + a_offset;
+    }
+    size_t k = kc;
+    for (; k >= 16; k -= 16) {
+      uint8x16_t va[16];
+#pragma GCC unroll 16
+      for (size_t i = 0; i < MR; i++) {
+        va[i] = vld1q_u8(ap[i]);
+        ap[i] += 16;
+      }
+      GEMMI8_A64_MULL_STEP();
+    }
+    if (k != 0) {
+      uint8x16_t va[16];
+#pragma GCC unroll 16
+      for (size_t i = 0; i < MR; i++) va[i] = gemmi8_a64_load_tail(ap[i], k, kc >= 16);
+      GEMMI8_A64_MULL_STEP();
+    }
+  }
+  const int32x4_t vbias = vld1q_s32(bias);
+#pragma GCC unroll 16
+  for (size_t i = 0; i < MR; i++) {
+    const int32x4_t v01 = vpaddq_s32(vpart[i][0], vpart[i][1]);
+    const int32x4_t v23 = vpaddq_s32(vpart[i][2], vpart[i][3]);
+    vacc[i][0] = vaddq_s32(vpaddq_s32(v01, v23), vbias);
+  }
+  if (!is_signed) gemmi8_a64_add_row_sums(MR, 1, mr, coef, p->row_sum, vacc);
+}
+
+/* The igemm kernel of the tile. */
+#define GEMMI8_QIGEMM_NEON_KERNEL(fn, MR, SIGNED, OUT)                                   \
+  void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
+          void* c, size_t c_stride, size_t a_offset, const void* zero,                   \
+          const struct gemmi8_qparams* params)                                           \
+  {                                                                                      \
+    int32x4_t vacc[MR][4];                                                               \
+    gemmi8_qigemm_core_neon(MR, SIGNED, mr, kc, ks, a, a_offset, zero, w, params, vacc);  \
+    gemmi8_a64_store(gemmi8_a64_out_##OUT, MR, 1, 4, SIGNED, mr, nr, c, c_stride, params, \
+                     vacc);                                                              \
+  }
+
 /* One kernel: OUT is s32, fixedpoint or fp32; SIGNED 1 for qs8, 0 for qu8. */
 #define GEMMI8_QGEMM_NEON_KERNEL(fn, MR, SIGNED, OUT)                                    \
   void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \

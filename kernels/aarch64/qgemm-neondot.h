@@ -356,6 +356,86 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neondot(const int OUT, const 
   if (!is_signed) gemmi8_a64_add_row_sums(MR, NJ, mr, coef, p->row_sum, vacc);
 }
 
+/* The tile with A through ks taps of MR row pointers (igemm, convolution): the C loop
+ * above once per tap (16 depths at a time, then the tail), the tap's weights padded
+ * to 4 depths. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_neondot(
+    const size_t MR, const size_t NJ, const int is_signed, size_t mr, size_t kc, size_t ks,
+    const void* const* a, size_t a_offset, const void* zero, const void* w,
+    const struct gemmi8_qparams* p, int32x4_t vacc[][4])
+{
+  const int32_t* bias = (const int32_t*) w;
+  const int32_t* coef = bias + 16;
+  const int8_t* wk = (const int8_t*) (is_signed ? coef : coef + 16);
+#pragma GCC unroll 4
+  for (size_t j = 0; j < NJ; j++) {
+    const int32x4_t vbias = vld1q_s32(bias + 4 * j);
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) vacc[i][j] = vbias;
+  }
+  for (size_t t = 0; t < ks; t++) {
+    const uint8_t* ap[16];
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) {
+      const uint8_t* q = (const uint8_t*) a[t * MR + i];
+      ap[i] = q == (const uint8_t*) zero ? q : q + a_offset;
+    }
+    size_t k = kc;
+    for (; k >= 16; k -= 16) {
+      int8x16_t va[16];
+#pragma GCC unroll 16
+      for (size_t i = 0; i < MR; i++) {
+        va[i] = vld1q_s8((const int8_t*) ap[i]);
+        ap[i] += 16;
+      }
+      GEMMI8_A64_DOT_GROUP_C(0);
+      GEMMI8_A64_BARRIER();
+      GEMMI8_A64_DOT_GROUP_C(1);
+      GEMMI8_A64_BARRIER();
+      GEMMI8_A64_DOT_GROUP_C(2);
+      GEMMI8_A64_BARRIER();
+      GEMMI8_A64_DOT_GROUP_C(3);
+    }
+    if (k != 0) {
+      int8x16_t va[16];
+#pragma GCC unroll 16
+      for (size_t i = 0; i < MR; i++) {
+        va[i] = vreinterpretq_s8_u8(gemmi8_a64_load_tail(ap[i], k, kc >= 16));
+      }
+      GEMMI8_A64_DOT_GROUP_C(0);
+      if (k > 4) GEMMI8_A64_DOT_GROUP_C(1);
+      if (k > 8) GEMMI8_A64_DOT_GROUP_C(2);
+      if (k > 12) GEMMI8_A64_DOT_GROUP_C(3);
+    }
+  }
+  (void) mr;
+  if (!is_signed) gemmi8_a64_add_row_sums(MR, NJ, mr, coef, p->row_sum, vacc);
+}
+
+#define GEMMI8_QIGEMM_NEONDOT_CASE(MR, NJ, SIGNED, OUT)                                      \
+  case NJ:                                                                                   \
+    gemmi8_qigemm_core_neondot(MR, NJ, SIGNED, mr, kc, ks, a, a_offset, zero, w, params,     \
+                               vacc);                                                        \
+    gemmi8_a64_store(gemmi8_a64_out_##OUT, MR, NJ, 16, SIGNED, mr, nr, c, c_stride,          \
+                     params, vacc);                                                          \
+    break;
+
+/* The igemm kernel of the tile. */
+#define GEMMI8_QIGEMM_NEONDOT_KERNEL(fn, MR, SIGNED, OUT)                                    \
+  void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w,   \
+          void* c, size_t c_stride, size_t a_offset, const void* zero,                       \
+          const struct gemmi8_qparams* params)                                               \
+  {                                                                                          \
+    int32x4_t vacc[MR][4];                                                                   \
+    switch ((nr + 3) / 4) {                                                                  \
+      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 1, SIGNED, OUT)                                         \
+      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 2, SIGNED, OUT)                                         \
+      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 3, SIGNED, OUT)                                         \
+      default:                                                                               \
+      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 4, SIGNED, OUT)                                         \
+    }                                                                                        \
+  }
+
 #define GEMMI8_QGEMM_NEONDOT_CASE(MR, NJ, SIGNED, OUT)                                     \
   case NJ:                                                                                 \
     gemmi8_qgemm_core_neondot(gemmi8_a64_out_##OUT, MR, NJ, SIGNED, mr, k, a, a_stride, w, \

@@ -1,0 +1,8 @@
+/* qs8 igemm (convolution), 4x16c4, ARMv8.2 dot product: the 4x16 tile on A through
+ * row pointers per filter tap; int32, fixed-point and fp32 outputs. */
+#define GEMMI8_MCA_NAME(out) "gemmi8_qs8_igemm_" out "_ukernel_4x16c4__neondot"
+#include "qgemm-neondot.h"
+
+GEMMI8_QIGEMM_NEONDOT_KERNEL(gemmi8_qs8_igemm_s32_ukernel_4x16c4__neondot, 4, 1, s32)
+GEMMI8_QIGEMM_NEONDOT_KERNEL(gemmi8_qs8_igemm_fixedpoint_ukernel_4x16c4__neondot, 4, 1, fixedpoint)
+GEMMI8_QIGEMM_NEONDOT_KERNEL(gemmi8_qs8_igemm_fp32_ukernel_4x16c4__neondot, 4, 1, fp32)

@@ -1,0 +1,8 @@
+/* qs8 igemm (convolution), 4x4c16, ARMv8 NEON: the 4x4 tile on A through row pointers
+ * per filter tap; int32, fixed-point and fp32 outputs. */
+#define GEMMI8_MCA_NAME(out) "gemmi8_qs8_igemm_" out "_ukernel_4x4c16__neon"
+#include "qgemm-neon.h"
+
+GEMMI8_QIGEMM_NEON_KERNEL(gemmi8_qs8_igemm_s32_ukernel_4x4c16__neon, 4, 1, s32)
+GEMMI8_QIGEMM_NEON_KERNEL(gemmi8_qs8_igemm_fixedpoint_ukernel_4x4c16__neon, 4, 1, fixedpoint)
+GEMMI8_QIGEMM_NEON_KERNEL(gemmi8_qs8_igemm_fp32_ukernel_4x4c16__neon, 4, 1, fp32)

@@ -1,0 +1,8 @@
+/* qu8 igemm (convolution), 6x16c8, ARMv8.6 int8 matrix multiply: the 6x16 tile on A
+ * through row pointers per filter tap; int32, fixed-point and fp32 outputs. */
+#define GEMMI8_MCA_NAME(out) "gemmi8_qu8_igemm_" out "_ukernel_6x16c8__i8mm"
+#include "qgemm-i8mm.h"
+
+GEMMI8_QIGEMM_I8MM_KERNEL(gemmi8_qu8_igemm_s32_ukernel_6x16c8__i8mm, 6, 0, s32)
+GEMMI8_QIGEMM_I8MM_KERNEL(gemmi8_qu8_igemm_fixedpoint_ukernel_6x16c8__i8mm, 6, 0, fixedpoint)
+GEMMI8_QIGEMM_I8MM_KERNEL(gemmi8_qu8_igemm_fp32_ukernel_6x16c8__i8mm, 6, 0, fp32)

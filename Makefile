@@ -204,7 +204,7 @@ test-valgrind: $(BUILD)/gemmi8-test
 test-tsan:
 	$(MAKE) SANITIZE=thread tsan-run
 tsan-run: $(BUILD)/gemmi8-test
-	GEMMI8_TEST_GROUP=threads GEMMI8_TEST_QUICK=1 TSAN_OPTIONS=halt_on_error=1 \
+	GEMMI8_TEST_GROUP=threads,conv GEMMI8_TEST_QUICK=1 TSAN_OPTIONS=halt_on_error=1 \
 	  $(RUNNER) $(abspath $(BUILD))/gemmi8-test
 
 # ---- benchmark -----------------------------------------------------------------

@@ -521,6 +521,23 @@ GEMMI8_API gemmi8_status gemmi8_bin_gemm_bits_ex(size_t m, size_t n, size_t k,
  * address may not without a new setup), destroy. An operator runs one run at a
  * time; two operators are independent. A 1x1 convolution with stride 1 and no
  * padding runs the GEMM on the input in place, with no indirection buffer.
+ *
+ * How it is computed: the filter of each group is packed as GEMM weights of
+ * co x (taps x ci), each tap's channels padded to the kernels' depth group with the
+ * weight zero point (so the padding adds nothing). The indirection buffer holds a
+ * pointer per output pixel and tap, into the input or, for a tap in the padding, to a
+ * buffer of ci bytes of a_zero_point owned by the operator, and the microkernels read
+ * A through it. The zero-point terms that the GEMM folds into the packed bias stay
+ * there; where a kernel set adds coef x rowsum(A) (the kernels of some levels multiply
+ * raw operands), the row sums of each output pixel are summed through the same
+ * pointers, padding taps included, in a pass before that pixel's tiles. With one
+ * group, no horizontal dilation and fewer than 16 input channels that the kernels'
+ * depth group does not divide (a first layer's 3), the taps of a kernel row are one
+ * tap of kernel_width x ci bytes instead, read from a copy of the input with its
+ * padding around it, which run fills first. Memory: the packed filter at create; at
+ * setup the indirection buffer (8 bytes a pointer, round_up(output pixels, main tile
+ * height) x taps of them), for those kernel sets 4 bytes per output pixel and group,
+ * and for merged rows the padded copy.
  */
 typedef struct gemmi8_convolution gemmi8_convolution;
 

@@ -48,6 +48,12 @@ struct gemmi8_convolution {
   int left_shift;
   int32_t a_zero_point;
   uint8_t* zero;   /* kc bytes of a_zero_point: the padding taps' pixel */
+  /* Merged rows of taps (small channel counts, see build_indirection): the taps of a
+   * kernel row are one tap of kernel_width x ci bytes, read from a copy of the input
+   * with its padding (a_zero_point) around it, copy_h x copy_w pixels an image. */
+  int merge;
+  uint8_t* copy;
+  size_t copy_h, copy_w;
   /* setup */
   int ready;
   size_t batch, input_height, input_width, output_height, output_width, m;
@@ -143,6 +149,7 @@ void gemmi8_convolution_destroy(gemmi8_convolution* op)
   free((void*) op->rq.shift);
   free((void*) op->rq.scale);
   free(op->zero);
+  free(op->copy);
   free(op->indirection);
   free(op->sums);
   free(op);
@@ -182,7 +189,19 @@ static gemmi8_status create(enum gemmi8_type type, const gemmi8_conv_geometry* g
   const size_t max_k = type == gemmi8_type_qu8 ? GEMMI8_QU8_MAX_K : GEMMI8_QS8_MAX_K;
   if (real_k > max_k) return gemmi8_status_unsupported_parameter;
   if (cfg->igemm[cfg->mr - 1].fp32 == NULL) return gemmi8_status_unsupported_parameter;
-  kcp = ks == 1 ? g.group_input_channels : gemmi8_round_up(g.group_input_channels, cfg->kr);
+  /* A few channels that the kernels' depth group does not divide (a first layer's 3):
+   * each tap padded to the group would waste a quarter of the multiplies and more in
+   * per-tap work, so the taps of a kernel row become one, kernel_width x ci bytes
+   * long, read from a padded copy of the input (contiguous when there is one group
+   * and no horizontal dilation). */
+  const int merge = g.groups == 1 && g.dilation_width == 1 && g.kernel_width > 1 &&
+                    g.group_input_channels < 16 && g.group_input_channels % cfg->kr != 0;
+  size_t kc = g.group_input_channels;
+  if (merge) {
+    ks = g.kernel_height;
+    kc = g.kernel_width * g.group_input_channels; /* < 16 * kernel_width: no overflow */
+  }
+  kcp = ks == 1 ? kc : gemmi8_round_up(kc, cfg->kr);
   if (!gemmi8_mul(ks, kcp, &k) || k > max_k) return gemmi8_status_unsupported_parameter;
   size_t packed_bytes, packed_total;
   status = pack_size(type, g.group_output_channels, k, &packed_bytes);
@@ -197,8 +216,9 @@ static gemmi8_status create(enum gemmi8_type type, const gemmi8_conv_geometry* g
   op->cfg = cfg;
   op->g = g;
   op->ks = ks;
-  op->kc = g.group_input_channels;
+  op->kc = kc;
   op->kcp = kcp;
+  op->merge = merge;
   op->k = k;
   op->channels_in = channels_in;
   op->channels_out = channels_out;
@@ -299,7 +319,8 @@ static size_t output_size(size_t input, size_t pad0, size_t pad1, size_t kernel,
   return (padded - extent) / stride + 1;
 }
 
-/* The pointer of output pixel p, tap (y, x): an input pixel, or the zero buffer. */
+/* The pointer of output pixel p, tap (y, x): an input pixel, or the zero buffer;
+ * with merged rows, of tap y: the copy at the row's first pixel. */
 static void build_indirection(const gemmi8_convolution* op, const void** ind, size_t mr)
 {
   const gemmi8_conv_geometry* g = &op->g;
@@ -312,6 +333,14 @@ static void build_indirection(const gemmi8_convolution* op, const void** ind, si
       const size_t b = p / pixels, oy = p % pixels / op->output_width,
                    ox = p % op->output_width;
       for (size_t t = 0; t < ks; t++) {
+        if (op->merge) {
+          /* tap t is kernel row t, read from the padded copy at its left end */
+          const size_t py = oy * g->stride_height + t * g->dilation_height;
+          const size_t px = ox * g->stride_width;
+          ind[(tile * ks + t) * mr + i] =
+              op->copy + ((b * op->copy_h + py) * op->copy_w + px) * g->group_input_channels;
+          continue;
+        }
         /* padded coordinates, then the input's */
         const size_t py = oy * g->stride_height + t / kw * g->dilation_height;
         const size_t px = ox * g->stride_width + t % kw * g->dilation_width;
@@ -356,6 +385,8 @@ gemmi8_status gemmi8_convolution_setup(gemmi8_convolution* op, size_t batch,
   const size_t mr = op->cfg->mr;
   const void** ind = NULL;
   int32_t* sums = NULL;
+  uint8_t* copy = NULL;
+  size_t copy_h = 0, copy_w = 0;
   size_t ind_count = 0, sums_count = 0;
   if (!op->direct) {
     const size_t mpad = gemmi8_round_up(m, mr);
@@ -370,16 +401,36 @@ gemmi8_status gemmi8_convolution_setup(gemmi8_convolution* op, size_t batch,
     if (!same) {
       ind = malloc(bytes);
       if (ind == NULL) return gemmi8_status_out_of_memory;
+      if (op->merge) {
+        /* the padded copy: batch x copy_h x copy_w pixels of ci bytes */
+        size_t copy_bytes;
+        if (!gemmi8_add(input_height, g->padding_top + g->padding_bottom, &copy_h) ||
+            !gemmi8_add(input_width, g->padding_left + g->padding_right, &copy_w) ||
+            !gemmi8_mul(batch, copy_h, &copy_bytes) || !gemmi8_mul(copy_bytes, copy_w, &copy_bytes) ||
+            !gemmi8_mul(copy_bytes, g->group_input_channels, &copy_bytes)) {
+          free(ind);
+          return gemmi8_status_invalid_parameter;
+        }
+        copy = malloc(copy_bytes);
+        if (copy == NULL) {
+          free(ind);
+          return gemmi8_status_out_of_memory;
+        }
+        /* the padding keeps a_zero_point; run copies the image inside it */
+        memset(copy, (uint8_t) op->a_zero_point, copy_bytes);
+      }
     }
     if (op->row_sums && (!gemmi8_mul(mpad, op->g.groups, &sums_count) ||
                          !gemmi8_mul(sums_count, sizeof(int32_t), &bytes))) {
       free(ind);
+      free(copy);
       return gemmi8_status_invalid_parameter;
     }
     if (op->row_sums && (op->sums == NULL || op->sums_count < sums_count)) {
       sums = malloc(bytes);
       if (sums == NULL) {
         free(ind);
+        free(copy);
         return gemmi8_status_out_of_memory;
       }
     }
@@ -396,6 +447,12 @@ gemmi8_status gemmi8_convolution_setup(gemmi8_convolution* op, size_t batch,
   op->output = output;
   op->output_stride = output_pixel_stride;
   if (ind != NULL) {
+    if (op->merge) {
+      free(op->copy);
+      op->copy = copy;
+      op->copy_h = copy_h;
+      op->copy_w = copy_w;
+    }
     free(op->indirection);
     op->indirection = ind;
     op->indirection_count = ind_count;
@@ -522,6 +579,26 @@ static void conv_tile_job(void* context, size_t index)
                  gemmi8_min(ctx->nb, ctx->nblocks - b0));
 }
 
+/* Merged rows: the image into the inside of the padded copy (one group: its ci
+ * channels are the pixel's first), a row at a time when its pixels are dense. */
+static void copy_input(const gemmi8_convolution* op)
+{
+  const gemmi8_conv_geometry* g = &op->g;
+  const size_t ci = g->group_input_channels, iw = op->input_width;
+  for (size_t b = 0; b < op->batch; b++) {
+    for (size_t y = 0; y < op->input_height; y++) {
+      uint8_t* dst =
+          op->copy + ((b * op->copy_h + g->padding_top + y) * op->copy_w + g->padding_left) * ci;
+      const uint8_t* src = op->input + (b * op->input_height + y) * iw * op->input_stride;
+      if (op->input_stride == ci) {
+        memcpy(dst, src, iw * ci);
+      } else {
+        for (size_t x = 0; x < iw; x++) memcpy(dst + x * ci, src + x * op->input_stride, ci);
+      }
+    }
+  }
+}
+
 /* 1x1, stride 1, no padding: each group is a GEMM on the input in place. */
 static gemmi8_status run_direct(const gemmi8_convolution* op, const gemmi8_parallel* parallel)
 {
@@ -561,6 +638,7 @@ gemmi8_status gemmi8_convolution_run(gemmi8_convolution* op, const gemmi8_parall
     return gemmi8_status_invalid_parameter;
   }
   if (op->direct) return run_direct(op, parallel);
+  if (op->merge) copy_input(op);
   const struct gemmi8_qgemm_config* cfg = op->cfg;
   const size_t co = op->g.group_output_channels, groups = op->g.groups, m = op->m;
   struct conv_context ctx = {

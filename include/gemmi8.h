@@ -620,6 +620,14 @@ GEMMI8_API gemmi8_status gemmi8_convolution_setup(gemmi8_convolution* op, size_t
 GEMMI8_API gemmi8_status gemmi8_convolution_run(gemmi8_convolution* op,
                                                 const gemmi8_parallel* parallel);
 
+/* Memory of the last successful setup: *indirection_bytes the indirection buffer (0
+ * for a 1x1 stride-1 layer without padding, which has none), *workspace_bytes the
+ * row sums and the padded copy of the input (merged rows) it also holds. Returns
+ * invalid_parameter for a NULL pointer or an operator not set up. */
+GEMMI8_API gemmi8_status gemmi8_convolution_memory(const gemmi8_convolution* op,
+                                                   size_t* indirection_bytes,
+                                                   size_t* workspace_bytes);
+
 /* Frees the operator and all it owns; NULL is allowed. */
 GEMMI8_API void gemmi8_convolution_destroy(gemmi8_convolution* op);
 

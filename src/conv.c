@@ -53,7 +53,7 @@ struct gemmi8_convolution {
    * with its padding (a_zero_point) around it, copy_h x copy_w pixels an image. */
   int merge;
   uint8_t* copy;
-  size_t copy_h, copy_w;
+  size_t copy_h, copy_w, copy_bytes;
   /* setup */
   int ready;
   size_t batch, input_height, input_width, output_height, output_width, m;
@@ -452,6 +452,7 @@ gemmi8_status gemmi8_convolution_setup(gemmi8_convolution* op, size_t batch,
       op->copy = copy;
       op->copy_h = copy_h;
       op->copy_w = copy_w;
+      op->copy_bytes = copy_h * copy_w * batch * op->g.group_input_channels;
     }
     free(op->indirection);
     op->indirection = ind;
@@ -466,6 +467,18 @@ gemmi8_status gemmi8_convolution_setup(gemmi8_convolution* op, size_t batch,
   op->ready = 1;
   *output_height = oh;
   *output_width = ow;
+  return gemmi8_status_success;
+}
+
+gemmi8_status gemmi8_convolution_memory(const gemmi8_convolution* op, size_t* indirection_bytes,
+                                        size_t* workspace_bytes)
+{
+  if (op == NULL || indirection_bytes == NULL || workspace_bytes == NULL || !op->ready) {
+    return gemmi8_status_invalid_parameter;
+  }
+  *indirection_bytes = op->direct ? 0 : op->indirection_count * sizeof(void*);
+  *workspace_bytes = (op->sums != NULL ? op->sums_count * sizeof(int32_t) : 0) +
+                     (op->merge ? op->copy_bytes : 0);
   return gemmi8_status_success;
 }
 

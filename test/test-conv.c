@@ -184,6 +184,12 @@ static void run_case(const ccase* c, int kind, int mode, int per_channel, gemmi8
                   got_w, oh, ow)) {
       break;
     }
+    if (way == 0 && c->kh == 1 && c->kw == 1 && c->sh == 1 && c->sw == 1 && c->pt + c->pl + c->pb + c->pr == 0) {
+      size_t ind_bytes = 1, work_bytes = 1;
+      const gemmi8_status mst = gemmi8_convolution_memory(op, &ind_bytes, &work_bytes);
+      t_expect(mst == gemmi8_status_success && ind_bytes == 0 && work_bytes == 0,
+               __func__, "%s: a 1x1 stride-1 layer holds %zu + %zu bytes", what, ind_bytes, work_bytes);
+    }
     st = gemmi8_convolution_run(op, ways[way]);
     char msg[256];
     size_t row, col;
@@ -388,6 +394,10 @@ static void bad_input(void) {
   }
   t_expect(gemmi8_convolution_run(op, NULL) == gemmi8_status_invalid_parameter, __func__,
            "run before setup");
+  size_t ind_bytes = 7, work_bytes = 7;
+  t_expect(gemmi8_convolution_memory(op, &ind_bytes, &work_bytes) ==
+                   gemmi8_status_invalid_parameter && ind_bytes == 7 && work_bytes == 7,
+           __func__, "memory before setup");
   memset(out, 0x5A, sizeof(out));
   size_t oh = 77, ow = 77;
   const struct {
@@ -433,6 +443,16 @@ static void bad_input(void) {
     gemmi8_convolution_destroy(op2);
   } else {
     t_fail(__func__, "create 8x3");
+  }
+  /* 25 pixels x 9 taps: at least 225 pointers */
+  if (gemmi8_convolution_setup(op, 1, 5, 5, in, 4, out, 8, &oh, &ow) == gemmi8_status_success) {
+    /* rounded up to the main tile (at most 8 rows): 32 pixels */
+    const gemmi8_status mst = gemmi8_convolution_memory(op, &ind_bytes, &work_bytes);
+    t_expect(mst == gemmi8_status_success && ind_bytes >= 225 * sizeof(void*) &&
+                 ind_bytes <= 288 * sizeof(void*),
+             __func__, "memory: %zu indirection bytes for 25 pixels x 9 taps", ind_bytes);
+    t_expect(gemmi8_convolution_memory(op, NULL, &work_bytes) == gemmi8_status_invalid_parameter,
+             __func__, "memory with a NULL pointer");
   }
   gemmi8_parallel bad = {NULL, NULL, 2};
   if (gemmi8_convolution_setup(op, 1, 5, 5, in, 4, out, 8, &oh, &ow) == gemmi8_status_success) {

@@ -23,9 +23,11 @@
 //   peak/vpdpbusd-zmm   the register-only vpdpbusd loop (bench/cases-peak.c)
 // Each benchmark is <library>/<variant>/<network>/<layer>, with counters GOPS
 // (2 * output pixels * output channels * taps * input channels per second / 1e9)
-// and, for gemmi8/qu8s8, ind_bytes and im2col_bytes: the indirection buffer's size
-// (a pointer per output pixel and tap; the 1x1 stride-1 layers have none, they run
-// the GEMM on the input) and what an im2col copy of the layer takes. Every case's first output is checked:
+// and, for gemmi8/qu8s8, ind_bytes, work_bytes and im2col_bytes: the indirection
+// buffer's size (gemmi8_convolution_memory: a pointer per output pixel, rounded up to
+// the tile, and tap; the 1x1 stride-1 layers have none, they run the GEMM on the
+// input), the rest of the operator's setup memory (the padded input copy of merged
+// rows) and what an im2col copy of the layer takes. Every case's first output is checked:
 // gemmi8's byte for byte against gemmi8's GEMM on im2col, the peers' within 1 of a
 // direct reference at every 7th pixel.
 //
@@ -551,9 +553,10 @@ void RunBench(benchmark::State& st, Instance* in) {
   st.counters["GOPS"] = benchmark::Counter(L.Ops() * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   if (in->kase->kind == Kind::kQu8s8) {
     const size_t taps = L.k * L.k, pixels = L.oh * L.ow;
-    const bool direct = L.k == 1 && L.stride == 1 && L.pad == 0;
-    // a pointer per output pixel and tap (plus the rows that round M up to the tile)
-    st.counters["ind_bytes"] = direct ? 0.0 : static_cast<double>(pixels * taps * sizeof(void*));
+    size_t ind = 0, work = 0;
+    gemmi8_convolution_memory(in->state->op, &ind, &work);
+    st.counters["ind_bytes"] = static_cast<double>(ind);
+    st.counters["work_bytes"] = static_cast<double>(work);
     st.counters["im2col_bytes"] = static_cast<double>(pixels * taps * L.cin);
   }
   if (!in->state->impl.empty()) st.SetLabel(in->state->impl);

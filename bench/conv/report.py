@@ -56,7 +56,7 @@ def main():
             continue
         unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b.get("time_unit", "ns")]
         times.setdefault(name, []).append(b["real_time"] * unit)
-        for key in ("ind_bytes", "im2col_bytes", "GOPS"):
+        for key in ("ind_bytes", "work_bytes", "im2col_bytes", "GOPS"):
             if key in b:
                 counters.setdefault(name, {})[key] = b[key]
     med = {name: statistics.median(v) for name, v in times.items()}
@@ -135,14 +135,18 @@ def main():
             targets.append(("%s whole network: gemmi8 best / best peer >= 1.15" % net,
                             best_peer / g_best, 1.15))
         w("")
-        w("## %s: indirection buffer and im2col copy (bytes)\n" % net)
-        w("| layer | indirection | im2col | ratio |")
-        w("|---|---:|---:|---:|")
+        w("## %s: indirection buffer and im2col copy (bytes, gemmi8 qu8s8)\n" % net)
+        w("indirection: the pointers (none for 1x1 stride-1 layers: the GEMM reads the input); "
+          "other: the operator's other setup memory (the padded input copy of merged rows of taps); "
+          "ratio: (indirection + other) / im2col.\n")
+        w("| layer | indirection | other | im2col | ratio |")
+        w("|---|---:|---:|---:|---:|")
         for L in nl:
             c = counters.get("gemmi8/qu8s8/%s/%s" % (net, L["name"]), {})
-            ind, im = c.get("ind_bytes"), c.get("im2col_bytes")
-            w("| %s | %s | %s | %s |" % (L["name"], fmt(ind), fmt(im),
-                                         fmt(ind / im if ind and im else None, "%.3f")))
+            ind, work, im = c.get("ind_bytes"), c.get("work_bytes"), c.get("im2col_bytes")
+            total = (ind or 0) + (work or 0)
+            w("| %s | %s | %s | %s | %s |" % (L["name"], fmt(ind), fmt(work), fmt(im),
+                                              fmt(total / im if im else None, "%.3f")))
         w("")
     # ResNet-18's 3x3 stride-1 layers at the peak
     r3 = [L for L in layers if L["net"] == "resnet18" and L["k"] == 3 and L["s"] == 1]

@@ -140,6 +140,9 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   } else {
     gemmi8_status st = create(type, &g, w, a_zp, b_zp, with_bias ? bias : NULL, &rq, &op);
     fuzz_expect_status(st, FUZZ_BIT(gemmi8_status_success), "create");
+    size_t ind_bytes = 1, work_bytes = 1;
+    fuzz_expect_status(gemmi8_convolution_memory(op, &ind_bytes, &work_bytes),
+                       FUZZ_BIT(gemmi8_status_invalid_parameter), "memory before setup");
     /* the operator owns copies: the caller's arrays may change after create (the
      * reference uses the values of the call) */
     const size_t w_bytes = cout * taps * g.group_input_channels;
@@ -181,6 +184,13 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
       } else {
         fuzz_expect_status(st, FUZZ_BIT(gemmi8_status_success), "setup");
         if (got_h != oh || got_w != ow) fuzz_fail("output %zux%zu, want %zux%zu", got_h, got_w, oh, ow);
+        fuzz_expect_status(gemmi8_convolution_memory(op, &ind_bytes, &work_bytes),
+                           FUZZ_BIT(gemmi8_status_success), "memory");
+        /* a pointer per pixel (rounded up to a tile of at most 8) and tap, or none */
+        if (ind_bytes != 0 && (ind_bytes < m * sizeof(void*) ||
+                               ind_bytes > (m + 7) * taps * sizeof(void*))) {
+          fuzz_fail("%zu indirection bytes for %zu pixels x %zu taps", ind_bytes, m, taps);
+        }
         struct fuzz_parallel shuffled;
         fuzz_parallel_init(&shuffled, &r, fuzz_range(&r, 2, 5));
         const size_t how = fuzz_range(&r, 0, 2);

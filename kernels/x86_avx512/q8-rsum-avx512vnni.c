@@ -110,6 +110,30 @@ static inline void indirect_sums(size_t mr, size_t rows, size_t kc, size_t ks,
   const size_t tail = kc % 64, body = kc - tail;
   const __mmask64 tail_mask = _bzhi_u64(~UINT64_C(0), (unsigned) tail);
   const int64_t correction = flip ? 128 * (int64_t) ks * (int64_t) gemmi8_round_up(kc, 64) : 0;
+  if (kc <= 64 && rows <= 8) {
+    /* taps of one piece (a convolution's first layers and small groups): the rows'
+     * partial sums side by side, reduced together by the transposing add tree */
+    __m512i v[8];
+#pragma GCC unroll 8
+    for (size_t i = 0; i < 8; i++) v[i] = vzero;
+    const __mmask64 mask = _bzhi_u64(~UINT64_C(0), (unsigned) kc);
+    for (size_t t = 0; t < ks; t++) {
+#pragma GCC unroll 8
+      for (size_t i = 0; i < 8; i++) {
+        if (i < rows) {
+          const uint8_t* p = (const uint8_t*) a[t * mr + i];
+          if (p != (const uint8_t*) zero) p += a_offset;
+          v[i] = _mm512_add_epi64(v[i], sad8(p, mask, vflip));
+        }
+      }
+    }
+    const __m512i total = lane_sum(lane_sum(pair_sum(v[0], v[1]), pair_sum(v[2], v[3])),
+                                   lane_sum(pair_sum(v[4], v[5]), pair_sum(v[6], v[7])));
+    const __m256i sum32 = _mm256_sub_epi32(_mm512_cvtepi64_epi32(total),
+                                           _mm256_set1_epi32((int32_t) correction));
+    _mm256_mask_storeu_epi32(sums, (__mmask8) ((1u << rows) - 1), sum32);
+    return;
+  }
   for (size_t i = 0; i < rows; i++) {
     __m512i vsum = _mm512_setzero_si512();
     for (size_t t = 0; t < ks; t++) {

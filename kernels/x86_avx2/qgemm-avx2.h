@@ -320,9 +320,11 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_widen_piece_avx2(const int is_signed, co
 }
 
 /* The tile with A through ks taps of MR row pointers (igemm): each tap's kc depths of
- * the mr rows (a_offset added to every pointer but zero) are widened into the chunk
- * buffer one after the other, each padded to a pair as its weights are, and the k
- * pairs run whenever the buffer is full and at the end. */
+ * the MR rows (a_offset added to every pointer but zero; rows past mr are the driver's
+ * repeated last pixel, computed and never stored: one k loop, the full tile's, instead
+ * of one per row count) are widened into the chunk buffer one after the other, each
+ * padded to a pair as its weights are, and the k pairs run whenever the buffer is full
+ * and at the end. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_avx2(const size_t MR, const size_t NJ,
                                                         const int is_signed, size_t mr,
                                                         size_t kc, size_t ks,
@@ -354,17 +356,18 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_avx2(const size_t MR, const 
       const size_t n = gemmi8_min(kc - done, KC - filled);
 #pragma GCC unroll 6
       for (size_t i = 0; i < MR; i++) {
-        if (i < mr) gemmi8_widen_piece_avx2(is_signed, rows[i] + done, n, done, buf + i * KC + filled);
+        gemmi8_widen_piece_avx2(is_signed, rows[i] + done, n, done, buf + i * KC + filled);
       }
       filled += n + (n & 1);
       done += n;
       if (filled == KC) {
-        wk = gemmi8_avx2_pairs(NJ, mr, KC / 2, wk, buf, acc);
+        wk = gemmi8_avx2_pairs(NJ, MR, KC / 2, wk, buf, acc);
         filled = 0;
       }
     }
   }
-  if (filled != 0) gemmi8_avx2_pairs(NJ, mr, filled / 2, wk, buf, acc);
+  if (filled != 0) gemmi8_avx2_pairs(NJ, MR, filled / 2, wk, buf, acc);
+  (void) mr;
 #pragma GCC unroll 6
   for (size_t i = 0; i < MR; i++) {
 #pragma GCC unroll 2

@@ -613,10 +613,12 @@ GEMMI8_API gemmi8_status gemmi8_convolution_setup(gemmi8_convolution* op, size_t
                                                   size_t* output_height, size_t* output_width);
 
 /* Runs the convolution set up last, on the calling thread (parallel NULL) or on
- * several (see "Threads"); the bytes do not depend on which. Returns
- * invalid_parameter for a NULL op, an operator not set up or a bad parallel;
- * out_of_memory when the row sums of A that some kernel sets need could not be
- * allocated (nothing is then written). */
+ * several (see "Threads"); the bytes do not depend on which. It allocates nothing,
+ * except in the 1x1 stride-1 layers without padding, which run the GEMM per group:
+ * there, as in gemmi8_<type>_gemm, kernel sets that need row sums of A allocate them
+ * past 1024 output pixels. Returns invalid_parameter (nothing written) for a NULL op,
+ * an operator not set up or a bad parallel; out_of_memory when those row sums could
+ * not be allocated (the groups before the one that failed are then written). */
 GEMMI8_API gemmi8_status gemmi8_convolution_run(gemmi8_convolution* op,
                                                 const gemmi8_parallel* parallel);
 

@@ -444,11 +444,12 @@ static void bad_input(void) {
   } else {
     t_fail(__func__, "create 8x3");
   }
-  /* 25 pixels x 9 taps: at least 225 pointers */
+  /* 25 pixels x 9 taps, or x 3 merged rows of taps (4 channels are below 16 and not a
+   * multiple of some kernel sets' depth group) */
   if (gemmi8_convolution_setup(op, 1, 5, 5, in, 4, out, 8, &oh, &ow) == gemmi8_status_success) {
     /* rounded up to the main tile (at most 8 rows): 32 pixels */
     const gemmi8_status mst = gemmi8_convolution_memory(op, &ind_bytes, &work_bytes);
-    t_expect(mst == gemmi8_status_success && ind_bytes >= 225 * sizeof(void*) &&
+    t_expect(mst == gemmi8_status_success && ind_bytes >= 75 * sizeof(void*) &&
                  ind_bytes <= 288 * sizeof(void*),
              __func__, "memory: %zu indirection bytes for 25 pixels x 9 taps", ind_bytes);
     t_expect(gemmi8_convolution_memory(op, NULL, &work_bytes) == gemmi8_status_invalid_parameter,

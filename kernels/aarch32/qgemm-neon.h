@@ -126,6 +126,30 @@ static GEMMI8_ALWAYS_INLINE uint8x8_t gemmi8_qneon_load_tail(const uint8_t* p, s
   GEMMI8_NEON_LOOP_BNE                                                                  \
   GEMMI8_MCA_END_ASM()
 
+/* The 4 x 8 accumulators start at bias'; *vzp receives the weight zero points (qu8:
+ * -coef, 0..255) or 0 (qs8). Returns the block's weights. */
+static GEMMI8_ALWAYS_INLINE const uint8_t* gemmi8_qgemm_init_4x8c1__neon(const int is_signed,
+                                                                        const void* w,
+                                                                        int32x4_t vacc[4][2],
+                                                                        uint8x8_t* vzp)
+{
+  const int32_t* bias = (const int32_t*) w;
+  vacc[0][0] = vld1q_s32(bias);
+  vacc[0][1] = vld1q_s32(bias + 4);
+  vacc[1][0] = vacc[2][0] = vacc[3][0] = vacc[0][0];
+  vacc[1][1] = vacc[2][1] = vacc[3][1] = vacc[0][1];
+  if (is_signed) {
+    *vzp = vdup_n_u8(0);
+    return (const uint8_t*) (bias + 8);
+  }
+  /* coef = -b_zp, b_zp in 0..255 */
+  const int32_t* coef = bias + 8;
+  const uint16x4_t vzp0123 = vmovn_u32(vreinterpretq_u32_s32(vnegq_s32(vld1q_s32(coef))));
+  const uint16x4_t vzp4567 = vmovn_u32(vreinterpretq_u32_s32(vnegq_s32(vld1q_s32(coef + 4))));
+  *vzp = vmovn_u16(vcombine_u16(vzp0123, vzp4567));
+  return (const uint8_t*) (coef + 8);
+}
+
 /* k depths of the four rows a0..a3 times the weights at wk (8 bytes a depth), added
  * to vacc; vzp: the weight zero points (qu8) or 0. Returns the weights past them. */
 static GEMMI8_ALWAYS_INLINE const uint8_t* gemmi8_qgemm_depth_4x8c1__neon(
@@ -179,27 +203,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_4x8c1__neon(const int is_sign
   const uint8_t* a1 = mr > 1 ? a0 + a_stride : a0;
   const uint8_t* a2 = mr > 2 ? a1 + a_stride : a1;
   const uint8_t* a3 = mr > 3 ? a2 + a_stride : a2;
-  const int32_t* bias = (const int32_t*) w;
-  vacc[0][0] = vld1q_s32(bias);
-  vacc[0][1] = vld1q_s32(bias + 4);
-  vacc[1][0] = vacc[0][0];
-  vacc[1][1] = vacc[0][1];
-  vacc[2][0] = vacc[0][0];
-  vacc[2][1] = vacc[0][1];
-  vacc[3][0] = vacc[0][0];
-  vacc[3][1] = vacc[0][1];
-  uint8x8_t vzp = vdup_n_u8(0);
-  const uint8_t* wk;
-  if (is_signed) {
-    wk = (const uint8_t*) (bias + 8);
-  } else {
-    /* coef = -b_zp, b_zp in 0..255 */
-    const int32_t* coef = bias + 8;
-    const uint16x4_t vzp0123 = vmovn_u32(vreinterpretq_u32_s32(vnegq_s32(vld1q_s32(coef))));
-    const uint16x4_t vzp4567 = vmovn_u32(vreinterpretq_u32_s32(vnegq_s32(vld1q_s32(coef + 4))));
-    vzp = vmovn_u16(vcombine_u16(vzp0123, vzp4567));
-    wk = (const uint8_t*) (coef + 8);
-  }
+  uint8x8_t vzp;
+  const uint8_t* wk = gemmi8_qgemm_init_4x8c1__neon(is_signed, w, vacc, &vzp);
 
   gemmi8_qgemm_depth_4x8c1__neon(is_signed, k, a0, a1, a2, a3, wk, vzp, vacc);
 }
@@ -210,22 +215,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_4x8c1__neon(
     const int is_signed, size_t kc, size_t ks, const void* const* a, size_t a_offset,
     const void* zero, const void* w, int32x4_t vacc[4][2])
 {
-  const int32_t* bias = (const int32_t*) w;
-  vacc[0][0] = vld1q_s32(bias);
-  vacc[0][1] = vld1q_s32(bias + 4);
-  vacc[1][0] = vacc[2][0] = vacc[3][0] = vacc[0][0];
-  vacc[1][1] = vacc[2][1] = vacc[3][1] = vacc[0][1];
-  uint8x8_t vzp = vdup_n_u8(0);
-  const uint8_t* wk;
-  if (is_signed) {
-    wk = (const uint8_t*) (bias + 8);
-  } else {
-    const int32_t* coef = bias + 8;
-    const uint16x4_t vzp0123 = vmovn_u32(vreinterpretq_u32_s32(vnegq_s32(vld1q_s32(coef))));
-    const uint16x4_t vzp4567 = vmovn_u32(vreinterpretq_u32_s32(vnegq_s32(vld1q_s32(coef + 4))));
-    vzp = vmovn_u16(vcombine_u16(vzp0123, vzp4567));
-    wk = (const uint8_t*) (coef + 8);
-  }
+  uint8x8_t vzp;
+  const uint8_t* wk = gemmi8_qgemm_init_4x8c1__neon(is_signed, w, vacc, &vzp);
   for (size_t t = 0; t < ks; t++) {
     const uint8_t* ap[4];
     for (size_t i = 0; i < 4; i++) {

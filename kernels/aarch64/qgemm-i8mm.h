@@ -291,6 +291,81 @@
     }                                                                                       \
   } while (0)
 
+/* 16 depths of the rows ap[0..MR) at offset `at`, in C: row pairs by TRN1 / TRN2 of
+ * 64-bit lanes, two k groups of 8. Returns the weights past them. */
+static GEMMI8_ALWAYS_INLINE const int8_t* gemmi8_a64_mmla_16_c(const size_t MR, const size_t NQ,
+                                                               const int is_signed,
+                                                               const uint8_t* const* ap,
+                                                               size_t at, const int8_t* wk,
+                                                               int32x4_t vpart[][8])
+{
+  int8x16_t vrow[6], va0[3], va1[3];
+#pragma GCC unroll 6
+  for (size_t i = 0; i < MR; i++) vrow[i] = vld1q_s8((const int8_t*) ap[i] + at);
+#pragma GCC unroll 3
+  for (size_t r = 0; r < MR / 2; r++) {
+    const int64x2_t v0 = vreinterpretq_s64_s8(vrow[2 * r]);
+    const int64x2_t v1 = vreinterpretq_s64_s8(vrow[2 * r + 1]);
+    va0[r] = vreinterpretq_s8_s64(vtrn1q_s64(v0, v1));
+    va1[r] = vreinterpretq_s8_s64(vtrn2q_s64(v0, v1));
+  }
+  GEMMI8_A64_MMLA_GROUP_C(va0, wk);
+  GEMMI8_A64_MMLA_GROUP_C(va1, wk + 128);
+  return wk + 256;
+}
+
+/* The depth tail: rest (1..15) depths of the rows at offset `at`, loaded in bounds
+ * (full16 as gemmi8_a64_load_tail), one or two k groups (the weights are zero-padded to
+ * 8 depths). Returns the weights past them. */
+static GEMMI8_ALWAYS_INLINE const int8_t* gemmi8_a64_mmla_tail_c(const size_t MR, const size_t NQ,
+                                                                 const int is_signed,
+                                                                 const uint8_t* const* ap,
+                                                                 size_t at, size_t rest,
+                                                                 int full16, const int8_t* wk,
+                                                                 int32x4_t vpart[][8])
+{
+  int8x16_t va0[3], va1[3];
+#pragma GCC unroll 3
+  for (size_t r = 0; r < MR / 2; r++) {
+    const int64x2_t v0 =
+        vreinterpretq_s64_u8(gemmi8_a64_load_tail(ap[2 * r] + at, rest, full16));
+    const int64x2_t v1 =
+        vreinterpretq_s64_u8(gemmi8_a64_load_tail(ap[2 * r + 1] + at, rest, full16));
+    va0[r] = vreinterpretq_s8_s64(vtrn1q_s64(v0, v1));
+    va1[r] = vreinterpretq_s8_s64(vtrn2q_s64(v0, v1));
+  }
+  GEMMI8_A64_MMLA_GROUP_C(va0, wk);
+  wk += 128;
+  if (rest > 8) {
+    GEMMI8_A64_MMLA_GROUP_C(va1, wk);
+    wk += 128;
+  }
+  return wk;
+}
+
+/* Rows 2r and 2r+1 of columns 4j..4j+3 from two 2 x 2 blocks of the partial sums,
+ * plus bias', plus the row-sum term (qu8; coef after bias'). */
+static GEMMI8_ALWAYS_INLINE void gemmi8_a64_mmla_finish(const size_t MR, const size_t NJ,
+                                                        const int is_signed, size_t mr,
+                                                        const int32_t* bias,
+                                                        const struct gemmi8_qparams* p,
+                                                        int32x4_t vpart[][8],
+                                                        int32x4_t vacc[][4])
+{
+#pragma GCC unroll 4
+  for (size_t j = 0; j < NJ; j++) {
+    const int32x4_t vbias = vld1q_s32(bias + 4 * j);
+#pragma GCC unroll 3
+    for (size_t r = 0; r < MR / 2; r++) {
+      const int64x2_t vl = vreinterpretq_s64_s32(vpart[r][2 * j]);
+      const int64x2_t vh = vreinterpretq_s64_s32(vpart[r][2 * j + 1]);
+      vacc[2 * r][j] = vaddq_s32(vreinterpretq_s32_s64(vuzp1q_s64(vl, vh)), vbias);
+      vacc[2 * r + 1][j] = vaddq_s32(vreinterpretq_s32_s64(vuzp2q_s64(vl, vh)), vbias);
+    }
+  }
+  if (!is_signed) gemmi8_a64_add_row_sums(MR, NJ, mr, bias + 16, p->row_sum, vacc);
+}
+
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const int OUT, const size_t MR,
                                                         const size_t NJ,
                                                         const int is_signed, size_t mr, size_t k,
@@ -349,55 +424,19 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const int OUT, const siz
         for (size_t q = 0; q < NQ; q++) vpart[r][q] = vdupq_n_s32(0);
       }
       for (size_t it = 0; it < iterations; it++) {
-        int8x16_t vrow[6], va0[3], va1[3];
-#pragma GCC unroll 6
-        for (size_t i = 0; i < MR; i++) vrow[i] = vld1q_s8((const int8_t*) ap[i] + 16 * it);
-#pragma GCC unroll 3
-        for (size_t r = 0; r < MR / 2; r++) {
-          const int64x2_t v0 = vreinterpretq_s64_s8(vrow[2 * r]);
-          const int64x2_t v1 = vreinterpretq_s64_s8(vrow[2 * r + 1]);
-          va0[r] = vreinterpretq_s8_s64(vtrn1q_s64(v0, v1));
-          va1[r] = vreinterpretq_s8_s64(vtrn2q_s64(v0, v1));
-        }
-        GEMMI8_A64_MMLA_GROUP_C(va0, wk);
-        GEMMI8_A64_MMLA_GROUP_C(va1, wk + 128);
-        wk += 256;
+        wk = gemmi8_a64_mmla_16_c(MR, NQ, is_signed, ap, 16 * it, wk, vpart);
       }
     }
     if (kc != 0) {
-      int8x16_t va0[3], va1[3];
-#pragma GCC unroll 3
-      for (size_t r = 0; r < MR / 2; r++) {
-        const int64x2_t v0 = vreinterpretq_s64_u8(
-            gemmi8_a64_load_tail(ap[2 * r] + 16 * iterations, kc, k >= 16));
-        const int64x2_t v1 = vreinterpretq_s64_u8(
-            gemmi8_a64_load_tail(ap[2 * r + 1] + 16 * iterations, kc, k >= 16));
-        va0[r] = vreinterpretq_s8_s64(vtrn1q_s64(v0, v1));
-        va1[r] = vreinterpretq_s8_s64(vtrn2q_s64(v0, v1));
-      }
-      /* the weights are zero-padded to a whole group of 8 */
-      GEMMI8_A64_MMLA_GROUP_C(va0, wk);
-      if (kc > 8) GEMMI8_A64_MMLA_GROUP_C(va1, wk + 128);
+      gemmi8_a64_mmla_tail_c(MR, NQ, is_signed, ap, 16 * iterations, kc, k >= 16, wk, vpart);
     }
   }
   /* rows 2r and 2r+1 of columns 4j..4j+3 from two 2 x 2 blocks, plus bias' */
-#pragma GCC unroll 4
-  for (size_t j = 0; j < NJ; j++) {
-    const int32x4_t vbias = vld1q_s32(bias + 4 * j);
-#pragma GCC unroll 3
-    for (size_t r = 0; r < MR / 2; r++) {
-      const int64x2_t vl = vreinterpretq_s64_s32(vpart[r][2 * j]);
-      const int64x2_t vh = vreinterpretq_s64_s32(vpart[r][2 * j + 1]);
-      vacc[2 * r][j] = vaddq_s32(vreinterpretq_s32_s64(vuzp1q_s64(vl, vh)), vbias);
-      vacc[2 * r + 1][j] = vaddq_s32(vreinterpretq_s32_s64(vuzp2q_s64(vl, vh)), vbias);
-    }
-  }
-  if (!is_signed) gemmi8_a64_add_row_sums(MR, NJ, mr, coef, p->row_sum, vacc);
+  gemmi8_a64_mmla_finish(MR, NJ, is_signed, mr, bias, p, vpart, vacc);
 }
 
-/* The tile with A through ks taps of MR row pointers (igemm, convolution): the C loop
- * above (16 depths, row pairs by TRN1 / TRN2, then the tail) once per tap; the tap's
- * weights padded to 8 depths. */
+/* The tile with A through ks taps of MR row pointers (igemm, convolution): the C depth
+ * steps once per tap; the tap's weights padded to 8 depths. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_i8mm(
     const size_t MR, const size_t NJ, const int is_signed, size_t mr, size_t kc, size_t ks,
     const void* const* a, size_t a_offset, const void* zero, const void* w,
@@ -422,51 +461,14 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_i8mm(
     }
     const size_t iterations = kc / 16, rest = kc % 16;
     for (size_t it = 0; it < iterations; it++) {
-      int8x16_t vrow[6], va0[3], va1[3];
-#pragma GCC unroll 6
-      for (size_t i = 0; i < MR; i++) vrow[i] = vld1q_s8((const int8_t*) ap[i] + 16 * it);
-#pragma GCC unroll 3
-      for (size_t r = 0; r < MR / 2; r++) {
-        const int64x2_t v0 = vreinterpretq_s64_s8(vrow[2 * r]);
-        const int64x2_t v1 = vreinterpretq_s64_s8(vrow[2 * r + 1]);
-        va0[r] = vreinterpretq_s8_s64(vtrn1q_s64(v0, v1));
-        va1[r] = vreinterpretq_s8_s64(vtrn2q_s64(v0, v1));
-      }
-      GEMMI8_A64_MMLA_GROUP_C(va0, wk);
-      GEMMI8_A64_MMLA_GROUP_C(va1, wk + 128);
-      wk += 256;
+      wk = gemmi8_a64_mmla_16_c(MR, NQ, is_signed, ap, 16 * it, wk, vpart);
     }
     if (rest != 0) {
-      int8x16_t va0[3], va1[3];
-#pragma GCC unroll 3
-      for (size_t r = 0; r < MR / 2; r++) {
-        const int64x2_t v0 = vreinterpretq_s64_u8(
-            gemmi8_a64_load_tail(ap[2 * r] + 16 * iterations, rest, kc >= 16));
-        const int64x2_t v1 = vreinterpretq_s64_u8(
-            gemmi8_a64_load_tail(ap[2 * r + 1] + 16 * iterations, rest, kc >= 16));
-        va0[r] = vreinterpretq_s8_s64(vtrn1q_s64(v0, v1));
-        va1[r] = vreinterpretq_s8_s64(vtrn2q_s64(v0, v1));
-      }
-      GEMMI8_A64_MMLA_GROUP_C(va0, wk);
-      wk += 128;
-      if (rest > 8) {
-        GEMMI8_A64_MMLA_GROUP_C(va1, wk);
-        wk += 128;
-      }
+      wk = gemmi8_a64_mmla_tail_c(MR, NQ, is_signed, ap, 16 * iterations, rest, kc >= 16, wk,
+                                  vpart);
     }
   }
-#pragma GCC unroll 4
-  for (size_t j = 0; j < NJ; j++) {
-    const int32x4_t vbias = vld1q_s32(bias + 4 * j);
-#pragma GCC unroll 3
-    for (size_t r = 0; r < MR / 2; r++) {
-      const int64x2_t vl = vreinterpretq_s64_s32(vpart[r][2 * j]);
-      const int64x2_t vh = vreinterpretq_s64_s32(vpart[r][2 * j + 1]);
-      vacc[2 * r][j] = vaddq_s32(vreinterpretq_s32_s64(vuzp1q_s64(vl, vh)), vbias);
-      vacc[2 * r + 1][j] = vaddq_s32(vreinterpretq_s32_s64(vuzp2q_s64(vl, vh)), vbias);
-    }
-  }
-  if (!is_signed) gemmi8_a64_add_row_sums(MR, NJ, mr, coef, p->row_sum, vacc);
+  gemmi8_a64_mmla_finish(MR, NJ, is_signed, mr, bias, p, vpart, vacc);
 }
 
 #define GEMMI8_QIGEMM_I8MM_CASE(MR, NJ, SIGNED, OUT)                                     \

@@ -277,6 +277,34 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed,
     }                                                                                   \
   } while (0)
 
+/* kc depths of the rows ap[0..MR) in C: 16 at a time, then the tail (full16: the 16
+ * bytes ending at the tail's end belong to the row), into the partial sums; the
+ * weights from wk on, padded to 16 depths. Returns the weights past the depths. */
+static GEMMI8_ALWAYS_INLINE const uint8_t* gemmi8_a64_mull_depth_c(const size_t MR,
+                                                                   const int is_signed,
+                                                                   size_t kc, int full16,
+                                                                   const uint8_t** ap,
+                                                                   const uint8_t* wk,
+                                                                   int32x4_t vpart[][4])
+{
+  for (; kc >= 16; kc -= 16) {
+    uint8x16_t va[16];
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) {
+      va[i] = vld1q_u8(ap[i]);
+      ap[i] += 16;
+    }
+    GEMMI8_A64_MULL_STEP();
+  }
+  if (kc != 0) {
+    uint8x16_t va[16];
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) va[i] = gemmi8_a64_load_tail(ap[i], kc, full16);
+    GEMMI8_A64_MULL_STEP();
+  }
+  return wk;
+}
+
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neon(const int OUT, const size_t MR,
                                                         const int is_signed, size_t mr, size_t k,
                                                         const void* a, size_t a_stride,
@@ -327,12 +355,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neon(const int OUT, const siz
     }
     kc = k % 16;
   }
-  if (kc != 0) {
-    uint8x16_t va[16];
-#pragma GCC unroll 16
-    for (size_t i = 0; i < MR; i++) va[i] = gemmi8_a64_load_tail(ap[i], kc, k >= 16);
-    GEMMI8_A64_MULL_STEP();
-  }
+  gemmi8_a64_mull_depth_c(MR, is_signed, kc, k >= 16, ap, wk, vpart);
   /* columns 0..3 of row i: pairwise sums of the partial sums, plus bias' */
   const int32x4_t vbias = vld1q_s32(bias);
 #pragma GCC unroll 16
@@ -344,9 +367,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neon(const int OUT, const siz
   if (!is_signed) gemmi8_a64_add_row_sums(MR, 1, mr, coef, p->row_sum, vacc);
 }
 
-/* The tile with A through ks taps of MR row pointers (igemm, convolution): 16 depths
- * at a time in C (GEMMI8_A64_MULL_STEP), then the tail, once per tap; the tap's
- * weights padded to 16 depths. */
+/* The tile with A through ks taps of MR row pointers (igemm, convolution): the C depth
+ * loop once per tap; the tap's weights padded to 16 depths. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_neon(const size_t MR, const int is_signed,
                                                          size_t mr, size_t kc, size_t ks,
                                                          const void* const* a, size_t a_offset,
@@ -370,22 +392,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_neon(const size_t MR, const 
       const uint8_t* q = (const uint8_t*) a[t * MR + i];
       ap[i] = q == (const uint8_t*) zero ? q : q + a_offset;
     }
-    size_t k = kc;
-    for (; k >= 16; k -= 16) {
-      uint8x16_t va[16];
-#pragma GCC unroll 16
-      for (size_t i = 0; i < MR; i++) {
-        va[i] = vld1q_u8(ap[i]);
-        ap[i] += 16;
-      }
-      GEMMI8_A64_MULL_STEP();
-    }
-    if (k != 0) {
-      uint8x16_t va[16];
-#pragma GCC unroll 16
-      for (size_t i = 0; i < MR; i++) va[i] = gemmi8_a64_load_tail(ap[i], k, kc >= 16);
-      GEMMI8_A64_MULL_STEP();
-    }
+    wk = gemmi8_a64_mull_depth_c(MR, is_signed, kc, kc >= 16, ap, wk, vpart);
   }
   const int32x4_t vbias = vld1q_s32(bias);
 #pragma GCC unroll 16

@@ -272,6 +272,45 @@
     }                                                                                       \
   } while (0)
 
+/* kc depths of the rows ap[0..MR) in C: 16 at a time, then the tail (full16: the 16
+ * bytes ending at the tail's end belong to the row); the weights from wk on, padded
+ * to 4 depths. Advances the row pointers; returns the weights past the depths. */
+static GEMMI8_ALWAYS_INLINE const int8_t* gemmi8_a64_dot_depth_c(const size_t MR, const size_t NJ,
+                                                                 const int is_signed, size_t kc,
+                                                                 int full16, const uint8_t** ap,
+                                                                 const int8_t* wk,
+                                                                 int32x4_t vacc[][4])
+{
+  for (; kc >= 16; kc -= 16) {
+    int8x16_t va[16];
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) {
+      va[i] = vld1q_s8((const int8_t*) ap[i]);
+      ap[i] += 16;
+    }
+    GEMMI8_A64_DOT_GROUP_C(0);
+    GEMMI8_A64_BARRIER();
+    GEMMI8_A64_DOT_GROUP_C(1);
+    GEMMI8_A64_BARRIER();
+    GEMMI8_A64_DOT_GROUP_C(2);
+    GEMMI8_A64_BARRIER();
+    GEMMI8_A64_DOT_GROUP_C(3);
+  }
+  if (kc != 0) {
+    int8x16_t va[16];
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) {
+      va[i] = vreinterpretq_s8_u8(gemmi8_a64_load_tail(ap[i], kc, full16));
+    }
+    /* the weights are padded with zeros to a whole group of 4 */
+    GEMMI8_A64_DOT_GROUP_C(0);
+    if (kc > 4) GEMMI8_A64_DOT_GROUP_C(1);
+    if (kc > 8) GEMMI8_A64_DOT_GROUP_C(2);
+    if (kc > 12) GEMMI8_A64_DOT_GROUP_C(3);
+  }
+  return wk;
+}
+
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neondot(const int OUT, const size_t MR,
                                                            const size_t NJ, const int is_signed,
                                                            size_t mr, size_t k, const void* a,
@@ -325,40 +364,13 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neondot(const int OUT, const 
       for (size_t i = 0; i < MR; i++) vacc[i][j] = vbias;
     }
   }
-  /* narrow tiles of the 4-row kernel */
-  for (; kc >= 16; kc -= 16) {
-    int8x16_t va[16];
-#pragma GCC unroll 16
-    for (size_t i = 0; i < MR; i++) {
-      va[i] = vld1q_s8((const int8_t*) ap[i]);
-      ap[i] += 16;
-    }
-    GEMMI8_A64_DOT_GROUP_C(0);
-    GEMMI8_A64_BARRIER();
-    GEMMI8_A64_DOT_GROUP_C(1);
-    GEMMI8_A64_BARRIER();
-    GEMMI8_A64_DOT_GROUP_C(2);
-    GEMMI8_A64_BARRIER();
-    GEMMI8_A64_DOT_GROUP_C(3);
-  }
-  if (kc != 0) {
-    int8x16_t va[16];
-#pragma GCC unroll 16
-    for (size_t i = 0; i < MR; i++) {
-      va[i] = vreinterpretq_s8_u8(gemmi8_a64_load_tail(ap[i], kc, k >= 16));
-    }
-    /* the weights are padded with zeros to a whole group of 4 */
-    GEMMI8_A64_DOT_GROUP_C(0);
-    if (kc > 4) GEMMI8_A64_DOT_GROUP_C(1);
-    if (kc > 8) GEMMI8_A64_DOT_GROUP_C(2);
-    if (kc > 12) GEMMI8_A64_DOT_GROUP_C(3);
-  }
+  /* narrow tiles of the 4-row kernel, and the depth tail */
+  gemmi8_a64_dot_depth_c(MR, NJ, is_signed, kc, k >= 16, ap, wk, vacc);
   if (!is_signed) gemmi8_a64_add_row_sums(MR, NJ, mr, coef, p->row_sum, vacc);
 }
 
-/* The tile with A through ks taps of MR row pointers (igemm, convolution): the C loop
- * above once per tap (16 depths at a time, then the tail), the tap's weights padded
- * to 4 depths. */
+/* The tile with A through ks taps of MR row pointers (igemm, convolution): the C depth
+ * loop once per tap, the tap's weights padded to 4 depths. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_neondot(
     const size_t MR, const size_t NJ, const int is_signed, size_t mr, size_t kc, size_t ks,
     const void* const* a, size_t a_offset, const void* zero, const void* w,
@@ -380,33 +392,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_neondot(
       const uint8_t* q = (const uint8_t*) a[t * MR + i];
       ap[i] = q == (const uint8_t*) zero ? q : q + a_offset;
     }
-    size_t k = kc;
-    for (; k >= 16; k -= 16) {
-      int8x16_t va[16];
-#pragma GCC unroll 16
-      for (size_t i = 0; i < MR; i++) {
-        va[i] = vld1q_s8((const int8_t*) ap[i]);
-        ap[i] += 16;
-      }
-      GEMMI8_A64_DOT_GROUP_C(0);
-      GEMMI8_A64_BARRIER();
-      GEMMI8_A64_DOT_GROUP_C(1);
-      GEMMI8_A64_BARRIER();
-      GEMMI8_A64_DOT_GROUP_C(2);
-      GEMMI8_A64_BARRIER();
-      GEMMI8_A64_DOT_GROUP_C(3);
-    }
-    if (k != 0) {
-      int8x16_t va[16];
-#pragma GCC unroll 16
-      for (size_t i = 0; i < MR; i++) {
-        va[i] = vreinterpretq_s8_u8(gemmi8_a64_load_tail(ap[i], k, kc >= 16));
-      }
-      GEMMI8_A64_DOT_GROUP_C(0);
-      if (k > 4) GEMMI8_A64_DOT_GROUP_C(1);
-      if (k > 8) GEMMI8_A64_DOT_GROUP_C(2);
-      if (k > 12) GEMMI8_A64_DOT_GROUP_C(3);
-    }
+    wk = gemmi8_a64_dot_depth_c(MR, NJ, is_signed, kc, kc >= 16, ap, wk, vacc);
   }
   (void) mr;
   if (!is_signed) gemmi8_a64_add_row_sums(MR, NJ, mr, coef, p->row_sum, vacc);

@@ -248,6 +248,20 @@ static GEMMI8_ALWAYS_INLINE const uint8_t* gemmi8_avx2_blocks_6x16(
   return w;
 }
 
+/* The accumulators start at bias' (int32[16]); returns the block's weights. */
+static GEMMI8_ALWAYS_INLINE const uint8_t* gemmi8_avx2_init(const size_t MR, const size_t NJ,
+                                                           const void* w, __m256i acc[6][2])
+{
+  const int32_t* bias = (const int32_t*) w;
+#pragma GCC unroll 2
+  for (size_t j = 0; j < NJ; j++) {
+    const __m256i vbias = _mm256_load_si256((const __m256i*) (bias + 8 * j));
+#pragma GCC unroll 6
+    for (size_t i = 0; i < MR; i++) acc[i][j] = vbias;
+  }
+  return (const uint8_t*) (bias + 16);
+}
+
 /* Accumulates the MR x (8 * NJ) tile into vacc, KC depths at a time. The full
  * 6 x 16 tile widens the first block of a chunk here and the others inside its k
  * loop (one block ahead); other tiles widen the chunk first. */
@@ -259,14 +273,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_avx2(const size_t MR, const s
   const size_t KC = GEMMI8_AVX2_KC;
   _Alignas(32) int16_t buf[6 * GEMMI8_AVX2_KC];
   _Alignas(32) __m256i acc[6][2];
-  const int32_t* bias = (const int32_t*) w;
-  const uint8_t* wk = (const uint8_t*) (bias + 16);
-#pragma GCC unroll 2
-  for (size_t j = 0; j < NJ; j++) {
-    const __m256i vbias = _mm256_load_si256((const __m256i*) (bias + 8 * j));
-#pragma GCC unroll 6
-    for (size_t i = 0; i < MR; i++) acc[i][j] = vbias;
-  }
+  const uint8_t* wk = gemmi8_avx2_init(MR, NJ, w, acc);
   for (size_t k0 = 0; k0 < k; k0 += KC) {
     const size_t kc = k - k0 < KC ? k - k0 : KC;
     const size_t blocks = kc / 16;
@@ -335,14 +342,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_avx2(const size_t MR, const 
   const size_t KC = GEMMI8_AVX2_KC;
   _Alignas(32) int16_t buf[6 * GEMMI8_AVX2_KC];
   _Alignas(32) __m256i acc[6][2];
-  const int32_t* bias = (const int32_t*) w;
-  const uint8_t* wk = (const uint8_t*) (bias + 16);
-#pragma GCC unroll 2
-  for (size_t j = 0; j < NJ; j++) {
-    const __m256i vbias = _mm256_load_si256((const __m256i*) (bias + 8 * j));
-#pragma GCC unroll 6
-    for (size_t i = 0; i < MR; i++) acc[i][j] = vbias;
-  }
+  const uint8_t* wk = gemmi8_avx2_init(MR, NJ, w, acc);
   size_t filled = 0; /* depths in the buffer, even */
   for (size_t t = 0; t < ks; t++) {
     const uint8_t* rows[6];

@@ -37,8 +37,7 @@ struct gemmi8_convolution {
   gemmi8_conv_geometry g;
   size_t ks;       /* taps: kernel_height * kernel_width */
   size_t kc;       /* channels read per tap: group_input_channels */
-  size_t kcp;      /* packed depth per tap */
-  size_t k;        /* packed depth: ks * kcp */
+  size_t k;        /* packed depth: ks * round_up(kc, KR) (kc when ks is 1) */
   size_t channels_in, channels_out;
   int direct;      /* 1x1, stride 1, no padding: the GEMM on the input */
   int row_sums;    /* the kernels need row sums from the driver */
@@ -217,7 +216,6 @@ static gemmi8_status create(enum gemmi8_type type, const gemmi8_conv_geometry* g
   op->g = g;
   op->ks = ks;
   op->kc = kc;
-  op->kcp = kcp;
   op->merge = merge;
   op->k = k;
   op->channels_in = channels_in;
@@ -503,6 +501,9 @@ static void conv_row_sum_task(const struct conv_context* ctx, size_t g, size_t m
   const gemmi8_convolution* op = ctx->op;
   const size_t mr = ctx->mr, ks = op->ks, kc = op->kc, offset = g * kc;
   int32_t* sums = op->sums + g * ctx->mpad;
+  const struct gemmi8_packed_header* h =
+      (const struct gemmi8_packed_header*) (op->packed + g * op->packed_bytes);
+  if (h->flags & GEMMI8_PACKED_NO_ROW_SUM) return; /* this group's tiles read none */
   if (ctx->cfg->irow_sum != NULL) {
     for (size_t p = m0; p < m0 + rows; p += mr) {
       ctx->cfg->irow_sum(mr, gemmi8_min(mr, m0 + rows - p), kc, ks,

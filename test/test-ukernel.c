@@ -672,6 +672,24 @@ static int rc_a_row_pages(const void* table) {
   return 1;
 }
 
+/* Row sums through pointers: depths below, at and past one 64-byte piece, 1 to 49
+ * taps, every row count of the tile, offsets. */
+static int rc_indirect(const void* table) {
+  const qtable* q = table;
+  static const size_t kcs[] = {1, 3, 4, 15, 21, 63, 64, 65, 130};
+  static const size_t taps[] = {1, 2, 3, 9, 49};
+  for (size_t i = 0; i < T_COUNT(kcs); i++) {
+    for (size_t t = 0; t < T_COUNT(taps); t += t_quick ? 2 : 1) {
+      const size_t rows = 1 + (i + t) % q->cfg->mr;
+      if (!uk_irsum_run(q->cfg, q->is_signed, rows, kcs[i], taps[t], (i * 7) % 70,
+                        (i + t) % 2 ? uk_data_random : uk_data_extremes)) {
+        return 0;
+      }
+    }
+  }
+  return 1;
+}
+
 static const qcase rcases[] = {
     {"k_sweep", 0, rc_k_sweep},
     {"m_sweep", 0, rc_m_sweep},
@@ -1011,56 +1029,40 @@ static void q_tables(uint32_t type, unsigned long* skipped) {
     table_tally tally;
     memset(&tally, 0, sizeof(tally));
     char name[256];
-    for (size_t r = 1; r <= GEMMI8_MAX_MR; r++) {
-      const struct gemmi8_qgemm_ukernels* u = &cfg->gemm[r - 1];
-      const gemmi8_qgemm_ukernel_fn fns[] = {u->s32, u->fixedpoint, u->fp32};
-      char tile[32];
-      snprintf(tile, sizeof(tile), "%zux%uc%u", r, (unsigned) cfg->nr, (unsigned) cfg->kr);
-      for (int o = 0; o < 3; o++) {
-        if (fns[o] == NULL) continue;
-        uk_qkernel kn;
-        memset(&kn, 0, sizeof(kn));
-        kn.cfg = cfg;
-        kn.is_signed = sgn;
-        kn.mr = r;
-        kn.output = (enum uk_output) o;
-        kn.fn = fns[o];
-        snprintf(kn.path, sizeof(kn.path), "%s/%.24s/%s/%s", family, cfg->isa, tile, q_out_names[o]);
-        snprintf(kn.name, sizeof(kn.name),
-                 "gemmi8_%s_gemm_%s_ukernel_%s__%.24s (%s %s gemm[%zu] of the %.24s table, "
-                 "MR %zu NR %u KR %u)",
-                 family, q_out_names[o], tile, cfg->isa, family, q_out_names[o], r - 1, cfg->isa, r,
-                 (unsigned) cfg->nr, (unsigned) cfg->kr);
-        if (q_kernel(&kn, supported)) {
-          tally.kernels++;
-          if (!supported) tally.not_run++, note_tile(&tally, tile);
-        }
-      }
-    }
-    for (size_t r = 1; r <= GEMMI8_MAX_MR; r++) {
-      const struct gemmi8_qigemm_ukernels* u = &cfg->igemm[r - 1];
-      const gemmi8_qigemm_ukernel_fn fns[] = {u->s32, u->fixedpoint, u->fp32};
-      char tile[32];
-      snprintf(tile, sizeof(tile), "%zux%uc%u", r, (unsigned) cfg->nr, (unsigned) cfg->kr);
-      for (int o = 0; o < 3; o++) {
-        if (fns[o] == NULL) continue;
-        uk_qkernel kn;
-        memset(&kn, 0, sizeof(kn));
-        kn.cfg = cfg;
-        kn.is_signed = sgn;
-        kn.mr = r;
-        kn.output = (enum uk_output) o;
-        kn.ifn = fns[o];
-        snprintf(kn.path, sizeof(kn.path), "%s/%.24s/%s/igemm-%s", family, cfg->isa, tile,
-                 q_out_names[o]);
-        snprintf(kn.name, sizeof(kn.name),
-                 "gemmi8_%s_igemm_%s_ukernel_%s__%.24s (%s %s igemm[%zu] of the %.24s table, "
-                 "MR %zu NR %u KR %u)",
-                 family, q_out_names[o], tile, cfg->isa, family, q_out_names[o], r - 1, cfg->isa,
-                 r, (unsigned) cfg->nr, (unsigned) cfg->kr);
-        if (q_kernel(&kn, supported)) {
-          tally.kernels++;
-          if (!supported) tally.not_run++, note_tile(&tally, tile);
+    /* the GEMM slots, then the igemm slots (A through row pointers) */
+    for (int indirect = 0; indirect <= 1; indirect++) {
+      for (size_t r = 1; r <= GEMMI8_MAX_MR; r++) {
+        const struct gemmi8_qgemm_ukernels* u = &cfg->gemm[r - 1];
+        const struct gemmi8_qigemm_ukernels* iu = &cfg->igemm[r - 1];
+        const gemmi8_qgemm_ukernel_fn fns[] = {u->s32, u->fixedpoint, u->fp32};
+        const gemmi8_qigemm_ukernel_fn ifns[] = {iu->s32, iu->fixedpoint, iu->fp32};
+        const char* kind = indirect ? "igemm" : "gemm";
+        char tile[32];
+        snprintf(tile, sizeof(tile), "%zux%uc%u", r, (unsigned) cfg->nr, (unsigned) cfg->kr);
+        for (int o = 0; o < 3; o++) {
+          if (indirect ? ifns[o] == NULL : fns[o] == NULL) continue;
+          uk_qkernel kn;
+          memset(&kn, 0, sizeof(kn));
+          kn.cfg = cfg;
+          kn.is_signed = sgn;
+          kn.mr = r;
+          kn.output = (enum uk_output) o;
+          if (indirect) {
+            kn.ifn = ifns[o];
+          } else {
+            kn.fn = fns[o];
+          }
+          snprintf(kn.path, sizeof(kn.path), "%s/%.24s/%s/%s%s", family, cfg->isa, tile,
+                   indirect ? "igemm-" : "", q_out_names[o]);
+          snprintf(kn.name, sizeof(kn.name),
+                   "gemmi8_%s_%s_%s_ukernel_%s__%.24s (%s %s %s[%zu] of the %.24s table, "
+                   "MR %zu NR %u KR %u)",
+                   family, kind, q_out_names[o], tile, cfg->isa, family, q_out_names[o], kind,
+                   r - 1, cfg->isa, r, (unsigned) cfg->nr, (unsigned) cfg->kr);
+          if (q_kernel(&kn, supported)) {
+            tally.kernels++;
+            if (!supported) tally.not_run++, note_tile(&tally, tile);
+          }
         }
       }
     }
@@ -1074,6 +1076,16 @@ static void q_tables(uint32_t type, unsigned long* skipped) {
         if (supported || list_only) run_case(name, rcases[c].run, &q);
       }
       if (any && !supported) tally.not_run++, note_tile(&tally, "rsum");
+    }
+    if (cfg->irow_sum != NULL) {
+      snprintf(name, sizeof(name), "%s/%.24s/irsum/indirect", family, cfg->isa);
+      if (matches(name)) {
+        if (supported || list_only) {
+          run_case(name, rc_indirect, &q);
+        } else {
+          tally.not_run++, note_tile(&tally, "irsum");
+        }
+      }
     }
     if (cfg == (sgn ? in_use->qs8 : in_use->qu8)) {
       snprintf(name, sizeof(name), "%s/%.24s/pack/header", family, cfg->isa);

@@ -969,3 +969,90 @@ int uk_rsum_run(const struct gemmi8_qgemm_config* cfg, int is_signed, size_t m, 
   t_fence_free(&fa);
   return ok;
 }
+
+/* ---- row sums through pointers (igemm row tiles) ------------------------------------ */
+
+struct ircall {
+  gemmi8_irow_sum_fn fn;
+  size_t mr, rows, kc, ks;
+  const void* const* a;
+  size_t a_offset;
+  const void* zero;
+  int32_t* sums;
+};
+
+static void ircall_run(void* ctx) {
+  const struct ircall* r = ctx;
+  r->fn(r->mr, r->rows, r->kc, r->ks, r->a, r->a_offset, r->zero, r->sums);
+}
+
+int uk_irsum_run(const struct gemmi8_qgemm_config* cfg, int is_signed, size_t rows, size_t kc,
+                 size_t ks, size_t a_offset, enum uk_data data) {
+  const int32_t lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
+  const size_t mr = cfg->mr;
+  /* one row per tap and row, each ending at an inaccessible page; the zero buffer too */
+  t_fence fa, fz;
+  uint8_t* a = t_fence_init(&fa, ks * mr, a_offset + kc, 0);
+  const size_t a_stride = fa.stride;
+  uint8_t* zero = t_fence_init(&fz, 1, kc, kc);
+  const uint8_t zp = (uint8_t) t_range(lo, hi);
+  memset(zero, zp, kc);
+  for (size_t r = 0; r < ks * mr; r++) {
+    for (size_t p = 0; p < kc; p++) {
+      uint8_t v = (uint8_t) t_rand64();
+      if (data == uk_data_extremes) v = (uint8_t) (t_below(2) ? lo : hi);
+      a[r * a_stride + a_offset + p] = v;
+    }
+  }
+  const void** ptrs = t_alloc(ks * mr * sizeof(void*));
+  for (size_t t = 0; t < ks; t++) {
+    for (size_t i = 0; i < mr; i++) {
+      ptrs[t * mr + i] = t_below(4) == 0 ? (const void*) zero : a + (t * mr + i) * a_stride;
+    }
+  }
+  t_fence_seal(&fa);
+  t_fence_seal(&fz);
+  t_out out;
+  t_out_init(&out, T_S32, rows, 1, 1);
+  for (size_t i = 0; i < rows; i++) {
+    int64_t s = 0;
+    for (size_t t = 0; t < ks; t++) {
+      const uint8_t* p = ptrs[t * mr + i];
+      if (p != zero) p += a_offset;
+      for (size_t c = 0; c < kc; c++) s += is_signed ? (int64_t) (int8_t) p[c] : (int64_t) p[c];
+    }
+    const int32_t s32 = ref_wrap_s32(s);
+    memcpy(t_out_want(&out, i, 0), &s32, 4);
+  }
+  text problem = {.len = 0};
+  add(&problem, "gemmi8_%s_irsum__%.24s (the %.24s table's irow_sum), %zu of %zu rows, "
+      "%zu taps of %zu bytes, a_offset %zu, data %s",
+      is_signed ? "qs8" : "qu8", cfg->isa, cfg->isa, rows, mr, ks, kc, a_offset,
+      data_names[data]);
+  struct ircall call = {cfg->irow_sum, mr, rows, kc, ks, ptrs, a_offset, zero, out.body};
+  const int sig = guarded(ircall_run, &call);
+  int ok = 1;
+  char msg[512], what[600];
+  size_t row, col;
+  if (sig != 0) {
+    snprintf(what, sizeof(what), "%s (a read or write past a row: each ends at an inaccessible page)",
+             signal_name(sig));
+    fail_case(&problem, what);
+    ok = 0;
+  } else if (!t_out_same(&out, msg, sizeof(msg), &row, &col)) {
+    fail_case(&problem, msg);
+    ok = 0;
+  } else {
+    const t_fence* fences[] = {&fa, &fz};
+    static const char* const names[] = {"A", "zero buffer"};
+    if (!fences_intact(fences, names, 2, msg, sizeof(msg))) {
+      fail_case(&problem, msg);
+      ok = 0;
+    }
+  }
+  t_out_free(&out);
+  t_fence_free(&fa);
+  t_fence_free(&fz);
+  free(ptrs);
+  return ok;
+}

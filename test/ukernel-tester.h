@@ -181,4 +181,11 @@ int uk_btest_run(const uk_bkernel* kn, const uk_btest* t);
 int uk_rsum_run(const struct gemmi8_qgemm_config* cfg, int is_signed, size_t m, size_t k,
                 size_t a_stride, int a_row_pages, enum uk_data data);
 
+/* cfg->irow_sum on `rows` rows of an igemm row tile (cfg->mr pointers per tap, about a
+ * quarter of them at a zero buffer of a random byte), ks taps of kc bytes, a_offset
+ * added to every pointer but the zero buffer's, against plain sums; data random or
+ * extremes. Every row and the zero buffer end at an inaccessible page. */
+int uk_irsum_run(const struct gemmi8_qgemm_config* cfg, int is_signed, size_t rows, size_t kc,
+                 size_t ks, size_t a_offset, enum uk_data data);
+
 #endif

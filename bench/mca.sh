@@ -15,8 +15,10 @@
 #   sh bench/mca.sh --update             the same, and rewrites the tables in bench/MCA.md
 #   sh bench/mca.sh --icount [--update]  instructions executed per output at M = 1, 2
 #                                        (3, 4 for i8mm) by the main tile and by the
-#                                        small tile the planner takes, counted under
-#                                        qemu-user by a TCG plugin built here
+#                                        small tile the planner takes, and on the ten
+#                                        shapes by the i8mm tile with A in place and
+#                                        over packed A (packing included), counted
+#                                        under qemu-user by a TCG plugin built here
 #
 # Region names: "<type>-<isa>-<tile>:MACS=<n>", optionally ":PEAK=<family>" to name
 # the instruction family (families: see peak_loop below); without MACS= the table
@@ -93,7 +95,7 @@ static void translate(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
   for (size_t i = 0; i < qemu_plugin_tb_n_insns(tb); i++) {
     struct qemu_plugin_insn* insn = qemu_plugin_tb_get_insn(tb, i);
     const char* s = qemu_plugin_insn_symbol(insn);
-    if (s == NULL || strstr(s, "_ukernel_") == NULL) continue;
+    if (s == NULL || (strstr(s, "_ukernel_") == NULL && strstr(s, "_packa_") == NULL)) continue;
     int j = 0;
     while (j < used && strcmp(names[j], s) != 0) j++;
     if (j == used) {
@@ -165,7 +167,95 @@ int main(int argc, char** argv) {
   return 0;
 }
 DRIVER
+  cat > "$TMP/panels.c" <<'DRIVER'
+#include <gemmi8.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "config.h"
+#include "packed.h"
+/* For depth K: the main tile of the qu8 and qs8 tables on 6 rows and one full block,
+ * in place (gemm) and over a panel (pgemm), and the packing of that panel, once each. */
+int main(int argc, char** argv) {
+  if (argc < 2) return 2;
+  const size_t k = (size_t) atoi(argv[1]);
+  const struct gemmi8_config* config = gemmi8_get_config();
+  for (int is_signed = 0; is_signed < 2; is_signed++) {
+    const struct gemmi8_qgemm_config* q = is_signed ? config->qs8 : config->qu8;
+    if (q->pack_a == NULL) return 3;
+    const size_t n = q->nr, m = q->mr;
+    uint8_t* a = malloc(m * k);
+    uint8_t* b = malloc(n * k);
+    uint8_t* panel = malloc(m * (k + 16));
+    for (size_t i = 0; i < m * k; i++) a[i] = (uint8_t) (i * 7 + 3);
+    for (size_t i = 0; i < n * k; i++) b[i] = (uint8_t) (i * 13 + 5);
+    int32_t sums[8] = {0}, c[8 * 64];
+    const uint8_t b_zp = 100;
+    void* packed;
+    if (is_signed ? gemmi8_qs8_pack_alloc(n, k, (const int8_t*) b, k, GEMMI8_B_NK, 1, NULL, &packed)
+                  : gemmi8_qu8_pack_alloc(n, k, b, k, GEMMI8_B_NK, 128, &b_zp, 0, NULL, &packed)) {
+      return 1;
+    }
+    const uint8_t* w = (const uint8_t*) packed + GEMMI8_PACKED_HEADER_BYTES;
+    struct gemmi8_qparams p = {.row_sum = q->row_sum ? sums : NULL};
+    q->gemm[m - 1].s32(m, n, k, a, k, w, c, sizeof(int32_t) * n, &p);
+    q->pack_a(m, k, a, k, panel);
+    q->pgemm.s32(m, n, k, panel, 0, w, c, sizeof(int32_t) * n, &p);
+    gemmi8_packed_free(packed);
+    free(a);
+    free(b);
+    free(panel);
+  }
+  return 0;
+}
+DRIVER
   gcc -shared -fPIC -O2 -o "$TMP/libicount.so" "$TMP/icount.c"
+}
+
+# Instructions per output of the ten GEMM shapes at the i8mm level, A in place against
+# A packed (the packing of a 6-row panel shared by the N / 16 blocks of its tile row).
+panels_table() {
+  icount_plugin
+  # shellcheck disable=SC2016 # $(...) is make's, expanded by make
+  info=$(make -s --no-print-directory ARCH=aarch64 \
+    --eval 'gemmi8-mca-info: ; @echo "$(CC)|$(ARCHFLAGS)|$(BUILD)/libgemmi8-test.a"' \
+    gemmi8-mca-info)
+  cc=${info%%|*}
+  rest=${info#*|}
+  lib=${rest#*|}
+  make -s --no-print-directory ARCH=aarch64 "$lib" > /dev/null
+  # shellcheck disable=SC2086
+  $cc -std=c11 -O1 ${rest%%|*} -Iinclude -Isrc -o "$TMP/panels" "$TMP/panels.c" "$lib" \
+    -lpthread -lm
+  echo "Instructions executed per output on the ten GEMM shapes, i8mm level, int32 output"
+  echo "(qemu-user TCG plugin): the 6x16c8 tile on A in place (TRN1 / TRN2 of each row pair"
+  echo "in every block) against the tile over packed A plus the packing of its panel,"
+  echo "shared by the ceil(N / 16) blocks of the row tile:"
+  echo
+  echo "| # | shape (N x M x K) | blocks | type | A in place | packed: tile | packing | packed: total | packed / in place | the driver takes |"
+  echo "|---:|---|---:|---|---:|---:|---:|---:|---:|---|"
+  i=0
+  grep -v '^#' bench/shapes.txt | while read -r n m k; do
+    [ -n "$k" ] || continue
+    i=$((i + 1))
+    GEMMI8_ISA=i8mm ICOUNT_OUT="$TMP/out" qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu max \
+      -plugin "$TMP/libicount.so" "$TMP/panels" "$k"
+    awk -v i="$i" -v n="$n" -v m="$m" -v k="$k" '
+      { cnt[$2] = $1 }
+      END {
+        blocks = int((n + 15) / 16)
+        split("qu8 qs8", types, " ")
+        for (t = 1; t <= 2; t++) {
+          ty = types[t]
+          inplace = cnt["gemmi8_" ty "_gemm_s32_ukernel_6x16c8__i8mm"] / 96
+          tile = cnt["gemmi8_" ty "_pgemm_s32_ukernel_6x16c8__i8mm"] / 96
+          pack = cnt["gemmi8_x8_packa_6c8__neon"] / 2 / (96 * blocks)
+          printf "| %d | %sx%sx%s | %d | %s | %.1f | %.1f | %.2f | %.1f | %.3f | %s |\n",
+            i, n, m, k, blocks, ty, inplace, tile, pack, tile + pack, (tile + pack) / inplace,
+            blocks >= 3 && m >= 6 ? "packed" : "in place"
+        }
+      }' "$TMP/out"
+  done
 }
 
 icount_table() {
@@ -234,7 +324,11 @@ icount_table() {
 }
 
 if [ "$icount" -eq 1 ]; then
-  icount_table > "$TMP/icount.md"
+  {
+    icount_table
+    echo
+    panels_table
+  } > "$TMP/icount.md"
   cat "$TMP/icount.md"
   if [ "$update" -eq 1 ]; then
     md=bench/MCA.md

@@ -46,6 +46,19 @@ void gemmi8_qpack_goi__generic(const struct gemmi8_qgemm_config* cfg, size_t n, 
         coef[j] = delta - zp;
       }
     }
+    if (cfg->pair_mark) {
+      /* no column with 0x80 at depths d and d + kr / 2 of a group */
+      const size_t kp = gemmi8_round_up(k, kr), half = kr / 2;
+      int safe = 1;
+      for (size_t g = 0; g < kp; g += kr) {
+        const uint8_t* wg = w + g * nr;
+        for (size_t j = 0; j < nr * kr; j += kr) {
+          for (size_t d = 0; d < half; d++) safe &= !(wg[j + d] == 0x80 && wg[j + d + half] == 0x80);
+        }
+      }
+      const uint32_t mark = safe ? GEMMI8_QBLOCK_PAIRS_SAFE : 0;
+      memcpy(w + kp * nr, &mark, sizeof(mark));
+    }
   }
 }
 

@@ -34,10 +34,14 @@ struct gemmi8_qgemm_config {
   uint8_t mr;      /* main tile height */
   uint8_t nr, kr;
   /* bytes per column before the weights (bias, coef): a block is
-   * round_up(nr * column_bytes + round_up(k, kr) * nr * max(weight_bytes, 1), 64) bytes */
+   * round_up(nr * column_bytes + round_up(k, kr) * nr * max(weight_bytes, 1)
+   * (+ 4 with pair_mark), 64) bytes */
   uint8_t column_bytes;
   uint8_t xor_weights;
   uint8_t weight_bytes; /* bytes per packed weight: 0 or 1 (8-bit), 2 (int16) */
+  /* 1: the packer marks pair-safe blocks after the weights (microkernel.h); the mark
+   * takes 4 bytes of the block */
+  uint8_t pair_mark;
   /* The kernels read row_sum_uniform / row_sum_coef. */
   uint8_t scaled_row_sum;
   /* Column group of the kernels (16 for a zmm of int32), or 0: when the last block
@@ -55,6 +59,12 @@ struct gemmi8_qgemm_config {
   gemmi8_qprepare_fn prepare_fixedpoint;
   struct gemmi8_qgemm_ukernels gemm[GEMMI8_MAX_MR];
   struct gemmi8_qigemm_ukernels igemm[GEMMI8_MAX_MR];
+  /* Packed A, or NULL: pack_a writes up to mr rows into a panel of
+   * mr * round_up(k, 16) bytes, which the pgemm kernels (the main tile's, rows past mr
+   * zero) read instead of A; the driver packs each row tile once when it is multiplied
+   * by three or more blocks. */
+  gemmi8_packa_fn pack_a;
+  struct gemmi8_qgemm_ukernels pgemm;
 };
 
 struct gemmi8_bgemm_ukernels {
@@ -117,7 +127,8 @@ static inline size_t gemmi8_qblock_bytes(const struct gemmi8_qgemm_config* cfg, 
 {
   const size_t weight_bytes = cfg->weight_bytes == 2 ? 2 : 1;
   return gemmi8_round_up(cfg->nr * (size_t) cfg->column_bytes +
-                             gemmi8_round_up(k, cfg->kr) * cfg->nr * weight_bytes,
+                             gemmi8_round_up(k, cfg->kr) * cfg->nr * weight_bytes +
+                             (cfg->pair_mark ? 4 : 0),
                          64);
 }
 

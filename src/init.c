@@ -44,6 +44,10 @@
   {gemmi8_##type##_igemm_s32_ukernel_##tile##__##isa,            \
    gemmi8_##type##_igemm_fixedpoint_ukernel_##tile##__##isa,     \
    gemmi8_##type##_igemm_fp32_ukernel_##tile##__##isa}
+#define QPGEMM(type, tile, isa)                                  \
+  {gemmi8_##type##_pgemm_s32_ukernel_##tile##__##isa,            \
+   gemmi8_##type##_pgemm_fixedpoint_ukernel_##tile##__##isa,     \
+   gemmi8_##type##_pgemm_fp32_ukernel_##tile##__##isa}
 #define BGEMM(tile, isa)                                         \
   {gemmi8_bin_gemm_s32_ukernel_##tile##__##isa,                  \
    gemmi8_bin_gemm_f32_ukernel_##tile##__##isa,                  \
@@ -148,7 +152,8 @@ static const struct gemmi8_bgemm_config bin_neon = {
  * tile computes all of its rows (rows past mr alias), so each level has tiles of 1 and
  * 2 rows for small M (2 and 4 for i8mm, whose SMMLA takes rows in pairs) on the same
  * packing (bench/MCA.md). */
-/* Baseline ARMv8 NEON: widening multiplies (SMULL / UMULL) and pairwise adds. */
+/* Baseline ARMv8 NEON: widening multiplies (SMULL / UMULL) and pairwise adds; qs8
+ * blocks the packer marks pair-safe add two products in 16 bits first (SMLAL2). */
 static const struct gemmi8_qgemm_config qu8_a64_neon = {
     .isa = "neon", .mr = 4, .nr = 4, .kr = 16, .column_bytes = 8,
     .pack = gemmi8_qpack_goi__generic, .row_sum = gemmi8_qu8_rsum__neon,
@@ -156,7 +161,7 @@ static const struct gemmi8_qgemm_config qu8_a64_neon = {
              [3] = QGEMM(qu8, 4x4c16, neon)},
     .igemm = {[3] = QIGEMM(qu8, 4x4c16, neon)}};
 static const struct gemmi8_qgemm_config qs8_a64_neon = {
-    .isa = "neon", .mr = 4, .nr = 4, .kr = 16, .column_bytes = 4,
+    .isa = "neon", .mr = 4, .nr = 4, .kr = 16, .column_bytes = 4, .pair_mark = 1,
     .pack = gemmi8_qpack_goi__generic,
     .gemm = {[0] = QGEMM(qs8, 1x4c16, neon), [1] = QGEMM(qs8, 2x4c16, neon),
              [3] = QGEMM(qs8, 4x4c16, neon)},
@@ -180,13 +185,15 @@ static const struct gemmi8_qgemm_config qu8_a64_i8mm = {
     .pack = gemmi8_qpack_goi__generic, .row_sum = gemmi8_qu8_rsum__neon,
     .gemm = {[1] = QGEMM(qu8, 2x16c8, i8mm), [3] = QGEMM(qu8, 4x16c8, i8mm),
              [5] = QGEMM(qu8, 6x16c8, i8mm)},
-    .igemm = {[5] = QIGEMM(qu8, 6x16c8, i8mm)}};
+    .igemm = {[5] = QIGEMM(qu8, 6x16c8, i8mm)},
+    .pack_a = gemmi8_x8_packa_6c8__neon, .pgemm = QPGEMM(qu8, 6x16c8, i8mm)};
 static const struct gemmi8_qgemm_config qs8_a64_i8mm = {
     .isa = "i8mm", .mr = 6, .nr = 16, .kr = 8, .column_bytes = 4,
     .pack = gemmi8_qpack_goi__generic,
     .gemm = {[1] = QGEMM(qs8, 2x16c8, i8mm), [3] = QGEMM(qs8, 4x16c8, i8mm),
              [5] = QGEMM(qs8, 6x16c8, i8mm)},
-    .igemm = {[5] = QIGEMM(qs8, 6x16c8, i8mm)}};
+    .igemm = {[5] = QIGEMM(qs8, 6x16c8, i8mm)},
+    .pack_a = gemmi8_x8_packa_6c8__neon, .pgemm = QPGEMM(qs8, 6x16c8, i8mm)};
 /* binary kernels of every level: the generic layout with NR = 8 */
 static const struct gemmi8_bgemm_config bin_a64_neon = {
     .isa = "neon", .mr = 4, .nr = 8,

@@ -22,6 +22,11 @@
  * so that acc = bias[j] + sum_k a * w + coef[j] * rowsum(a), modulo 2^32.
  * Kernels either sum the rows of a themselves or read params->row_sum, filled by
  * the driver with the config's row_sum function.
+ * Layouts with pair_mark (config.h) put a uint32 after the weights of every block:
+ * GEMMI8_QBLOCK_PAIRS_SAFE when no column holds the int8 value -128 (byte 0x80) at
+ * both depths d and d + KR / 2 of any group of KR (padding included), else 0. Kernels
+ * may then add the two products of such depths in 16 bits (their sum cannot reach
+ * 2^15); a block packed without the mark reads 0 and takes the exact path.
  * Layouts with weight_bytes == 2 (gemmi8_qpack_goi_s16__generic) store the weights
  * as int16 w = B - b_zp, KR x 2 bytes per column and group, and no coef: then
  * acc = bias[j] + sum_k a * w exactly, with the same bias. */
@@ -48,6 +53,8 @@ struct gemmi8_qparams {
    * NULL: the kernel computes them (a block with a single row tile). */
   const void* prepared;
 };
+
+#define GEMMI8_QBLOCK_PAIRS_SAFE UINT32_C(0x53524150) /* "PAIRS" */
 
 /* Prepares the fixed-point constants of the nr columns of p (already offset to the
  * block's first column) into out. */
@@ -96,6 +103,15 @@ typedef void (*gemmi8_bgemm_ukernel_fn)(size_t mr, size_t nr, size_t k, const ui
   GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_##type##_gemm_s32_ukernel_##tile##__##isa)        \
   GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_##type##_gemm_fixedpoint_ukernel_##tile##__##isa) \
   GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_##type##_gemm_fp32_ukernel_##tile##__##isa)
+/* The three outputs of a tile over packed panels of A (config.h: pack_a). */
+#define GEMMI8_DECLARE_QPGEMM_UKERNELS(type, tile, isa)                  \
+  GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_##type##_pgemm_s32_ukernel_##tile##__##isa)        \
+  GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_##type##_pgemm_fixedpoint_ukernel_##tile##__##isa) \
+  GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_##type##_pgemm_fp32_ukernel_##tile##__##isa)
+/* Packs m (<= MR) rows of k bytes of A, a_stride apart, into one panel. */
+typedef void (*gemmi8_packa_fn)(size_t m, size_t k, const void* a, size_t a_stride, void* panel);
+#define GEMMI8_DECLARE_PACKA(fn) \
+  GEMMI8_INTERNAL void fn(size_t m, size_t k, const void* a, size_t a_stride, void* panel);
 #define GEMMI8_DECLARE_BGEMM_UKERNELS(tile, isa)                          \
   GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_s32_ukernel_##tile##__##isa) \
   GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_##tile##__##isa) \
@@ -197,6 +213,9 @@ GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 2x16c8, i8mm)
 GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 4x16c8, i8mm)
 GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 4x16c8, i8mm)
 GEMMI8_DECLARE_ROW_SUM(gemmi8_qu8_rsum__neon)
+GEMMI8_DECLARE_PACKA(gemmi8_x8_packa_6c8__neon)
+GEMMI8_DECLARE_QPGEMM_UKERNELS(qu8, 6x16c8, i8mm)
+GEMMI8_DECLARE_QPGEMM_UKERNELS(qs8, 6x16c8, i8mm)
 GEMMI8_DECLARE_BGEMM_UKERNELS(4x8, neon)
 #endif
 

@@ -38,6 +38,11 @@ struct qgemm_context {
   gemmi8_qprepare_fn prepare;
   /* Row sums of A, one per row of A, or NULL when the kernels need none. */
   int32_t* row_sums;
+  /* Packed A (cfg->pack_a), or NULL: the panel of row tile i / mr at
+   * panels + i / mr * panel_bytes; pukernel runs the tiles of pfrom rows or more. */
+  uint8_t* panels;
+  size_t panel_bytes, pfrom;
+  gemmi8_qgemm_ukernel_fn pukernel;
   /* Tiling: rows and blocks per tile task; tasks down M and across N. */
   size_t mc, nb;
   size_t mchunks, bchunks;
@@ -53,6 +58,15 @@ static void qgemm_row_sum_task(const struct qgemm_context* ctx, size_t m0, size_
 {
   ctx->cfg->row_sum(rows, ctx->k, ctx->a + m0 * ctx->a_stride, ctx->a_stride,
                     ctx->row_sums + m0);
+}
+
+/* Packs the row tiles of rows [m0, m0 + rows) (m0 a multiple of mr) into their panels. */
+static void qgemm_pack_task(const struct qgemm_context* ctx, size_t m0, size_t rows)
+{
+  for (size_t i = m0; i < m0 + rows; i += ctx->mr) {
+    ctx->cfg->pack_a(gemmi8_min(ctx->mr, m0 + rows - i), ctx->k, ctx->a + i * ctx->a_stride,
+                     ctx->a_stride, ctx->panels + i / ctx->mr * ctx->panel_bytes);
+  }
 }
 
 static void qgemm_tile_task(const struct qgemm_context* ctx, size_t m0, size_t b0, size_t rows,
@@ -80,8 +94,14 @@ static void qgemm_tile_task(const struct qgemm_context* ctx, size_t m0, size_t b
     for (size_t i = m0; i < m1; i += ctx->mr) {
       const size_t mr = gemmi8_min(ctx->mr, m1 - i);
       p.row_sum = ctx->row_sums ? ctx->row_sums + i : NULL;
-      ctx->ukernel[mr - 1](mr, nr, ctx->k, ctx->a + i * ctx->a_stride, ctx->a_stride, w,
-                           ctx->c + i * ctx->c_stride + n0 * ctx->c_size, ctx->c_stride, &p);
+      uint8_t* c = ctx->c + i * ctx->c_stride + n0 * ctx->c_size;
+      if (ctx->panels != NULL && mr >= ctx->pfrom) {
+        ctx->pukernel(mr, nr, ctx->k, ctx->panels + i / ctx->mr * ctx->panel_bytes,
+                      ctx->panel_bytes, w, c, ctx->c_stride, &p);
+      } else {
+        ctx->ukernel[mr - 1](mr, nr, ctx->k, ctx->a + i * ctx->a_stride, ctx->a_stride, w, c,
+                             ctx->c_stride, &p);
+      }
     }
   }
 }
@@ -92,6 +112,13 @@ static void qgemm_row_sum_job(void* context, size_t i)
   const struct qgemm_context* ctx = context;
   const size_t m0 = i * ctx->rs_rows;
   qgemm_row_sum_task(ctx, m0, gemmi8_min(ctx->rs_rows, ctx->m - m0));
+}
+
+static void qgemm_pack_job(void* context, size_t t)
+{
+  const struct qgemm_context* ctx = context;
+  const size_t m0 = t * ctx->mr;
+  qgemm_pack_task(ctx, m0, gemmi8_min(ctx->mr, ctx->m - m0));
 }
 
 static void qgemm_tile_job(void* context, size_t t)
@@ -208,11 +235,16 @@ gemmi8_status gemmi8_check_requant(const gemmi8_requant* rq, size_t n, int32_t l
 
 enum qgemm_output { output_s32, output_fixedpoint, output_fp32 };
 
+static gemmi8_qgemm_ukernel_fn output_kernel(const struct gemmi8_qgemm_ukernels* u,
+                                             enum qgemm_output output)
+{
+  return output == output_s32 ? u->s32 : (output == output_fixedpoint ? u->fixedpoint : u->fp32);
+}
+
 static gemmi8_qgemm_ukernel_fn slot_kernel(const struct gemmi8_qgemm_config* cfg, size_t r,
                                            enum qgemm_output output)
 {
-  const struct gemmi8_qgemm_ukernels* u = &cfg->gemm[r - 1];
-  return output == output_s32 ? u->s32 : (output == output_fixedpoint ? u->fixedpoint : u->fp32);
+  return output_kernel(&cfg->gemm[r - 1], output);
 }
 
 /* Plans and runs a validated GEMM. */
@@ -295,22 +327,49 @@ static gemmi8_status run(const struct gemmi8_qgemm_config* cfg, enum qgemm_outpu
         cfg->scaled_row_sum && (h->flags & GEMMI8_PACKED_UNIFORM_COEF);
     ctx.params.row_sum_coef = h->coef;
   }
+  /* Workspace: panels of A, when the family packs A and a row tile meets three
+   * blocks or more (packing a panel costs about the instructions that one block's tile
+   * spends arranging A in place, bench/MCA.md). */
+  uint8_t* heap_panels = NULL;
+  if (cfg->pack_a != NULL && m >= cfg->mr && blocks >= 3) {
+    size_t bytes;
+    ctx.panel_bytes = cfg->mr * gemmi8_round_up(k, 16);
+    heap_panels = gemmi8_mul(gemmi8_divide_round_up(m, cfg->mr), ctx.panel_bytes, &bytes)
+                      ? malloc(bytes)
+                      : NULL;
+    if (heap_panels == NULL) {
+      free(heap_sums);
+      return gemmi8_status_out_of_memory;
+    }
+    ctx.panels = heap_panels;
+    ctx.pukernel = output_kernel(&cfg->pgemm, output);
+    /* the tiles the main kernel runs (those no smaller slot holds) */
+    ctx.pfrom = cfg->mr;
+    while (ctx.pfrom > 1 && ctx.ukernel[ctx.pfrom - 2] == ctx.ukernel[cfg->mr - 1]) ctx.pfrom--;
+  }
   if (threads > 1) {
-    /* every row sum first, then every tile (a tile reads the sums of its rows) */
+    /* every row sum and panel first, then every tile (a tile reads the sums and the
+     * panels of its rows) */
     if (ctx.row_sums != NULL) {
       parallel->parallel_for(parallel->context, qgemm_row_sum_job, &ctx,
                              gemmi8_divide_round_up(m, ctx.rs_rows));
+    }
+    if (ctx.panels != NULL) {
+      parallel->parallel_for(parallel->context, qgemm_pack_job, &ctx,
+                             gemmi8_divide_round_up(m, cfg->mr));
     }
     parallel->parallel_for(parallel->context, qgemm_tile_job, &ctx, ctx.mchunks * ctx.bchunks);
   } else {
     for (size_t m0 = 0; m0 < m; m0 += ctx.mc) {
       const size_t rows = gemmi8_min(ctx.mc, m - m0);
       if (ctx.row_sums != NULL) qgemm_row_sum_task(&ctx, m0, rows);
+      if (ctx.panels != NULL) qgemm_pack_task(&ctx, m0, rows);
       for (size_t b0 = 0; b0 < blocks; b0 += ctx.nb) {
         qgemm_tile_task(&ctx, m0, b0, rows, gemmi8_min(ctx.nb, blocks - b0));
       }
     }
   }
+  free(heap_panels);
   free(heap_sums);
   return gemmi8_status_success;
 }

@@ -192,6 +192,22 @@ static int qc_data_extremes(const void* kernel) {
   return 1;
 }
 
+/* Extremes on blocks the packer marks pair-safe (qs8): -128 and 127 everywhere but
+ * never -128 at depths d and d + 8 of a group of 16 in one column. */
+static int qc_data_unpaired(const void* kernel) {
+  Q_KERNEL;
+  Q_DIMS;
+  const size_t ks[] = {16, 17, 40, 64, t_quick ? 259 : 1031};
+  for (size_t i = 0; i < T_COUNT(ks); i++) {
+    Q_NEW(t);
+    t.k = ks[i];
+    t.n = i % 2 ? nr + 1 : nr;
+    t.data = uk_data_unpaired;
+    if (!uk_qtest_run(kn, &t)) return 0;
+  }
+  return 1;
+}
+
 static int qc_subtile(const void* kernel) {
   Q_KERNEL;
   Q_DIMS;
@@ -570,6 +586,7 @@ static const qcase qcases[] = {
     {"k_div_kr", 0, qc_k_div_kr},
     {"k_long", 0, qc_k_long},
     {"data_extremes", 0, qc_data_extremes},
+    {"data_unpaired", when_qs8, qc_data_unpaired},
     {"subtile", 0, qc_subtile},
     {"m_lt_mr", when_mr2, qc_m_lt_mr},
     {"n_lt_nr", when_nr2, qc_n_lt_nr},
@@ -1029,14 +1046,17 @@ static void q_tables(uint32_t type, unsigned long* skipped) {
     table_tally tally;
     memset(&tally, 0, sizeof(tally));
     char name[256];
-    /* the GEMM slots, then the igemm slots (A through row pointers) */
-    for (int indirect = 0; indirect <= 1; indirect++) {
+    /* the GEMM slots, the igemm slots (A through row pointers), then the main tile
+     * over packed A (kind 2) */
+    for (int kind_id = 0; kind_id <= 2; kind_id++) {
+      const int indirect = kind_id == 1, packed = kind_id == 2;
       for (size_t r = 1; r <= GEMMI8_MAX_MR; r++) {
-        const struct gemmi8_qgemm_ukernels* u = &cfg->gemm[r - 1];
+        if (packed && (r != cfg->mr || cfg->pack_a == NULL)) continue;
+        const struct gemmi8_qgemm_ukernels* u = packed ? &cfg->pgemm : &cfg->gemm[r - 1];
         const struct gemmi8_qigemm_ukernels* iu = &cfg->igemm[r - 1];
         const gemmi8_qgemm_ukernel_fn fns[] = {u->s32, u->fixedpoint, u->fp32};
         const gemmi8_qigemm_ukernel_fn ifns[] = {iu->s32, iu->fixedpoint, iu->fp32};
-        const char* kind = indirect ? "igemm" : "gemm";
+        const char* kind = indirect ? "igemm" : (packed ? "pgemm" : "gemm");
         char tile[32];
         snprintf(tile, sizeof(tile), "%zux%uc%u", r, (unsigned) cfg->nr, (unsigned) cfg->kr);
         for (int o = 0; o < 3; o++) {
@@ -1052,8 +1072,9 @@ static void q_tables(uint32_t type, unsigned long* skipped) {
           } else {
             kn.fn = fns[o];
           }
+          kn.packed_a = packed;
           snprintf(kn.path, sizeof(kn.path), "%s/%.24s/%s/%s%s", family, cfg->isa, tile,
-                   indirect ? "igemm-" : "", q_out_names[o]);
+                   indirect ? "igemm-" : (packed ? "pgemm-" : ""), q_out_names[o]);
           snprintf(kn.name, sizeof(kn.name),
                    "gemmi8_%s_%s_%s_ukernel_%s__%.24s (%s %s %s[%zu] of the %.24s table, "
                    "MR %zu NR %u KR %u)",

@@ -198,6 +198,7 @@ static uint8_t q_draw(enum uk_data data, int32_t zp, int32_t lo, int32_t hi) {
     case uk_data_random:
       return (uint8_t) t_rand64();
     case uk_data_extremes:
+    case uk_data_unpaired:
       return (uint8_t) (t_below(2) ? lo : hi);
     case uk_data_small:
       return (uint8_t) clamp32((int64_t) zp + t_range(-2, 2), lo, hi);
@@ -340,7 +341,7 @@ static int32_t q_expected(enum uk_output output, const qrequant* rq, int32_t acc
   return 0;
 }
 
-static const char* const data_names[] = {"random", "extremes", "small", "kmax"};
+static const char* const data_names[] = {"random", "extremes", "small", "unpaired", "kmax"};
 static const char* const bias_names[] = {"random", "none", "wrap"};
 
 /* The problem in words, for failure messages. */
@@ -427,6 +428,18 @@ int uk_qtest_run(const uk_qkernel* kn, const uk_qtest* t) {
   for (size_t i = 0; i < a_rows; i++) {
     for (size_t p = 0; p < k; p++) a[i * a_stride + a_skip + p] = q_draw(t->data, a_zp, lo, hi);
   }
+  /* packed A: the panel the driver would give, ending at an inaccessible page */
+  t_fence fp;
+  memset(&fp, 0, sizeof(fp));
+  const uint8_t* ka = a;
+  size_t ka_stride = a_stride;
+  if (kn->packed_a) {
+    const size_t panel_bytes = cfg->mr * gemmi8_round_up(k, 16);
+    uint8_t* panel = t_fence_init(&fp, 1, panel_bytes, panel_bytes);
+    cfg->pack_a(m, k, a, a_stride, panel);
+    ka = panel;
+    ka_stride = panel_bytes;
+  }
   uint8_t* la = a;
   size_t la_stride = a_stride;
   const void** ptrs = NULL;
@@ -461,6 +474,12 @@ int uk_qtest_run(const uk_qkernel* kn, const uk_qtest* t) {
       uint8_t v = q_draw(t->data, is_signed ? 0 : b_zp[j], lo, hi);
       if (t->data == uk_data_kmax && is_signed) v = (uint8_t) column_extreme;
       b[j * kt + p] = v;
+    }
+    for (size_t p = 0; p < kt && t->data == uk_data_unpaired; p++) {
+      const size_t d = p % k; /* depth within the tap */
+      if (d % 16 < 8 && d + 8 < k && b[j * kt + p] == 0x80 && b[j * kt + p + 8] == 0x80) {
+        b[j * kt + p + 8] = 0x81; /* -127 */
+      }
     }
   }
 
@@ -599,7 +618,7 @@ int uk_qtest_run(const uk_qkernel* kn, const uk_qtest* t) {
       cfg->prepare_fixedpoint(&p, n1 - n0, prepared);
       p.prepared = prepared;
     }
-    struct qcall call = {kn->fn, m, n1 - n0, k, a, a_stride, w + bl * block_bytes,
+    struct qcall call = {kn->fn, m, n1 - n0, k, ka, ka_stride, w + bl * block_bytes,
                          (uint8_t*) out.body + n0 * c_size, c_stride * c_size, &p};
     struct qicall icall = {kn->ifn, m, n1 - n0, k, ks, ptrs, w + bl * block_bytes,
                            (uint8_t*) out.body + n0 * c_size, c_stride * c_size, a_skip, zero,
@@ -656,6 +675,7 @@ int uk_qtest_run(const uk_qkernel* kn, const uk_qtest* t) {
   t_fence_free(&fe);
   t_fence_free(&fc);
   t_fence_free(&fz);
+  t_fence_free(&fp);
   if (la != a) free(la);
   free(ptrs);
   free(b_zp);

@@ -39,6 +39,8 @@ typedef struct uk_qkernel {
   /* An igemm kernel (fn NULL): A is given as ks taps of mr row pointers, as the
    * convolution layer gives it (src/conv.c). */
   gemmi8_qigemm_ukernel_fn ifn;
+  /* A kernel over packed panels of A (cfg->pgemm): A is packed by cfg->pack_a first. */
+  int packed_a;
   char path[96];  /* "qu8/avx512vnni/7x48c4/fixedpoint": the prefix of its cases */
   char name[192]; /* for messages: the function's name by the naming convention, slot */
 } uk_qkernel;
@@ -67,6 +69,9 @@ enum uk_data {
   uk_data_random,   /* uniform bytes */
   uk_data_extremes, /* only the type's minimum and maximum */
   uk_data_small,    /* within 2 of the zero points: small accumulators */
+  uk_data_unpaired, /* extremes, but no qs8 weight column holds -128 at both depths d
+                     * and d + 8 of a group of 16 (of each tap): the blocks the packer
+                     * marks pair-safe, at their largest 16-bit pair sums */
   uk_data_kmax,     /* every product at the type's extreme (A - a_zp = +-255, B - b_zp
                      * = +-255 (qu8, with b_zp 0 or 255) or -128 / 127 (qs8)), one sign
                      * per column: with k = GEMMI8_QU8_MAX_K / GEMMI8_QS8_MAX_K the

@@ -160,6 +160,92 @@
     }                                                                                     \
   } while (0)
 
+/* The 6 x 16 loop over a packed panel of a (gemmi8_x8_packa_6c16__neon): the three
+ * row-pair operands of 16 depths are 96 consecutive bytes, two LDP and no TRN; the
+ * panel's depth is padded to 16 with zeros, the weights' to 8 only, so a last half
+ * group (groups = 1) multiplies the low halves alone. Registers as in the loop above;
+ * x9 walks the panel. */
+#define GEMMI8_A64_PMMLA_6X16_ITERATION(OP) \
+  "ldp q24, q25, [x9]\n\t" "ldp q26, q27, [x9, #32]\n\t" "ldp q28, q29, [x9, #64]\n\t" \
+  "ldr q30, [x15]\n\t" "ldr q31, [x15, #16]\n\t" \
+  GEMMI8_A64_MMLA(OP, "vacc01x01", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x01", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x01", "v28", "v30") GEMMI8_A64_LDB("q30", "32") \
+  GEMMI8_A64_MMLA(OP, "vacc01x23", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23x23", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45x23", "v28", "v31") GEMMI8_A64_LDB("q31", "48") \
+  GEMMI8_A64_MMLA(OP, "vacc01x45", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x45", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x45", "v28", "v30") GEMMI8_A64_LDB("q30", "64") \
+  GEMMI8_A64_MMLA(OP, "vacc01x67", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23x67", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45x67", "v28", "v31") GEMMI8_A64_LDB("q31", "80") \
+  GEMMI8_A64_MMLA(OP, "vacc01x89", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x89", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x89", "v28", "v30") GEMMI8_A64_LDB("q30", "96") \
+  GEMMI8_A64_MMLA(OP, "vacc01xAB", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23xAB", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45xAB", "v28", "v31") GEMMI8_A64_LDB("q31", "112") \
+  GEMMI8_A64_MMLA(OP, "vacc01xCD", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23xCD", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45xCD", "v28", "v30") GEMMI8_A64_LDB("q30", "128") \
+  GEMMI8_A64_MMLA(OP, "vacc01xEF", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23xEF", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45xEF", "v28", "v31") GEMMI8_A64_LDB("q31", "144") \
+  GEMMI8_A64_MMLA(OP, "vacc01x01", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23x01", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45x01", "v29", "v30") GEMMI8_A64_LDB("q30", "160") \
+  GEMMI8_A64_MMLA(OP, "vacc01x23", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23x23", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45x23", "v29", "v31") GEMMI8_A64_LDB("q31", "176") \
+  GEMMI8_A64_MMLA(OP, "vacc01x45", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23x45", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45x45", "v29", "v30") GEMMI8_A64_LDB("q30", "192") \
+  GEMMI8_A64_MMLA(OP, "vacc01x67", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23x67", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45x67", "v29", "v31") GEMMI8_A64_LDB("q31", "208") \
+  GEMMI8_A64_MMLA(OP, "vacc01x89", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23x89", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45x89", "v29", "v30") GEMMI8_A64_LDB("q30", "224") \
+  GEMMI8_A64_MMLA(OP, "vacc01xAB", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23xAB", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45xAB", "v29", "v31") GEMMI8_A64_LDB("q31", "240") \
+  GEMMI8_A64_MMLA(OP, "vacc01xCD", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23xCD", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45xCD", "v29", "v30") \
+  GEMMI8_A64_MMLA(OP, "vacc01xEF", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23xEF", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45xEF", "v29", "v31") "add x9, x9, #96\n\t" \
+  "add x15, x15, #256\n\t"
+#define GEMMI8_A64_PMMLA_6X16_GROUP(OP) \
+  "ldr q24, [x9]\n\t" "ldr q26, [x9, #32]\n\t" "ldr q28, [x9, #64]\n\t" \
+  GEMMI8_A64_LDB("q30", "0") GEMMI8_A64_MMLA(OP, "vacc01x01", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x01", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x01", "v28", "v30") \
+  GEMMI8_A64_LDB("q31", "16") GEMMI8_A64_MMLA(OP, "vacc01x23", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23x23", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45x23", "v28", "v31") \
+  GEMMI8_A64_LDB("q30", "32") GEMMI8_A64_MMLA(OP, "vacc01x45", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x45", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x45", "v28", "v30") \
+  GEMMI8_A64_LDB("q31", "48") GEMMI8_A64_MMLA(OP, "vacc01x67", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23x67", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45x67", "v28", "v31") \
+  GEMMI8_A64_LDB("q30", "64") GEMMI8_A64_MMLA(OP, "vacc01x89", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x89", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x89", "v28", "v30") \
+  GEMMI8_A64_LDB("q31", "80") GEMMI8_A64_MMLA(OP, "vacc01xAB", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23xAB", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45xAB", "v28", "v31") \
+  GEMMI8_A64_LDB("q30", "96") GEMMI8_A64_MMLA(OP, "vacc01xCD", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23xCD", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45xCD", "v28", "v30") \
+  GEMMI8_A64_LDB("q31", "112") GEMMI8_A64_MMLA(OP, "vacc01xEF", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23xEF", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45xEF", "v28", "v31")
+#define GEMMI8_A64_PMMLA_6X16_ASM(OP, NAME)                                               \
+  __asm__ volatile(                                                                       \
+      "movi %[vacc01x01].4s, #0\n\t" "movi %[vacc01x23].4s, #0\n\t" "movi %[vacc01x45].4s, #0\n\t" \
+      "movi %[vacc01x67].4s, #0\n\t" "movi %[vacc01x89].4s, #0\n\t" "movi %[vacc01xAB].4s, #0\n\t" \
+      "movi %[vacc01xCD].4s, #0\n\t" "movi %[vacc01xEF].4s, #0\n\t" "movi %[vacc23x01].4s, #0\n\t" \
+      "movi %[vacc23x23].4s, #0\n\t" "movi %[vacc23x45].4s, #0\n\t" "movi %[vacc23x67].4s, #0\n\t" \
+      "movi %[vacc23x89].4s, #0\n\t" "movi %[vacc23xAB].4s, #0\n\t" "movi %[vacc23xCD].4s, #0\n\t" \
+      "movi %[vacc23xEF].4s, #0\n\t" "movi %[vacc45x01].4s, #0\n\t" "movi %[vacc45x23].4s, #0\n\t" \
+      "movi %[vacc45x45].4s, #0\n\t" "movi %[vacc45x67].4s, #0\n\t" "movi %[vacc45x89].4s, #0\n\t" \
+      "movi %[vacc45xAB].4s, #0\n\t" "movi %[vacc45xCD].4s, #0\n\t" "movi %[vacc45xEF].4s, #0\n\t" \
+      "mov x9, %[panel]\n\t"                                                              \
+      "mov x15, %[w]\n\t"                                                                 \
+      "mov x8, %[iterations]\n\t"                                                         \
+      "cbz x8, .Lgemmi8_pmmla_tail%=\n\t"                                                  \
+      GEMMI8_MCA_BEGIN_ASM(NAME)                                                          \
+      ".Lgemmi8_pmmla_loop%=:\n\t"                                                         \
+      GEMMI8_A64_PMMLA_6X16_ITERATION(OP)                                                  \
+      "subs x8, x8, #1\n\t"                                                               \
+      "b.ne .Lgemmi8_pmmla_loop%=\n\t"                                                     \
+      GEMMI8_MCA_END_ASM()                                                                \
+      ".Lgemmi8_pmmla_tail%=:\n\t"                                                         \
+      "cbz %[groups], .Lgemmi8_pmmla_end%=\n\t"                                            \
+      GEMMI8_A64_PMMLA_6X16_GROUP(OP)                                                     \
+      ".Lgemmi8_pmmla_end%=:\n\t"                                                          \
+      :                                                                                   \
+        [vacc01x01] "=w"(vpart[0][0]), [vacc01x23] "=w"(vpart[0][1]), \
+        [vacc01x45] "=w"(vpart[0][2]), [vacc01x67] "=w"(vpart[0][3]), \
+        [vacc01x89] "=w"(vpart[0][4]), [vacc01xAB] "=w"(vpart[0][5]), \
+        [vacc01xCD] "=w"(vpart[0][6]), [vacc01xEF] "=w"(vpart[0][7]), \
+        [vacc23x01] "=w"(vpart[1][0]), [vacc23x23] "=w"(vpart[1][1]), \
+        [vacc23x45] "=w"(vpart[1][2]), [vacc23x67] "=w"(vpart[1][3]), \
+        [vacc23x89] "=w"(vpart[1][4]), [vacc23xAB] "=w"(vpart[1][5]), \
+        [vacc23xCD] "=w"(vpart[1][6]), [vacc23xEF] "=w"(vpart[1][7]), \
+        [vacc45x01] "=w"(vpart[2][0]), [vacc45x23] "=w"(vpart[2][1]), \
+        [vacc45x45] "=w"(vpart[2][2]), [vacc45x67] "=w"(vpart[2][3]), \
+        [vacc45x89] "=w"(vpart[2][4]), [vacc45xAB] "=w"(vpart[2][5]), \
+        [vacc45xCD] "=w"(vpart[2][6]), [vacc45xEF] "=w"(vpart[2][7]) \
+      : [panel] "r"(panel), [w] "r"(wk), [iterations] "r"(iterations), [groups] "r"(groups) \
+      : "x8", "x9", "x15", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc",  \
+        "memory")
+#define GEMMI8_A64_PMMLA_6X16(OP)                                                         \
+  do {                                                                                    \
+    if (OUT == gemmi8_a64_out_s32) {                                                      \
+      GEMMI8_A64_PMMLA_6X16_ASM(OP, GEMMI8_MCA_NAME("s32"));                              \
+    } else if (OUT == gemmi8_a64_out_fixedpoint) {                                        \
+      GEMMI8_A64_PMMLA_6X16_ASM(OP, GEMMI8_MCA_NAME("fixedpoint"));                       \
+    } else {                                                                              \
+      GEMMI8_A64_PMMLA_6X16_ASM(OP, GEMMI8_MCA_NAME("fp32"));                             \
+    }                                                                                     \
+  } while (0)
+
 /* The 2- and 4-row tiles (M <= 4) in assembly, 16 depths per iteration. A row pair
  * (16 depths each) is interleaved by TRN1 / TRN2 into v18 / v19 (rows 0-1, depths 0-7
  * / 8-15) and v30 / v31 (rows 2-3); right after, the raw rows of the next iteration are
@@ -435,6 +521,53 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const int OUT, const siz
   gemmi8_a64_mmla_finish(MR, NJ, is_signed, mr, bias, p, vpart, vacc);
 }
 
+/* The 6-row tile over a packed panel of a (gemmi8_x8_packa_6c8__neon: k padded to 16,
+ * rows past mr zero). */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qpgemm_core_i8mm(const int OUT, const size_t NJ,
+                                                         const int is_signed, size_t mr,
+                                                         size_t k, const uint8_t* panel,
+                                                         const void* w,
+                                                         const struct gemmi8_qparams* p,
+                                                         int32x4_t vacc[][4])
+{
+  const size_t MR = 6, NQ = 2 * NJ; /* column pairs */
+  const int32_t* bias = (const int32_t*) w;
+  const int32_t* coef = bias + 16;
+  const int8_t* wk = (const int8_t*) (is_signed ? coef : coef + 16);
+  int32x4_t vpart[3][8];
+  const size_t k8 = gemmi8_round_up(k, 8);
+  const size_t iterations = k8 / 16, groups = k8 % 16 / 8;
+  if (NJ == 4) {
+    if (is_signed) {
+      GEMMI8_A64_PMMLA_6X16("smmla");
+    } else {
+      GEMMI8_A64_PMMLA_6X16("ummla");
+    }
+  } else {
+    /* narrow tiles in C */
+#pragma GCC unroll 3
+    for (size_t r = 0; r < 3; r++) {
+#pragma GCC unroll 8
+      for (size_t q = 0; q < NQ; q++) vpart[r][q] = vdupq_n_s32(0);
+    }
+    int8x16_t va0[3], va1[3];
+    for (size_t it = 0; it < iterations + groups; it++) {
+      const int8_t* pk = (const int8_t*) panel + 96 * it;
+#pragma GCC unroll 3
+      for (size_t r = 0; r < 3; r++) {
+        va0[r] = vld1q_s8(pk + 32 * r);
+        va1[r] = vld1q_s8(pk + 32 * r + 16);
+      }
+      GEMMI8_A64_MMLA_GROUP_C(va0, wk);
+      wk += 128;
+      if (it == iterations) break; /* the last half group */
+      GEMMI8_A64_MMLA_GROUP_C(va1, wk);
+      wk += 128;
+    }
+  }
+  gemmi8_a64_mmla_finish(MR, NJ, is_signed, mr, bias, p, vpart, vacc);
+}
+
 /* The tile with A through ks taps of MR row pointers (igemm, convolution): the C depth
  * steps once per tap; the tap's weights padded to 8 depths. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_i8mm(
@@ -516,6 +649,30 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_i8mm(
       GEMMI8_QGEMM_I8MM_CASE(MR, 3, SIGNED, OUT)                                         \
       default:                                                                           \
       GEMMI8_QGEMM_I8MM_CASE(MR, 4, SIGNED, OUT)                                         \
+    }                                                                                    \
+  }
+
+#define GEMMI8_QPGEMM_I8MM_CASE(NJ, SIGNED, OUT)                                          \
+  case NJ:                                                                               \
+    gemmi8_qpgemm_core_i8mm(gemmi8_a64_out_##OUT, NJ, SIGNED, mr, k, (const uint8_t*) a, \
+                            w, params, vacc);                                            \
+    gemmi8_a64_store(gemmi8_a64_out_##OUT, 6, NJ, 16, SIGNED, mr, nr, c, c_stride,       \
+                     params, vacc);                                                      \
+    break;
+
+/* One kernel over a packed panel of a (a_stride unused). */
+#define GEMMI8_QPGEMM_I8MM_KERNEL(fn, SIGNED, OUT)                                        \
+  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
+          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+  {                                                                                      \
+    (void) a_stride;                                                                     \
+    int32x4_t vacc[6][4];                                                                \
+    switch ((nr + 3) / 4) {                                                              \
+      GEMMI8_QPGEMM_I8MM_CASE(1, SIGNED, OUT)                                            \
+      GEMMI8_QPGEMM_I8MM_CASE(2, SIGNED, OUT)                                            \
+      GEMMI8_QPGEMM_I8MM_CASE(3, SIGNED, OUT)                                            \
+      default:                                                                           \
+      GEMMI8_QPGEMM_I8MM_CASE(4, SIGNED, OUT)                                            \
     }                                                                                    \
   }
 

@@ -3,8 +3,14 @@
  *
  * Widening multiplies, exact: SMULL / SMULL2 (qs8: int8 x int8, |product| <= 2^14) or
  * UMULL / UMULL2 (qu8: raw uint8 x raw uint8, product <= 65025) give 8 16-bit
- * products each, and SADALP / UADALP add them in pairs into 4 32-bit lanes. (Adding two
- * products in 16 bits first, SMLAL, is not exact: 2 * (-128)^2 and 2 * 255^2 overflow.)
+ * products each, and SADALP / UADALP add them in pairs into 4 32-bit lanes.
+ * qs8 blocks marked pair-safe by the packer (GEMMI8_QBLOCK_PAIRS_SAFE after the
+ * weights: no column holds -128 at both depth d and d + 8 of a group of 16) add the
+ * two products of depths d and d + 8 in 16 bits first (SMULL, then SMLAL2), one
+ * pairwise accumulate per 16 products instead of two: the sum of two products lies in
+ * [-32512, 32640] unless both weights are -128 (and both a are -128: 32768 overflows),
+ * so it is exact on those blocks for every a. Other blocks, and qu8 (2 * 255^2
+ * overflows uint16), take the exact two-accumulate path.
  *   acc = bias'[n] + sum_k a * w  (+ coef[n] * rowsum(a) for qu8, coef = -b_zp)
  * modulo 2^32 (common.h); qu8 takes the row sums from the driver (params->row_sum,
  * NULL when every coef is 0). Packed block: bias'[4], coef[4] (qu8 only), then
@@ -24,13 +30,19 @@
 
 #include "q8-neon.h"
 
-/* vacc += the 16 products va * vb, pairwise (signed or unsigned) */
-static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed, int32x4_t vacc,
-                                                           uint8x16_t va, uint8x16_t vb)
+/* Region name of the pair-safe loop (one iteration: 4 x 4 x 16 MACs). */
+#define GEMMI8_MCA_NAME_PAIRS(out) GEMMI8_MCA_NAME(out) "+smlal:MACS=256"
+
+/* vacc += the 16 products va * vb, pairwise (signed or unsigned); pairs (qs8 on a
+ * pair-safe block): the products of lanes d and d + 8 added in 16 bits first */
+static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed, int pairs,
+                                                           int32x4_t vacc, uint8x16_t va,
+                                                           uint8x16_t vb)
 {
   if (is_signed) {
     const int8x16_t sa = vreinterpretq_s8_u8(va), sb = vreinterpretq_s8_u8(vb);
     const int16x8_t vlo = vmull_s8(vget_low_s8(sa), vget_low_s8(sb));
+    if (pairs) return vpadalq_s16(vacc, vmlal_high_s8(vlo, sa, sb));
     const int16x8_t vhi = vmull_high_s8(sa, sb);
     return vpadalq_s16(vpadalq_s16(vacc, vlo), vhi);
   }
@@ -46,7 +58,7 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed,
     _Pragma("GCC unroll 4") for (size_t j = 0; j < 4; j++) {                          \
       const uint8x16_t vb = vld1q_u8(wk + 16 * j);                                    \
       _Pragma("GCC unroll 16") for (size_t i = 0; i < MR; i++) {                      \
-        vpart[i][j] = gemmi8_a64_mull_adalp(is_signed, vpart[i][j], va[i], vb);       \
+        vpart[i][j] = gemmi8_a64_mull_adalp(is_signed, pairs, vpart[i][j], va[i], vb); \
       }                                                                               \
     }                                                                                 \
     wk += 64;                                                                         \
@@ -157,6 +169,89 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed,
       GEMMI8_A64_MULL_4X4_ASM(MUL, ADALP, GEMMI8_MCA_NAME("fixedpoint"));                    \
     } else {                                                                            \
       GEMMI8_A64_MULL_4X4_ASM(MUL, ADALP, GEMMI8_MCA_NAME("fp32"));                     \
+    }                                                                                   \
+  } while (0)
+
+/* The qs8 4 x 4 loop of pair-safe blocks, 16 depths per iteration, same registers:
+ * step t (row t % 4, column t / 4) multiplies depths 0-7 (SMULL) into v24 + t % 8, adds
+ * the products of depths 8-15 of step t - 1 into its register (SMLAL2: the operands
+ * are still loaded) and accumulates the pair sums of step t - 4 (SADALP; modulo 16, the
+ * last four steps in the next iteration or after the loop). a and w are reloaded as in
+ * the loop above. (Written out by a short generator: step t emits SMULL(t),
+ * SADALP(t - 4), SMLAL2(t - 1), then the reloads due.) */
+#define GEMMI8_A64_SMULL(P, VA, VB) "smull " P ".8h, " VA ".8b, " VB ".8b\n\t"
+#define GEMMI8_A64_SMLAL2(P, VA, VB) "smlal2 " P ".8h, " VA ".16b, " VB ".16b\n\t"
+#define GEMMI8_A64_KADD "add %[koff], %[koff], #16\n\t"
+#define GEMMI8_A64_LDW_NONE(Q, OFFSET) ""
+#define GEMMI8_A64_LDA_NONE(Q, I) ""
+#define GEMMI8_A64_SMLAL_4X4_ITERATION(LW, LA, KADD) \
+  GEMMI8_A64_SMULL("v24", "v16", "v20") GEMMI8_A64_ADALP("sadalp", "vacc0x3", "v28") \
+  GEMMI8_A64_SMULL("v25", "v17", "v20") GEMMI8_A64_ADALP("sadalp", "vacc1x3", "v29") GEMMI8_A64_SMLAL2("v24", "v16", "v20") \
+  GEMMI8_A64_SMULL("v26", "v18", "v20") GEMMI8_A64_ADALP("sadalp", "vacc2x3", "v30") GEMMI8_A64_SMLAL2("v25", "v17", "v20") \
+  GEMMI8_A64_SMULL("v27", "v19", "v20") GEMMI8_A64_ADALP("sadalp", "vacc3x3", "v31") GEMMI8_A64_SMLAL2("v26", "v18", "v20") \
+  GEMMI8_A64_SMULL("v28", "v16", "v21") GEMMI8_A64_ADALP("sadalp", "vacc0x0", "v24") GEMMI8_A64_SMLAL2("v27", "v19", "v20") LW("q20", "64") \
+  GEMMI8_A64_SMULL("v29", "v17", "v21") GEMMI8_A64_ADALP("sadalp", "vacc1x0", "v25") GEMMI8_A64_SMLAL2("v28", "v16", "v21") \
+  GEMMI8_A64_SMULL("v30", "v18", "v21") GEMMI8_A64_ADALP("sadalp", "vacc2x0", "v26") GEMMI8_A64_SMLAL2("v29", "v17", "v21") \
+  GEMMI8_A64_SMULL("v31", "v19", "v21") GEMMI8_A64_ADALP("sadalp", "vacc3x0", "v27") GEMMI8_A64_SMLAL2("v30", "v18", "v21") \
+  GEMMI8_A64_SMULL("v24", "v16", "v22") GEMMI8_A64_ADALP("sadalp", "vacc0x1", "v28") GEMMI8_A64_SMLAL2("v31", "v19", "v21") LW("q21", "80") \
+  GEMMI8_A64_SMULL("v25", "v17", "v22") GEMMI8_A64_ADALP("sadalp", "vacc1x1", "v29") GEMMI8_A64_SMLAL2("v24", "v16", "v22") \
+  GEMMI8_A64_SMULL("v26", "v18", "v22") GEMMI8_A64_ADALP("sadalp", "vacc2x1", "v30") GEMMI8_A64_SMLAL2("v25", "v17", "v22") \
+  GEMMI8_A64_SMULL("v27", "v19", "v22") GEMMI8_A64_ADALP("sadalp", "vacc3x1", "v31") GEMMI8_A64_SMLAL2("v26", "v18", "v22") \
+  GEMMI8_A64_SMULL("v28", "v16", "v23") GEMMI8_A64_ADALP("sadalp", "vacc0x2", "v24") GEMMI8_A64_SMLAL2("v27", "v19", "v22") LW("q22", "96") \
+  GEMMI8_A64_SMULL("v29", "v17", "v23") GEMMI8_A64_ADALP("sadalp", "vacc1x2", "v25") GEMMI8_A64_SMLAL2("v28", "v16", "v23") KADD LA("q16", "0") \
+  GEMMI8_A64_SMULL("v30", "v18", "v23") GEMMI8_A64_ADALP("sadalp", "vacc2x2", "v26") GEMMI8_A64_SMLAL2("v29", "v17", "v23") LA("q17", "1") \
+  GEMMI8_A64_SMULL("v31", "v19", "v23") GEMMI8_A64_ADALP("sadalp", "vacc3x2", "v27") GEMMI8_A64_SMLAL2("v30", "v18", "v23") LA("q18", "2") \
+  GEMMI8_A64_SMLAL2("v31", "v19", "v23") LA("q19", "3") LW("q23", "112") "add %[w], %[w], #64\n\t"
+#define GEMMI8_A64_SMLAL_4X4_ASM(NAME)                                                  \
+  __asm__ volatile(                                                                     \
+      "movi %[vacc0x0].4s, #0\n\t" "movi %[vacc0x1].4s, #0\n\t"                         \
+      "movi %[vacc0x2].4s, #0\n\t" "movi %[vacc0x3].4s, #0\n\t"                         \
+      "movi %[vacc1x0].4s, #0\n\t" "movi %[vacc1x1].4s, #0\n\t"                         \
+      "movi %[vacc1x2].4s, #0\n\t" "movi %[vacc1x3].4s, #0\n\t"                         \
+      "movi %[vacc2x0].4s, #0\n\t" "movi %[vacc2x1].4s, #0\n\t"                         \
+      "movi %[vacc2x2].4s, #0\n\t" "movi %[vacc2x3].4s, #0\n\t"                         \
+      "movi %[vacc3x0].4s, #0\n\t" "movi %[vacc3x1].4s, #0\n\t"                         \
+      "movi %[vacc3x2].4s, #0\n\t" "movi %[vacc3x3].4s, #0\n\t"                         \
+      "cbz %[iterations], .Lgemmi8_smlal_end%=\n\t"                                     \
+      "movi v28.4s, #0\n\t" "movi v29.4s, #0\n\t" "movi v30.4s, #0\n\t"              \
+      "movi v31.4s, #0\n\t"                                                           \
+      GEMMI8_A64_LDA("q16", "0") GEMMI8_A64_LDW("q20", "0")                             \
+      GEMMI8_A64_LDA("q17", "1") GEMMI8_A64_LDW("q21", "16")                            \
+      GEMMI8_A64_LDA("q18", "2") GEMMI8_A64_LDW("q22", "32")                            \
+      GEMMI8_A64_LDA("q19", "3") GEMMI8_A64_LDW("q23", "48")                            \
+      "subs %[iterations], %[iterations], #1\n\t"                                       \
+      "b.eq .Lgemmi8_smlal_last%=\n\t"                                                  \
+      GEMMI8_MCA_BEGIN_ASM(NAME)                                                        \
+      ".Lgemmi8_smlal_loop%=:\n\t"                                                      \
+      GEMMI8_A64_SMLAL_4X4_ITERATION(GEMMI8_A64_LDW, GEMMI8_A64_LDA, GEMMI8_A64_KADD)   \
+      "subs %[iterations], %[iterations], #1\n\t"                                       \
+      "b.ne .Lgemmi8_smlal_loop%=\n\t"                                                  \
+      GEMMI8_MCA_END_ASM()                                                              \
+      ".Lgemmi8_smlal_last%=:\n\t"                                                      \
+      GEMMI8_A64_SMLAL_4X4_ITERATION(GEMMI8_A64_LDW_NONE, GEMMI8_A64_LDA_NONE, "")      \
+      GEMMI8_A64_ADALP("sadalp", "vacc0x3", "v28") GEMMI8_A64_ADALP("sadalp", "vacc1x3", "v29") \
+      GEMMI8_A64_ADALP("sadalp", "vacc2x3", "v30") GEMMI8_A64_ADALP("sadalp", "vacc3x3", "v31") \
+      ".Lgemmi8_smlal_end%=:\n\t"                                                       \
+      : [vacc0x0] "=w"(vpart[0][0]), [vacc0x1] "=w"(vpart[0][1]),                       \
+        [vacc0x2] "=w"(vpart[0][2]), [vacc0x3] "=w"(vpart[0][3]),                       \
+        [vacc1x0] "=w"(vpart[1][0]), [vacc1x1] "=w"(vpart[1][1]),                       \
+        [vacc1x2] "=w"(vpart[1][2]), [vacc1x3] "=w"(vpart[1][3]),                       \
+        [vacc2x0] "=w"(vpart[2][0]), [vacc2x1] "=w"(vpart[2][1]),                       \
+        [vacc2x2] "=w"(vpart[2][2]), [vacc2x3] "=w"(vpart[2][3]),                       \
+        [vacc3x0] "=w"(vpart[3][0]), [vacc3x1] "=w"(vpart[3][1]),                       \
+        [vacc3x2] "=w"(vpart[3][2]), [vacc3x3] "=w"(vpart[3][3]),                       \
+        [w] "+r"(wk), [iterations] "+r"(iterations), [koff] "+r"(koff)                  \
+      : [a0] "r"(ap[0]), [a1] "r"(ap[1]), [a2] "r"(ap[2]), [a3] "r"(ap[3])              \
+      : "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26",    \
+        "v27", "v28", "v29", "v30", "v31", "cc", "memory")
+#define GEMMI8_A64_SMLAL_4X4()                                                          \
+  do {                                                                                  \
+    if (OUT == gemmi8_a64_out_s32) {                                                    \
+      GEMMI8_A64_SMLAL_4X4_ASM(GEMMI8_MCA_NAME_PAIRS("s32"));                           \
+    } else if (OUT == gemmi8_a64_out_fixedpoint) {                                      \
+      GEMMI8_A64_SMLAL_4X4_ASM(GEMMI8_MCA_NAME_PAIRS("fixedpoint"));                    \
+    } else {                                                                            \
+      GEMMI8_A64_SMLAL_4X4_ASM(GEMMI8_MCA_NAME_PAIRS("fp32"));                          \
     }                                                                                   \
   } while (0)
 
@@ -277,12 +372,23 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed,
     }                                                                                   \
   } while (0)
 
-/* kc depths of the rows ap[0..MR) in C: 16 at a time, then the tail (full16: the 16
+/* 1 if the qs8 block whose weights (4 columns, kp depths padded to 16) start at wk is
+ * pair-safe: the packer's mark after the weights. */
+static GEMMI8_ALWAYS_INLINE int gemmi8_a64_pairs_safe(const uint8_t* wk, size_t kp)
+{
+  uint32_t mark;
+  memcpy(&mark, wk + gemmi8_round_up(kp, 16) * 4, sizeof(mark));
+  return mark == GEMMI8_QBLOCK_PAIRS_SAFE;
+}
+
+/* kc depths of the rows ap[0..MR) in C (pairs: SMLAL2 on a pair-safe qs8 block): 16 at
+ * a time, then the tail (full16: the 16
  * bytes ending at the tail's end belong to the row), into the partial sums; the
  * weights from wk on, padded to 16 depths. Returns the weights past the depths. */
 static GEMMI8_ALWAYS_INLINE const uint8_t* gemmi8_a64_mull_depth_c(const size_t MR,
                                                                    const int is_signed,
-                                                                   size_t kc, int full16,
+                                                                   int pairs, size_t kc,
+                                                                   int full16,
                                                                    const uint8_t** ap,
                                                                    const uint8_t* wk,
                                                                    int32x4_t vpart[][4])
@@ -318,10 +424,13 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neon(const int OUT, const siz
   const int32_t* coef = bias + 4;
   const uint8_t* wk = (const uint8_t*) (is_signed ? coef : coef + 4);
   int32x4_t vpart[16][4];
+  const int pairs = is_signed && gemmi8_a64_pairs_safe(wk, k);
   size_t kc = k;
   if (MR == 4) {
     size_t iterations = k / 16, koff = 0;
-    if (is_signed) {
+    if (pairs) {
+      GEMMI8_A64_SMLAL_4X4();
+    } else if (is_signed) {
       GEMMI8_A64_MULL_4X4("smull", "sadalp");
     } else {
       GEMMI8_A64_MULL_4X4("umull", "uadalp");
@@ -355,7 +464,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neon(const int OUT, const siz
     }
     kc = k % 16;
   }
-  gemmi8_a64_mull_depth_c(MR, is_signed, kc, k >= 16, ap, wk, vpart);
+  gemmi8_a64_mull_depth_c(MR, is_signed, pairs, kc, k >= 16, ap, wk, vpart);
   /* columns 0..3 of row i: pairwise sums of the partial sums, plus bias' */
   const int32x4_t vbias = vld1q_s32(bias);
 #pragma GCC unroll 16
@@ -380,6 +489,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_neon(const size_t MR, const 
   const int32_t* coef = bias + 4;
   const uint8_t* wk = (const uint8_t*) (is_signed ? coef : coef + 4);
   int32x4_t vpart[16][4];
+  const int pairs = is_signed && gemmi8_a64_pairs_safe(wk, ks * gemmi8_round_up(kc, 16));
 #pragma GCC unroll 16
   for (size_t i = 0; i < MR; i++) {
 #pragma GCC unroll 4
@@ -392,7 +502,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_neon(const size_t MR, const 
       const uint8_t* q = (const uint8_t*) a[t * MR + i];
       ap[i] = q == (const uint8_t*) zero ? q : q + a_offset;
     }
-    wk = gemmi8_a64_mull_depth_c(MR, is_signed, kc, kc >= 16, ap, wk, vpart);
+    wk = gemmi8_a64_mull_depth_c(MR, is_signed, pairs, kc, kc >= 16, ap, wk, vpart);
   }
   const int32x4_t vbias = vld1q_s32(bias);
 #pragma GCC unroll 16

@@ -43,19 +43,33 @@ for arg in "$@"; do
   esac
 done
 
-MCA=${LLVM_MCA:-$(command -v llvm-mca-19 || command -v llvm-mca-14 || command -v llvm-mca || true)}
-if [ "$icount" -eq 0 ] && [ -z "$MCA" ]; then
-  echo "mca.sh: llvm-mca not found (apt-get install llvm-19)" >&2
+# The llvm-mca binaries to run: LLVM_MCA alone, else every one of llvm-mca-19 and
+# llvm-mca-14 installed (each has its own tables), else llvm-mca.
+if [ -n "${LLVM_MCA:-}" ]; then
+  MCAS=$LLVM_MCA
+else
+  MCAS=$(for v in llvm-mca-19 llvm-mca-14; do command -v "$v" || true; done)
+  [ -n "$MCAS" ] || MCAS=$(command -v llvm-mca || true)
+fi
+if [ "$icount" -eq 0 ] && [ -z "$MCAS" ]; then
+  echo "mca.sh: llvm-mca not found (apt-get install llvm-19 llvm-14)" >&2
   exit 1
 fi
 ITER=${MCA_ITERATIONS:-200}
-MCA_MAJOR=$("$MCA" --version 2>/dev/null | sed -n 's/.*LLVM version \([0-9]*\).*/\1/p' | head -1)
-if [ "${MCA_MAJOR:-0}" -ge 19 ] 2>/dev/null; then
-  CPUS_AARCH64=${MCA_CPUS_AARCH64:-cortex-a53 cortex-a55 cortex-a510 neoverse-n1 neoverse-n2 neoverse-v1}
-else
-  CPUS_AARCH64=${MCA_CPUS_AARCH64:-cortex-a55 cortex-a76 neoverse-n1}
-fi
-CPUS_AARCH32=${MCA_CPUS_AARCH32:-cortex-a57 cortex-a15}
+
+# use_mca BINARY: MCA, MCA_MAJOR and the core lists of that LLVM version.
+use_mca() {
+  MCA=$1
+  MCA_MAJOR=$("$MCA" --version 2>/dev/null | sed -n 's/.*LLVM version \([0-9]*\).*/\1/p' | head -1)
+  if [ "${MCA_MAJOR:-0}" -ge 19 ] 2>/dev/null; then
+    CPUS_AARCH64=${MCA_CPUS_AARCH64:-cortex-a53 cortex-a55 cortex-a510 neoverse-n1 neoverse-n2 neoverse-v1}
+  else
+    # LLVM 14 runs cortex-a510 on its Cortex-A55 model and the Neoverse and Cortex-A7x
+    # names on its Cortex-A57 model: one name of each model
+    CPUS_AARCH64=${MCA_CPUS_AARCH64:-cortex-a55 neoverse-n2}
+  fi
+  CPUS_AARCH32=${MCA_CPUS_AARCH32:-cortex-a57 cortex-a15}
+}
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT INT TERM
@@ -408,6 +422,11 @@ peak_loop() {
         fi
       done
       for i in 0 1 2 3 4 5 6 7; do echo "sadalp v$((16 + i)).4s, v$((24 + i)).8h"; done ;;
+    a64-smull-smlal2)
+      echo "128|SMULL + SMLAL2 v.8h + SADALP v.4s, v.8h (8 chains)"
+      for i in 0 1 2 3 4 5 6 7; do echo "smull v$((24 + i)).8h, v$((i / 2)).8b, v$((4 + i % 2)).8b"; done
+      for i in 0 1 2 3 4 5 6 7; do echo "smlal2 v$((24 + i)).8h, v$((i / 2)).16b, v$((4 + i % 2)).16b"; done
+      for i in 0 1 2 3 4 5 6 7; do echo "sadalp v$((16 + i)).4s, v$((24 + i)).8h"; done ;;
     a64-sdot)
       # 16 accumulators: 8 leave the 4-pipe Neoverse V1 bound by the latency
       echo "256|SDOT v.4s, v.16b, v.4b[x] (16 accumulators)"
@@ -464,7 +483,7 @@ regions() {
 
 # peak TRIPLE MATTR CPU FAMILY: "MACs/cycle|instruction|model", cached.
 peak() {
-  key="$TMP/peak-$1-$3-$4"
+  key="$TMP/peak-$MCA_MAJOR-$1-$3-$4"
   if [ ! -f "$key" ]; then
     peak_loop "$4" > "$TMP/loop.txt"
     head -1 "$TMP/loop.txt" > "$TMP/loop.head"
@@ -520,9 +539,14 @@ flags() {
 }
 
 # ---- kernels --------------------------------------------------------------------------
-rows="$TMP/rows"
-notes="$TMP/notes"
-loops="$TMP/loops" # arch|isa|type|tile|cpu|cycles per iteration (int32-output loops)
+# measure: every marked loop on every core of the current llvm-mca, into
+# $TMP/v<major>/rows, notes and loops.
+measure() {
+dir="$TMP/v$MCA_MAJOR"
+mkdir -p "$dir"
+rows="$dir/rows"
+notes="$dir/notes"
+loops="$dir/loops" # arch|isa|type|tile|cpu|cycles per iteration (int32-output loops)
 : > "$rows"
 : > "$notes"
 : > "$loops"
@@ -547,13 +571,15 @@ for arch in aarch64 aarch32; do
       continue
     fi
     # shellcheck disable=SC2086
-    if ! $cc $cflags -DGEMMI8_MCA -S -o "$TMP/$base.s" "$src" 2> "$TMP/cc.err"; then
+    if [ ! -f "$TMP/$base.s" ] && ! $cc $cflags -DGEMMI8_MCA -S -o "$TMP/$base.s" "$src" 2> "$TMP/cc.err"; then
       echo "| \`$src\` | does not compile with -DGEMMI8_MCA |" >> "$notes"
       continue
     fi
     # llvm-mca-14 ignores -mattr after GCC's ".arch armv8.2-a+dotprod" line (and then
     # drops SDOT); the aarch32 ".arch armv7-a" is harmless
     [ "$arch" = aarch64 ] && sed -i '/^[[:space:]]*\.arch[[:space:]]/d' "$TMP/$base.s"
+    # (a file that failed to compile left no assembly)
+    [ -s "$TMP/$base.s" ] || continue
     if ! grep -q 'LLVM-MCA-BEGIN' "$TMP/$base.s"; then
       echo "| \`$src\` | no LLVM-MCA region |" >> "$notes"
       continue
@@ -576,7 +602,9 @@ for arch in aarch64 aarch32; do
         }' >> "$loops"
       # regions of one file with the same cycles and MACs (one loop inlined into the
       # s32 / fixedpoint / fp32 kernels) are listed once
-      regions < "$TMP/$base.$cpu.out" | awk -F'|' '!seen[$2 "|" $3 "|" $4]++' |
+      regions < "$TMP/$base.$cpu.out" | awk -F'|' '
+        { n = $1; gsub(/_(s32|fixedpoint|fp32|f32|bits)_/, "_", n) }
+        !seen[n "|" $2 "|" $3 "|" $4]++' |
       while IFS='|' read -r name it cyc rt; do
         label=${name%%:*}
         macs=$(echo "$name" | sed -n 's/.*:MACS=\([0-9][0-9]*\).*/\1/p')
@@ -608,6 +636,7 @@ for arch in aarch64 aarch32; do
     [ -z "$skipped" ] || echo "| \`$src\` | not run on${skipped}: no $isa instructions |" >> "$notes"
   done
 done
+}
 
 # ---- report ---------------------------------------------------------------------------
 report() {
@@ -624,7 +653,7 @@ report() {
   for arch in aarch64 aarch32; do
     case $arch in
       aarch64) triple=aarch64 mattr=+neon,+dotprod,+i8mm cpus=$CPUS_AARCH64
-               fams="a64-smlal a64-smull-sadalp a64-sdot a64-smmla a64-xorpop" ;;
+               fams="a64-smlal a64-smull-sadalp a64-smull-smlal2 a64-sdot a64-smmla a64-xorpop" ;;
       aarch32) triple=armv7a mattr=+neon cpus=$CPUS_AARCH32
                fams="v7-vmlal v7-vmull-vpadal v7-xorpop v7-vcnt" ;;
     esac
@@ -691,7 +720,85 @@ report() {
   echo "llvm-mca $version, $ITER iterations; cycles/iter = Total Cycles / Iterations."
 }
 
-report > "$TMP/report.md"
+# jobs: the comparison of the ARM-peak task, one line per job: title | kernel
+# directory | region name (an extended regular expression) | -mcpu for LLVM 19 | -mcpu
+# for LLVM 14 (the model that stands for it there)
+jobs() {
+  cat <<'JOBS'
+i8mm 6x16c8, A packed (Neoverse N2)|aarch64|^gemmi8_qs8_pgemm_s32_ukernel_6x16c8__i8mm$|neoverse-n2|neoverse-n2
+i8mm 6x16c8, A packed (Neoverse V1)|aarch64|^gemmi8_qs8_pgemm_s32_ukernel_6x16c8__i8mm$|neoverse-v1|neoverse-n2
+i8mm 6x16c8, A in place (Neoverse N2)|aarch64|^gemmi8_qs8_gemm_s32_ukernel_6x16c8__i8mm$|neoverse-n2|neoverse-n2
+binary (Neoverse N1)|aarch64|^gemmi8_bin_gemm_s32_ukernel_[0-9x]*__neon$|neoverse-n1|neoverse-n2
+NEON without dot product, qs8 pair-safe blocks (Neoverse N2)|aarch64|^gemmi8_qs8_gemm_s32_ukernel_4x4c16__neon[+]smlal$|neoverse-n2|neoverse-n2
+NEON without dot product, qs8 other blocks and qu8 (Neoverse N2)|aarch64|^gemmi8_qs8_gemm_s32_ukernel_4x4c16__neon$|neoverse-n2|neoverse-n2
+ARMv7 int8 (Cortex-A57)|aarch32|^(gemmi8_)?qs8[-_].*neon|cortex-a57|cortex-a57
+dot product on an in-order core (Cortex-A510)|aarch64|^gemmi8_qs8_gemm_s32_ukernel_4x16c4__neondot$|cortex-a510|cortex-a55
+dot product on an in-order core (Cortex-A55)|aarch64|^gemmi8_qs8_gemm_s32_ukernel_4x16c4__neondot$|cortex-a55|cortex-a55
+JOBS
+}
+
+# job_cell VERSION ARCH REGEX CPU: "model|MACs/cycle|% of peak (family)" of the
+# matching region with the most MACs per iteration, or "-|-|-".
+job_cell() {
+  awk -F'|' -v arch="kernels/$2/" -v re="$3" -v cpu="$4" '
+    function trim(x) { gsub(/^ +| +$/, "", x); return x }
+    {
+      label = trim($2); src = trim($3); c = trim($4)
+      if (c != cpu || index(src, arch) == 0 || label !~ re) next
+      macs = trim($8) + 0
+      if (!found || macs > best) {
+        found = 1; best = macs
+        peak = trim($10); sub(/^[0-9.]+ /, "", peak)
+        cell = trim($5) "|" trim($9) "|" trim($11) " " peak
+      }
+    }
+    END { print found ? cell : "-|-|-" }' "$TMP/v$1/rows"
+}
+
+summary() {
+  echo "The jobs of the ARM-peak comparison, from the tables above (the region with the"
+  echo "most MACs per iteration where several match; \"% of peak\" against the family's"
+  echo "register-only loop on the same model):"
+  echo
+  header="| job | kernel region |"
+  rule="|---|---|"
+  for v in $MAJORS; do
+    header="$header llvm-mca $v: -mcpu (model) | MACs/cycle | % of peak (family) |"
+    rule="$rule---|---:|---|"
+  done
+  echo "$header"
+  echo "$rule"
+  jobs | while IFS='|' read -r title arch re cpu19 cpu14; do
+    line="| $title | \`$(echo "$re" | sed 's/[\^$]//g; s/\[+\]/+/g')\` |"
+    for v in $MAJORS; do
+      if [ "$v" -ge 19 ] 2>/dev/null; then cpu=$cpu19; else cpu=$cpu14; fi
+      cell=$(job_cell "$v" "$arch" "$re" "$cpu")
+      model=${cell%%|*}
+      rest=${cell#*|}
+      line="$line $cpu ($model) | ${rest%%|*} | ${rest#*|} |"
+    done
+    echo "$line"
+  done
+}
+
+MAJORS=""
+for m in $MCAS; do
+  use_mca "$m"
+  measure
+  report > "$TMP/v$MCA_MAJOR/report.md"
+  MAJORS="$MAJORS $MCA_MAJOR"
+done
+{
+  for v in $MAJORS; do
+    echo "### llvm-mca $v"
+    echo
+    cat "$TMP/v$v/report.md"
+    echo
+  done
+  echo "### Summary"
+  echo
+  summary
+} > "$TMP/report.md"
 cat "$TMP/report.md"
 
 if [ "$update" -eq 1 ]; then

@@ -31,7 +31,7 @@
 #include "q8-neon.h"
 
 /* Region name of the pair-safe loop (one iteration: 4 x 4 x 16 MACs). */
-#define GEMMI8_MCA_NAME_PAIRS(out) GEMMI8_MCA_NAME(out) "+smlal:MACS=256"
+#define GEMMI8_MCA_NAME_PAIRS(out) GEMMI8_MCA_NAME(out) "+smlal:MACS=256:PEAK=a64-smull-smlal2"
 
 /* vacc += the 16 products va * vb, pairwise (signed or unsigned); pairs (qs8 on a
  * pair-safe block): the products of lanes d and d + 8 added in 16 bits first */

@@ -597,7 +597,7 @@ for arch in aarch64 aarch32; do
       # the int32-output loop of each qgemm file, for the small-M table
       regions < "$TMP/$base.$cpu.out" | awk -F'|' -v arch="$arch" -v base="$base" -v cpu="$cpu" '
         $1 ~ /_s32_/ || ($1 ~ /^q[us]8-neon-/) {
-          n = split(base, f, "-"); if (f[2] != "gemm") next
+          n = split(base, f, "-"); if (f[2] != "gemm" || n != 4) next
           printf "%s|%s|%s|%s|%s|%.4f\n", arch, f[n], f[1], f[3], cpu, $3 / $2; exit
         }' >> "$loops"
       # regions of one file with the same cycles and MACs (one loop inlined into the
@@ -734,6 +734,9 @@ NEON without dot product, qs8 other blocks and qu8 (Neoverse N2)|aarch64|^gemmi8
 ARMv7 int8 (Cortex-A57)|aarch32|^(gemmi8_)?qs8[-_].*neon|cortex-a57|cortex-a57
 dot product on an in-order core (Cortex-A510)|aarch64|^gemmi8_qs8_gemm_s32_ukernel_4x16c4__neondot$|cortex-a510|cortex-a55
 dot product on an in-order core (Cortex-A55)|aarch64|^gemmi8_qs8_gemm_s32_ukernel_4x16c4__neondot$|cortex-a55|cortex-a55
+dot product, loop for in-order completion (Cortex-A510)|aarch64|^gemmi8_qs8_gemm_s32_ukernel_4x16c4__neondot_a510$|cortex-a510|cortex-a55
+dot product, loop for in-order completion (Cortex-A55)|aarch64|^gemmi8_qs8_gemm_s32_ukernel_4x16c4__neondot_a510$|cortex-a55|cortex-a55
+dot product, loop for in-order completion (Neoverse N1)|aarch64|^gemmi8_qs8_gemm_s32_ukernel_4x16c4__neondot_a510$|neoverse-n1|neoverse-n2
 JOBS
 }
 

@@ -179,6 +179,22 @@ static const struct gemmi8_qgemm_config qs8_a64_neondot = {
     .gemm = {[0] = QGEMM(qs8, 1x16c4, neondot), [1] = QGEMM(qs8, 2x16c4, neondot),
              [3] = QGEMM(qs8, 4x16c4, neondot)},
     .igemm = {[3] = QIGEMM(qs8, 4x16c4, neondot)}};
+/* The same kernels with the 4x16c4 loop for in-order cores that complete in order
+ * (Cortex-A510, A520), taken at the neondot level when the system has such cores
+ * (their loop is as fast on the out-of-order models, bench/MCA.md). */
+static const struct gemmi8_qgemm_config qu8_a64_neondot_a510 = {
+    .isa = "neondot-a510", .mr = 4, .nr = 16, .kr = 4, .column_bytes = 8,
+    .pack = gemmi8_qpack_goi__generic, .row_sum = gemmi8_qu8_rsum__neon,
+    .gemm = {[0] = QGEMM(qu8, 1x16c4, neondot), [1] = QGEMM(qu8, 2x16c4, neondot),
+             [3] = QGEMM(qu8, 4x16c4, neondot_a510)},
+    .igemm = {[3] = QIGEMM(qu8, 4x16c4, neondot)}};
+static const struct gemmi8_qgemm_config qs8_a64_neondot_a510 = {
+    .isa = "neondot-a510", .mr = 4, .nr = 16, .kr = 4, .column_bytes = 4,
+    .pack = gemmi8_qpack_goi__generic,
+    .gemm = {[0] = QGEMM(qs8, 1x16c4, neondot), [1] = QGEMM(qs8, 2x16c4, neondot),
+             [3] = QGEMM(qs8, 4x16c4, neondot_a510)},
+    .igemm = {[3] = QIGEMM(qs8, 4x16c4, neondot)}};
+
 /* ARMv8.6 int8 matrix multiply (SMMLA / UMMLA): 6x16 tiles, k groups of 8. */
 static const struct gemmi8_qgemm_config qu8_a64_i8mm = {
     .isa = "i8mm", .mr = 6, .nr = 16, .kr = 8, .column_bytes = 8,
@@ -267,6 +283,42 @@ static unsigned detect_features(void)
 static unsigned detect_features(void) { return 0; }
 #endif
 
+/* Kinds of core a kernel set may be tuned for (cpu_cores: those the system has). */
+enum {
+  core_a510 = 1u << 0, /* Arm Cortex-A510, A520: in order, completing in order */
+};
+
+#if defined(__aarch64__) && defined(__linux__)
+/* The cores of the system, from the part numbers in each CPU's MIDR_EL1 as Linux shows
+ * them (sysfs); none when the files are missing (an emulator, a container without
+ * /sys). CPU numbers may have gaps: the scan stops after 64 missing in a row. */
+static unsigned detect_cores(void)
+{
+  unsigned cores = 0;
+  for (int cpu = 0, missing = 0; cpu < 4096 && missing < 64; cpu++) {
+    char path[96];
+    snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/regs/identification/midr_el1",
+             cpu);
+    FILE* f = fopen(path, "r");
+    if (f == NULL) {
+      missing++;
+      continue;
+    }
+    missing = 0;
+    unsigned long long midr = 0;
+    if (fscanf(f, "%llx", &midr) == 1) {
+      const unsigned implementer = (unsigned) (midr >> 24) & 0xff;
+      const unsigned part = (unsigned) (midr >> 4) & 0xfff;
+      if (implementer == 0x41 && (part == 0xd46 || part == 0xd80)) cores |= core_a510;
+    }
+    fclose(f);
+  }
+  return cores;
+}
+#else
+static unsigned detect_cores(void) { return 0; }
+#endif
+
 /* ---- levels and cascades --------------------------------------------------------------
  * A level (the names GEMMI8_ISA takes) is a set of features, each level a superset of
  * the one before. Each family takes, from its cascade, the last kernel set whose
@@ -300,6 +352,9 @@ struct qcandidate {
   const struct gemmi8_qgemm_config* qu8;
   const struct gemmi8_qgemm_config* qs8;
   unsigned features;
+  /* 0, or the cores (core_*) of which the system must have one for this set to be
+   * preferred to the sets before it */
+  unsigned cores;
 };
 
 struct bcandidate {
@@ -309,18 +364,19 @@ struct bcandidate {
 
 /* best last */
 static const struct qcandidate qcandidates[] = {
-    {&qu8_generic, &qs8_generic, 0},
+    {&qu8_generic, &qs8_generic, 0, 0},
 #if defined(__x86_64__)
-    {&qu8_avx2, &qs8_avx2, feature_avx2},
-    {&qu8_avx512vnni, &qs8_avx512vnni, feature_avx2 | feature_avx512bw | feature_avx512vnni},
+    {&qu8_avx2, &qs8_avx2, feature_avx2, 0},
+    {&qu8_avx512vnni, &qs8_avx512vnni, feature_avx2 | feature_avx512bw | feature_avx512vnni, 0},
 #endif
 #if defined(__arm__)
-    {&qu8_neon, &qs8_neon, feature_neon},
+    {&qu8_neon, &qs8_neon, feature_neon, 0},
 #endif
 #if defined(__aarch64__)
-    {&qu8_a64_neon, &qs8_a64_neon, feature_neon},
-    {&qu8_a64_neondot, &qs8_a64_neondot, feature_neon | feature_neondot},
-    {&qu8_a64_i8mm, &qs8_a64_i8mm, feature_neon | feature_neondot | feature_i8mm},
+    {&qu8_a64_neon, &qs8_a64_neon, feature_neon, 0},
+    {&qu8_a64_neondot, &qs8_a64_neondot, feature_neon | feature_neondot, 0},
+    {&qu8_a64_neondot_a510, &qs8_a64_neondot_a510, feature_neon | feature_neondot, core_a510},
+    {&qu8_a64_i8mm, &qs8_a64_i8mm, feature_neon | feature_neondot | feature_i8mm, 0},
 #endif
 };
 
@@ -342,6 +398,7 @@ static const struct bcandidate bcandidates[] = {
 #define BCANDIDATES (sizeof(bcandidates) / sizeof(bcandidates[0]))
 
 static unsigned cpu_features;
+static unsigned cpu_cores;
 static struct gemmi8_config selected;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -354,7 +411,8 @@ static void fill(unsigned allowed)
     if (subset(levels[i].features, allowed)) selected.isa = levels[i].name;
   }
   for (size_t i = 0; i < QCANDIDATES; i++) {
-    if (subset(qcandidates[i].features, allowed)) {
+    if (subset(qcandidates[i].features, allowed) &&
+        (qcandidates[i].cores == 0 || (qcandidates[i].cores & cpu_cores) != 0)) {
       selected.qu8 = qcandidates[i].qu8;
       selected.qs8 = qcandidates[i].qs8;
     }
@@ -377,6 +435,7 @@ static gemmi8_status env_status = gemmi8_status_success;
 static void select_config(void)
 {
   cpu_features = detect_features();
+  cpu_cores = detect_cores();
   unsigned allowed = cpu_features;
   const char* name = getenv("GEMMI8_ISA");
   if (name != NULL && *name != '\0') {
@@ -467,7 +526,7 @@ int gemmi8_isa_plan(const char* name, const char** qu8, const char** qs8, const 
   const struct level* l = find_level(name);
   if (l == NULL) return -1;
   for (size_t i = 0; i < QCANDIDATES; i++) {
-    if (subset(qcandidates[i].features, l->features)) {
+    if (subset(qcandidates[i].features, l->features) && qcandidates[i].cores == 0) {
       *qu8 = qcandidates[i].qu8->isa;
       *qs8 = qcandidates[i].qs8->isa;
     }

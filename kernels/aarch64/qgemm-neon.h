@@ -31,7 +31,9 @@
 #include "q8-neon.h"
 
 /* Region name of the pair-safe loop (one iteration: 4 x 4 x 16 MACs). */
-#define GEMMI8_MCA_NAME_PAIRS(out) GEMMI8_MCA_NAME(out) "+smlal:MACS=256:PEAK=a64-smull-smlal2"
+/* Region name of a pair-safe loop; MACS: one iteration's multiply-accumulates. */
+#define GEMMI8_MCA_NAME_PAIRS(out, MACS) \
+  GEMMI8_MCA_NAME(out) "+smlal:MACS=" MACS ":PEAK=a64-smull-smlal2"
 
 /* vacc += the 16 products va * vb, pairwise (signed or unsigned); pairs (qs8 on a
  * pair-safe block): the products of lanes d and d + 8 added in 16 bits first */
@@ -247,11 +249,11 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed,
 #define GEMMI8_A64_SMLAL_4X4()                                                          \
   do {                                                                                  \
     if (OUT == gemmi8_a64_out_s32) {                                                    \
-      GEMMI8_A64_SMLAL_4X4_ASM(GEMMI8_MCA_NAME_PAIRS("s32"));                           \
+      GEMMI8_A64_SMLAL_4X4_ASM(GEMMI8_MCA_NAME_PAIRS("s32", "256"));                        \
     } else if (OUT == gemmi8_a64_out_fixedpoint) {                                      \
-      GEMMI8_A64_SMLAL_4X4_ASM(GEMMI8_MCA_NAME_PAIRS("fixedpoint"));                    \
+      GEMMI8_A64_SMLAL_4X4_ASM(GEMMI8_MCA_NAME_PAIRS("fixedpoint", "256"));                    \
     } else {                                                                            \
-      GEMMI8_A64_SMLAL_4X4_ASM(GEMMI8_MCA_NAME_PAIRS("fp32"));                          \
+      GEMMI8_A64_SMLAL_4X4_ASM(GEMMI8_MCA_NAME_PAIRS("fp32", "256"));                       \
     }                                                                                   \
   } while (0)
 
@@ -361,6 +363,62 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed,
     }                                                                                     \
   } while (0)
 
+/* The qs8 1- and 2-row loops of pair-safe blocks: SMULL of depths 0-7, SMLAL2 of 8-15
+ * into the same register, one SADALP; each weight register reloaded right after its
+ * SMLAL2. The pair sums go to the first accumulator set (vacc<i>x<j>l) alone: one
+ * accumulate per accumulator and iteration is no chain. */
+#define GEMMI8_A64_SMLAL_1X4_ITERATION(MUL, ADALP, LW, LA, SUBS)                  \
+  GEMMI8_A64_SMULL("v24", "v16", "v20") GEMMI8_A64_SMULL("v25", "v16", "v21")      \
+  GEMMI8_A64_SMULL("v26", "v16", "v22") GEMMI8_A64_SMULL("v27", "v16", "v23")      \
+  GEMMI8_A64_SMLAL2("v24", "v16", "v20") LW("q20", "64")                           \
+  "add %[w], %[w], #64\n\t"                                                        \
+  GEMMI8_A64_SMLAL2("v25", "v16", "v21") LW("q21", "16")                           \
+  GEMMI8_A64_SMLAL2("v26", "v16", "v22") LW("q22", "32") SUBS                      \
+  GEMMI8_A64_SMLAL2("v27", "v16", "v23") LA("q16", "0") LW("q23", "48")            \
+  GEMMI8_A64_ADALP(ADALP, "vacc0x0l", "v24") GEMMI8_A64_ADALP(ADALP, "vacc0x1l", "v25") \
+  GEMMI8_A64_ADALP(ADALP, "vacc0x2l", "v26") GEMMI8_A64_ADALP(ADALP, "vacc0x3l", "v27")
+#define GEMMI8_A64_SMLAL_2X4_ITERATION(MUL, ADALP, LW, LA, SUBS)                  \
+  GEMMI8_A64_SMULL("v24", "v16", "v20") GEMMI8_A64_SMULL("v25", "v17", "v20")      \
+  GEMMI8_A64_SMULL("v26", "v16", "v21") GEMMI8_A64_SMULL("v27", "v17", "v21")      \
+  GEMMI8_A64_SMLAL2("v24", "v16", "v20") GEMMI8_A64_SMLAL2("v25", "v17", "v20")    \
+  LW("q20", "64") "add %[w], %[w], #64\n\t"                                        \
+  GEMMI8_A64_SMLAL2("v26", "v16", "v21") GEMMI8_A64_SMLAL2("v27", "v17", "v21")    \
+  LW("q21", "16")                                                                  \
+  GEMMI8_A64_SMULL("v28", "v16", "v22") GEMMI8_A64_SMULL("v29", "v17", "v22")      \
+  GEMMI8_A64_SMULL("v30", "v16", "v23") GEMMI8_A64_SMULL("v31", "v17", "v23")      \
+  GEMMI8_A64_ADALP(ADALP, "vacc0x0l", "v24") GEMMI8_A64_ADALP(ADALP, "vacc1x0l", "v25") \
+  GEMMI8_A64_ADALP(ADALP, "vacc0x1l", "v26") GEMMI8_A64_ADALP(ADALP, "vacc1x1l", "v27") \
+  GEMMI8_A64_SMLAL2("v28", "v16", "v22") GEMMI8_A64_SMLAL2("v29", "v17", "v22")    \
+  LW("q22", "32") SUBS                                                             \
+  GEMMI8_A64_SMLAL2("v30", "v16", "v23") LA("q16", "0")                            \
+  GEMMI8_A64_SMLAL2("v31", "v17", "v23") LA("q17", "1") LW("q23", "48")            \
+  GEMMI8_A64_ADALP(ADALP, "vacc0x2l", "v28") GEMMI8_A64_ADALP(ADALP, "vacc1x2l", "v29") \
+  GEMMI8_A64_ADALP(ADALP, "vacc0x3l", "v30") GEMMI8_A64_ADALP(ADALP, "vacc1x3l", "v31")
+#define GEMMI8_A64_SMLAL_SMALL(MR, NAME)                                                  \
+  do {                                                                                    \
+    if (MR == 1) {                                                                        \
+      GEMMI8_A64_MULL_SMALL_ASM(GEMMI8_A64_SMLAL_1X4_ITERATION, GEMMI8_A64_MULL_1X4_ZERO, \
+                                GEMMI8_A64_LDA_POST("q16", "0"), "smull", "sadalp", NAME, \
+                                GEMMI8_A64_MULL_1X4_OUTPUTS, GEMMI8_A64_MULL_NO_INPUTS);  \
+    } else {                                                                              \
+      GEMMI8_A64_MULL_SMALL_ASM(GEMMI8_A64_SMLAL_2X4_ITERATION, GEMMI8_A64_MULL_2X4_ZERO, \
+                                GEMMI8_A64_LDA_POST("q16", "0")                           \
+                                    GEMMI8_A64_LDA_POST("q17", "1"),                      \
+                                "smull", "sadalp", NAME, GEMMI8_A64_MULL_2X4_OUTPUTS,     \
+                                GEMMI8_A64_MULL_NO_INPUTS);                               \
+    }                                                                                     \
+  } while (0)
+#define GEMMI8_A64_SMLAL_SMALL_OUT(MR, MACS)                                              \
+  do {                                                                                    \
+    if (OUT == gemmi8_a64_out_s32) {                                                      \
+      GEMMI8_A64_SMLAL_SMALL(MR, GEMMI8_MCA_NAME_PAIRS("s32", MACS));                     \
+    } else if (OUT == gemmi8_a64_out_fixedpoint) {                                        \
+      GEMMI8_A64_SMLAL_SMALL(MR, GEMMI8_MCA_NAME_PAIRS("fixedpoint", MACS));              \
+    } else {                                                                              \
+      GEMMI8_A64_SMLAL_SMALL(MR, GEMMI8_MCA_NAME_PAIRS("fp32", MACS));                    \
+    }                                                                                     \
+  } while (0)
+
 #define GEMMI8_A64_MULL_SMALL_OUT(MR, MUL, ADALP)                                       \
   do {                                                                                  \
     if (OUT == gemmi8_a64_out_s32) {                                                    \
@@ -444,7 +502,11 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neon(const int OUT, const siz
     const uint8_t* pa[2] = {ap[0], ap[MR - 1]};
     size_t iterations = k / 16;
     if (iterations != 0) {
-      if (is_signed) {
+      if (pairs && MR == 1) {
+        GEMMI8_A64_SMLAL_SMALL_OUT(1, "64");
+      } else if (pairs) {
+        GEMMI8_A64_SMLAL_SMALL_OUT(2, "128");
+      } else if (is_signed) {
         GEMMI8_A64_MULL_SMALL_OUT(MR, "smull", "sadalp");
       } else {
         GEMMI8_A64_MULL_SMALL_OUT(MR, "umull", "uadalp");

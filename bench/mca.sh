@@ -596,7 +596,7 @@ for arch in aarch64 aarch32; do
       fi
       # the int32-output loop of each qgemm file, for the small-M table
       regions < "$TMP/$base.$cpu.out" | awk -F'|' -v arch="$arch" -v base="$base" -v cpu="$cpu" '
-        $1 ~ /_s32_/ || ($1 ~ /^q[us]8-neon-/) {
+        ($1 ~ /_s32_/ || $1 ~ /^q[us]8-neon-/) && $1 !~ /[+]/ {
           n = split(base, f, "-"); if (f[2] != "gemm" || n != 4) next
           printf "%s|%s|%s|%s|%s|%.4f\n", arch, f[n], f[1], f[3], cpu, $3 / $2; exit
         }' >> "$loops"

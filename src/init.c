@@ -404,15 +404,15 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static int subset(unsigned needed, unsigned allowed) { return (needed & ~allowed) == 0; }
 
-/* Fills the tables for the features allowed. */
-static void fill(unsigned allowed)
+/* Fills the tables for the features allowed, on a system with the cores given. */
+static void fill(unsigned allowed, unsigned cores)
 {
   for (size_t i = 0; i < LEVELS; i++) {
     if (subset(levels[i].features, allowed)) selected.isa = levels[i].name;
   }
   for (size_t i = 0; i < QCANDIDATES; i++) {
     if (subset(qcandidates[i].features, allowed) &&
-        (qcandidates[i].cores == 0 || (qcandidates[i].cores & cpu_cores) != 0)) {
+        (qcandidates[i].cores == 0 || (qcandidates[i].cores & cores) != 0)) {
       selected.qu8 = qcandidates[i].qu8;
       selected.qs8 = qcandidates[i].qs8;
     }
@@ -448,7 +448,7 @@ static void select_config(void)
       allowed = forced->features;
     }
   }
-  fill(allowed);
+  fill(allowed, cpu_cores);
   if (env_status != gemmi8_status_success) {
     /* the one message the library prints: a forced level that was not honoured */
     fprintf(stderr, "gemmi8: GEMMI8_ISA=%s ignored (%s); using %s\n", name,
@@ -501,8 +501,28 @@ int gemmi8_isa_force(const char* name)
   gemmi8_get_config();
   const struct level* l = find_level(name);
   if (l == NULL || !subset(l->features, cpu_features)) return -1;
-  fill(l->features);
+  fill(l->features, cpu_cores);
   return 0;
+}
+
+const char* gemmi8_isa_tuned_at(size_t i)
+{
+  for (size_t c = 0; c < QCANDIDATES; c++) {
+    if (qcandidates[c].cores != 0 && i-- == 0) return qcandidates[c].qs8->isa;
+  }
+  return NULL;
+}
+
+int gemmi8_isa_force_tuned(const char* name)
+{
+  gemmi8_get_config();
+  for (size_t c = 0; c < QCANDIDATES; c++) {
+    if (qcandidates[c].cores == 0 || strcmp(qcandidates[c].qs8->isa, name) != 0) continue;
+    if (!subset(qcandidates[c].features, cpu_features)) return -1;
+    fill(qcandidates[c].features, qcandidates[c].cores);
+    return 0;
+  }
+  return -1;
 }
 
 const struct gemmi8_qgemm_config* gemmi8_qgemm_config_at(uint32_t type, size_t i, int* supported)

@@ -17,6 +17,14 @@ int gemmi8_isa_supported(const char* name);
  * concurrent GEMM calls). Returns 0 on success, -1 if the set is not supported. */
 int gemmi8_isa_force(const char* name);
 
+/* Kernel sets taken only on systems with particular cores (the neondot-a510 tables):
+ * the name of the i-th (from 0; NULL past the last), and a switch to it as on such a
+ * system, at the lowest level that has its features (tests only, like
+ * gemmi8_isa_force; gemmi8_isa_force goes back to the detected cores). -1: unknown
+ * name, or instructions this CPU lacks. */
+const char* gemmi8_isa_tuned_at(size_t i);
+int gemmi8_isa_force_tuned(const char* name);
+
 /* The kernel sets each family takes on a CPU with exactly the features of the named
  * level (whether or not this CPU has them): 0, or -1 for an unknown name. */
 int gemmi8_isa_plan(const char* name, const char** qu8, const char** qs8, const char** bin);

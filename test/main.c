@@ -38,6 +38,18 @@ static unsigned long passed = 0, failed = 0;
 static unsigned long printed = 0; /* failures printed for the current ISA */
 enum { max_printed_per_isa = 25 };
 
+static const char* current_level = "reference";
+
+const char* t_isa_level(void) { return current_level; }
+
+void t_isa_return(void) {
+  if (strcmp(current_isa, current_level) == 0) {
+    gemmi8_isa_force(current_isa);
+  } else {
+    gemmi8_isa_force_tuned(current_isa);
+  }
+}
+
 const char* t_isa(void) {
   return current_isa;
 }
@@ -196,7 +208,24 @@ int main(void) {
         t_fail("gemmi8_isa_force", "returned -1 for \"%s\", which is supported", name);
         continue;
       }
+      current_level = name;
       run_isa(name);
+    }
+    /* the kernel sets taken on particular cores, as on such a system */
+    const char* tuned;
+    for (size_t i = 0; (tuned = gemmi8_isa_tuned_at(i)) != NULL; i++) {
+      if (only != NULL && strcmp(only, tuned) != 0) {
+        printf("skipped: %s (GEMMI8_TEST_ONLY=%s)\n", tuned, only);
+        skipped++;
+        continue;
+      }
+      if (gemmi8_isa_force_tuned(tuned) != 0) {
+        printf("skipped: %s (not supported on this CPU)\n", tuned);
+        skipped++;
+        continue;
+      }
+      current_level = gemmi8_isa_name();
+      run_isa(tuned);
     }
   }
   /* Kernel-level tests: every table compiled in, once. */

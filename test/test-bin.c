@@ -562,7 +562,7 @@ static void cross_isa(void) {
     snprintf(what, sizeof(what), "packed under %s, run under %s:", other, here);
     bproblem p;
     int ok = bp_make(&p, 9, 37, 130, what);
-    gemmi8_isa_force(here);
+    t_isa_return();
     if (ok) {
       t_out out;
       t_out_init(&out, T_S32, p.m, p.n, p.n);

@@ -152,7 +152,7 @@ static void cross_isa(int kind) {
     char what[64];
     snprintf(what, sizeof(what), "packed under %s, run under %s:", other, here);
     int ok = q_prepare(&p, what);
-    gemmi8_isa_force(here);
+    t_isa_return();
     if (ok) {
       t_out out;
       t_out_init(&out, T_S32, p.m, p.n, p.c_stride);

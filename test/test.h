@@ -28,6 +28,11 @@ extern int t_quick;
 
 /* Name of the instruction set under test ("reference" before the first one). */
 const char* t_isa(void);
+/* The level gemmi8_isa_name() reports in this run (t_isa() may name a kernel set tuned
+ * for particular cores, run at that level), and a return to this run's kernel set
+ * after a test forced another. */
+const char* t_isa_level(void);
+void t_isa_return(void);
 
 /* Records one passed check. */
 void t_pass(void);

@@ -522,50 +522,26 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const int OUT, const siz
 }
 
 /* The 6-row tile over a packed panel of a (gemmi8_x8_packa_6c8__neon: k padded to 16,
- * rows past mr zero). */
-static GEMMI8_ALWAYS_INLINE void gemmi8_qpgemm_core_i8mm(const int OUT, const size_t NJ,
-                                                         const int is_signed, size_t mr,
-                                                         size_t k, const uint8_t* panel,
-                                                         const void* w,
+ * rows past mr zero), all 16 columns (a narrow block's columns past nr multiply the
+ * zero padding of its weights and are not stored). */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qpgemm_core_i8mm(const int OUT, const int is_signed,
+                                                         size_t mr, size_t k,
+                                                         const uint8_t* panel, const void* w,
                                                          const struct gemmi8_qparams* p,
                                                          int32x4_t vacc[][4])
 {
-  const size_t MR = 6, NQ = 2 * NJ; /* column pairs */
   const int32_t* bias = (const int32_t*) w;
   const int32_t* coef = bias + 16;
   const int8_t* wk = (const int8_t*) (is_signed ? coef : coef + 16);
   int32x4_t vpart[3][8];
   const size_t k8 = gemmi8_round_up(k, 8);
   const size_t iterations = k8 / 16, groups = k8 % 16 / 8;
-  if (NJ == 4) {
-    if (is_signed) {
-      GEMMI8_A64_PMMLA_6X16("smmla");
-    } else {
-      GEMMI8_A64_PMMLA_6X16("ummla");
-    }
+  if (is_signed) {
+    GEMMI8_A64_PMMLA_6X16("smmla");
   } else {
-    /* narrow tiles in C */
-#pragma GCC unroll 3
-    for (size_t r = 0; r < 3; r++) {
-#pragma GCC unroll 8
-      for (size_t q = 0; q < NQ; q++) vpart[r][q] = vdupq_n_s32(0);
-    }
-    int8x16_t va0[3], va1[3];
-    for (size_t it = 0; it < iterations + groups; it++) {
-      const int8_t* pk = (const int8_t*) panel + 96 * it;
-#pragma GCC unroll 3
-      for (size_t r = 0; r < 3; r++) {
-        va0[r] = vld1q_s8(pk + 32 * r);
-        va1[r] = vld1q_s8(pk + 32 * r + 16);
-      }
-      GEMMI8_A64_MMLA_GROUP_C(va0, wk);
-      wk += 128;
-      if (it == iterations) break; /* the last half group */
-      GEMMI8_A64_MMLA_GROUP_C(va1, wk);
-      wk += 128;
-    }
+    GEMMI8_A64_PMMLA_6X16("ummla");
   }
-  gemmi8_a64_mmla_finish(MR, NJ, is_signed, mr, bias, p, vpart, vacc);
+  gemmi8_a64_mmla_finish(6, 4, is_signed, mr, bias, p, vpart, vacc);
 }
 
 /* The tile with A through ks taps of MR row pointers (igemm, convolution): the C depth
@@ -652,28 +628,17 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_i8mm(
     }                                                                                    \
   }
 
-#define GEMMI8_QPGEMM_I8MM_CASE(NJ, SIGNED, OUT)                                          \
-  case NJ:                                                                               \
-    gemmi8_qpgemm_core_i8mm(gemmi8_a64_out_##OUT, NJ, SIGNED, mr, k, (const uint8_t*) a, \
-                            w, params, vacc);                                            \
-    gemmi8_a64_store(gemmi8_a64_out_##OUT, 6, NJ, 16, SIGNED, mr, nr, c, c_stride,       \
-                     params, vacc);                                                      \
-    break;
-
-/* One kernel over a packed panel of a (a_stride unused). */
+/* One kernel over a packed panel of a (a_stride unused); the store takes nr columns. */
 #define GEMMI8_QPGEMM_I8MM_KERNEL(fn, SIGNED, OUT)                                        \
   void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
           void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
   {                                                                                      \
     (void) a_stride;                                                                     \
     int32x4_t vacc[6][4];                                                                \
-    switch ((nr + 3) / 4) {                                                              \
-      GEMMI8_QPGEMM_I8MM_CASE(1, SIGNED, OUT)                                            \
-      GEMMI8_QPGEMM_I8MM_CASE(2, SIGNED, OUT)                                            \
-      GEMMI8_QPGEMM_I8MM_CASE(3, SIGNED, OUT)                                            \
-      default:                                                                           \
-      GEMMI8_QPGEMM_I8MM_CASE(4, SIGNED, OUT)                                            \
-    }                                                                                    \
+    gemmi8_qpgemm_core_i8mm(gemmi8_a64_out_##OUT, SIGNED, mr, k, (const uint8_t*) a, w,  \
+                            params, vacc);                                               \
+    gemmi8_a64_store(gemmi8_a64_out_##OUT, 6, 4, 16, SIGNED, mr, nr, c, c_stride,        \
+                     params, vacc);                                                      \
   }
 
 /* Small-M tiles: the full-width case only (columns past nr are neither loaded from

@@ -187,11 +187,12 @@ static const struct gemmi8_qgemm_config qs8_a64_i8mm = {
     .gemm = {[1] = QGEMM(qs8, 2x16c8, i8mm), [3] = QGEMM(qs8, 4x16c8, i8mm),
              [5] = QGEMM(qs8, 6x16c8, i8mm)},
     .igemm = {[5] = QIGEMM(qs8, 6x16c8, i8mm)}};
-/* binary kernels of every level: the generic layout with NR = 8 */
+/* binary kernels of every level: the generic packer with NR = 4 and depth words in
+ * pairs (KR = 2), so that a row of A is read two words at a time, without a broadcast */
 static const struct gemmi8_bgemm_config bin_a64_neon = {
-    .isa = "neon", .mr = 4, .nr = 8, .kr = 1,
+    .isa = "neon", .mr = 4, .nr = 4, .kr = 2,
     .pack = gemmi8_bpack_words__generic,
-    .gemm = {[3] = BGEMM(4x8, neon)}};
+    .gemm = {[3] = BGEMM(4x4c2, neon)}};
 #endif
 
 /* ---- CPU features ----------------------------------------------------------------- */

@@ -366,7 +366,6 @@ kernel_macs() {
   case "$1" in
     *_ukernel_4x16c4__neondot) echo 1024 ;; # 16 depths per iteration
     *_ukernel_4x4c16__neon) echo 256 ;;     # 16 depths per iteration
-    gemmi8_bin_gemm_*_ukernel_4x8__neon) echo 2048 ;; # one 64-bit word per iteration
     *_ukernel_6x16c8__i8mm) echo 1536 ;;    # 16 depths per iteration
     *_ukernel_1x16c4__neondot) echo 256 ;;  # small-M tiles: 16 depths per iteration
     *_ukernel_2x16c4__neondot) echo 512 ;;

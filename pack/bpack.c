@@ -121,9 +121,11 @@ static inline uint64_t weight_word(const uint64_t* b, size_t b_stride, int kn, s
   return word;
 }
 
-/* Generic layout: for each depth word, NR words (one per column); padding bits and
- * padding columns are 0. */
-void gemmi8_bpack_words__generic(size_t nr, size_t n, size_t k, const uint64_t* b,
+/* Generic layout: for each group of kr depth words, nr columns of kr words (word kw
+ * of column j at (kw / kr) * nr * kr + j * kr + kw % kr; kr = 1: for each depth word,
+ * nr words, one per column). Padding bits, padding words (the word count rounded up
+ * to kr) and padding columns are 0. */
+void gemmi8_bpack_words__generic(size_t nr, size_t kr, size_t n, size_t k, const uint64_t* b,
                                  size_t b_stride, int kn, size_t block_bytes, uint8_t* blocks)
 {
   const size_t words = GEMMI8_BIN_WORDS(k);
@@ -133,7 +135,7 @@ void gemmi8_bpack_words__generic(size_t nr, size_t n, size_t k, const uint64_t* 
     uint64_t* w = (uint64_t*) block;
     for (size_t j = 0; j < nr && n0 + j < n; j++) {
       for (size_t kw = 0; kw < words; kw++) {
-        w[kw * nr + j] = weight_word(b, b_stride, kn, k, n0 + j, kw);
+        w[kw / kr * nr * kr + j * kr + kw % kr] = weight_word(b, b_stride, kn, k, n0 + j, kw);
       }
     }
   }
@@ -189,7 +191,7 @@ gemmi8_status gemmi8_bin_pack(size_t n, size_t k, const uint64_t* b, size_t b_st
   gemmi8_packed_init(h, gemmi8_type_bin, gemmi8_bgemm_layout(cfg), cfg->nr, n, k,
                      gemmi8_bblock_bytes(cfg, k));
   gemmi8_packed_seal(h);
-  cfg->pack(cfg->nr, n, k, b, b_stride, (flags & GEMMI8_B_KN) != 0, (size_t) h->block_bytes,
+  cfg->pack(cfg->nr, cfg->kr, n, k, b, b_stride, (flags & GEMMI8_B_KN) != 0, (size_t) h->block_bytes,
             (uint8_t*) packed + GEMMI8_PACKED_HEADER_BYTES);
   return gemmi8_status_success;
 }

@@ -76,6 +76,9 @@ struct gemmi8_bgemm_ukernels {
 struct gemmi8_bgemm_config {
   const char* isa;
   uint8_t mr, nr;
+  /* depth words per group: a block holds, for each group of kr depth words, nr
+   * columns of kr consecutive words (1: one word per column, then the next word) */
+  uint8_t kr;
   gemmi8_bpack_fn pack;
   struct gemmi8_bgemm_ukernels gemm[GEMMI8_MAX_MR];
   gemmi8_binarize_fn binarize_f32;
@@ -106,7 +109,7 @@ static inline uint32_t gemmi8_qgemm_layout(const struct gemmi8_qgemm_config* cfg
 
 static inline uint32_t gemmi8_bgemm_layout(const struct gemmi8_bgemm_config* cfg)
 {
-  return (uint32_t) gemmi8_type_bin << 24 | 1u << 8 | cfg->nr;
+  return (uint32_t) gemmi8_type_bin << 24 | (uint32_t) cfg->kr << 8 | cfg->nr;
 }
 
 /* First column of packed block b (of ceil(n / nr)); block b ends where b + 1 starts,
@@ -132,11 +135,13 @@ static inline size_t gemmi8_qblock_bytes(const struct gemmi8_qgemm_config* cfg, 
                          64);
 }
 
-/* Bytes of a packed binary block: GEMMI8_BIN_WORDS(k) words per column (k at most
- * GEMMI8_BIN_MAX_K), rounded to 64. */
+/* Bytes of a packed binary block: GEMMI8_BIN_WORDS(k) words per column rounded up to
+ * kr (k at most GEMMI8_BIN_MAX_K), rounded to 64. */
 static inline size_t gemmi8_bblock_bytes(const struct gemmi8_bgemm_config* cfg, size_t k)
 {
-  return gemmi8_round_up(GEMMI8_BIN_WORDS(k) * cfg->nr * sizeof(uint64_t), 64);
+  return gemmi8_round_up(gemmi8_round_up(GEMMI8_BIN_WORDS(k), cfg->kr) * cfg->nr *
+                             sizeof(uint64_t),
+                         64);
 }
 
 #endif

@@ -64,7 +64,7 @@ static const struct gemmi8_qgemm_config qs8_generic = {
     .gemm = {[3] = QGEMM(qs8, 4x8c4, generic)},
     .igemm = {[3] = QIGEMM(qs8, 4x8c4, generic)}};
 static const struct gemmi8_bgemm_config bin_generic = {
-    .isa = "generic", .mr = 4, .nr = 4,
+    .isa = "generic", .mr = 4, .nr = 4, .kr = 1,
     .pack = gemmi8_bpack_words__generic,
     .gemm = {[3] = BGEMM(4x4, generic)},
     .binarize_f32 = gemmi8_binarize_f32__generic,
@@ -84,7 +84,7 @@ static const struct gemmi8_bgemm_config bin_generic = {
 static const struct gemmi8_qgemm_config qu8_avx2 = AVX2_Q8(qu8);
 static const struct gemmi8_qgemm_config qs8_avx2 = AVX2_Q8(qs8);
 static const struct gemmi8_bgemm_config bin_avx2 = {
-    .isa = "avx2", .mr = 4, .nr = 8,
+    .isa = "avx2", .mr = 4, .nr = 8, .kr = 1,
     .pack = gemmi8_bpack_words__generic,
     .gemm = {[3] = BGEMM(4x8, avx2)},
     .binarize_f32 = gemmi8_binarize_f32__avx2,
@@ -108,7 +108,7 @@ static const struct gemmi8_qgemm_config qs8_avx512vnni = AVX512VNNI_Q8(qs8);
 
 /* Binary GEMM on AVX-512BW (vpshufb nibble popcounts) and on VPOPCNTDQ. */
 #define AVX512_BIN(name, set)                                 \
-  {.isa = name, .mr = 6, .nr = 32,                            \
+  {.isa = name, .mr = 6, .nr = 32, .kr = 1,                  \
    .pack = gemmi8_bpack_words__generic,                           \
    .gemm = {[5] = BGEMM(6x32, set)},                               \
    .binarize_f32 = gemmi8_binarize_f32__avx512bw,                 \
@@ -137,7 +137,7 @@ static const struct gemmi8_qgemm_config qs8_neon = {
              [3] = QGEMM(qs8, 4x8c1, neon)},
     .igemm = {[3] = QIGEMM(qs8, 4x8c1, neon)}};
 static const struct gemmi8_bgemm_config bin_neon = {
-    .isa = "neon", .mr = 4, .nr = 4,
+    .isa = "neon", .mr = 4, .nr = 4, .kr = 1,
     .pack = gemmi8_bpack_words__generic,
     .gemm = {[3] = BGEMM(4x4, neon)},
     .binarize_f32 = gemmi8_binarize_f32__generic,
@@ -210,11 +210,12 @@ static const struct gemmi8_qgemm_config qs8_a64_i8mm = {
              [5] = QGEMM(qs8, 6x16c8, i8mm)},
     .igemm = {[5] = QIGEMM(qs8, 6x16c8, i8mm)},
     .pack_a = gemmi8_x8_packa_6c8__neon, .pgemm = QPGEMM(qs8, 6x16c8, i8mm)};
-/* binary kernels of every level: the generic layout with NR = 8 */
+/* binary kernels of every level: the generic packer with NR = 4 and depth words in
+ * pairs (KR = 2), so that a row of A is read two words at a time, without a broadcast */
 static const struct gemmi8_bgemm_config bin_a64_neon = {
-    .isa = "neon", .mr = 4, .nr = 8,
+    .isa = "neon", .mr = 4, .nr = 4, .kr = 2,
     .pack = gemmi8_bpack_words__generic,
-    .gemm = {[3] = BGEMM(4x8, neon)}};
+    .gemm = {[3] = BGEMM(4x4c2, neon)}};
 #endif
 
 /* ---- CPU features ----------------------------------------------------------------- */

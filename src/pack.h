@@ -29,7 +29,8 @@ typedef void (*gemmi8_qpack_fn)(const struct gemmi8_qgemm_config* cfg, size_t n,
                                 const int32_t* b_zp, const int32_t* bias, size_t block_bytes,
                                 uint8_t* blocks);
 
-typedef void (*gemmi8_bpack_fn)(size_t nr, size_t n, size_t k, const uint64_t* b,
+/* Binary weights: blocks of nr columns, kr depth words per group (the config's). */
+typedef void (*gemmi8_bpack_fn)(size_t nr, size_t kr, size_t n, size_t k, const uint64_t* b,
                                 size_t b_stride, int kn, size_t block_bytes, uint8_t* blocks);
 
 /* Binarizes rows of k values (float, int8, or uint8 against zero_point; x_stride in
@@ -61,8 +62,8 @@ GEMMI8_INTERNAL void gemmi8_qpack_goi__generic(const struct gemmi8_qgemm_config*
                                                int32_t a_zero_point, const int32_t* b_zp,
                                                const int32_t* bias, size_t block_bytes,
                                                uint8_t* blocks);
-GEMMI8_INTERNAL void gemmi8_bpack_words__generic(size_t nr, size_t n, size_t k, const uint64_t* b,
-                                                 size_t b_stride, int kn, size_t block_bytes,
-                                                 uint8_t* blocks);
+GEMMI8_INTERNAL void gemmi8_bpack_words__generic(size_t nr, size_t kr, size_t n, size_t k,
+                                                 const uint64_t* b, size_t b_stride, int kn,
+                                                 size_t block_bytes, uint8_t* blocks);
 
 #endif

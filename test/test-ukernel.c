@@ -835,6 +835,35 @@ static int bc_k_long(const void* kernel) {
   return b_k_list(kernel, ks, 1);
 }
 
+/* Every depth from 1 to 200 bits: odd and even word counts, whatever the kernel's
+ * group of words; odd depths with rows of A ending at a page. */
+static int bc_k_1_200(const void* kernel) {
+  B_KERNEL;
+  for (size_t k = 1; k <= 200; k += step(200)) {
+    B_NEW(t);
+    t.k = k;
+    t.a_row_pages = k % 2;
+    if (!uk_btest_run(kn, &t)) return 0;
+  }
+  return 1;
+}
+
+/* Depths past the kernels' narrow-counter chunks (the NEON kernels add 16-bit counts
+ * for 4095 iterations of one or two words), every product of some row and column
+ * different: a missing flush wraps. */
+static int bc_k_chunk(const void* kernel) {
+  B_KERNEL;
+  static const size_t ks[] = {4096 * 64 + 1, 8194 * 64 - 63, 8195 * 64};
+  for (size_t i = 0; i < T_COUNT(ks); i++) {
+    B_NEW(t);
+    t.k = ks[i];
+    t.complement = 1;
+    t.a_row_pages = i % 2;
+    if (!uk_btest_run(kn, &t)) return 0;
+  }
+  return 1;
+}
+
 static int bc_subtile(const void* kernel) {
   B_KERNEL;
   B_DIMS;
@@ -980,6 +1009,8 @@ static const qcase bcases[] = {
     {"k_gt_64", 0, bc_k_gt_64},
     {"k_div_64", 0, bc_k_div_64},
     {"k_long", 0, bc_k_long},
+    {"k_1_200", 0, bc_k_1_200},
+    {"k_chunk", 0, bc_k_chunk},
     {"subtile", 0, bc_subtile},
     {"m_lt_mr", when_mr2, bc_m_lt_mr},
     {"n_lt_nr", when_nr2, bc_n_lt_nr},
@@ -1131,7 +1162,11 @@ static void b_tables(unsigned long* skipped) {
       const struct gemmi8_bgemm_ukernels* u = &cfg->gemm[r - 1];
       const gemmi8_bgemm_ukernel_fn fns[] = {u->s32, u->f32, u->bits};
       char tile[32];
-      snprintf(tile, sizeof(tile), "%zux%u", r, (unsigned) cfg->nr);
+      if (cfg->kr > 1) {
+        snprintf(tile, sizeof(tile), "%zux%uc%u", r, (unsigned) cfg->nr, (unsigned) cfg->kr);
+      } else {
+        snprintf(tile, sizeof(tile), "%zux%u", r, (unsigned) cfg->nr);
+      }
       for (int o = 0; o < 3; o++) {
         if (fns[o] == NULL) continue;
         uk_bkernel kn;

@@ -789,7 +789,13 @@ int uk_btest_run(const uk_bkernel* kn, const uk_btest* t) {
   for (size_t i = 0; i < m; i++) fill_bit_row(a + i * a_stride, k, t->pad_ones);
   /* B, N rows of k bits (read by the packer only) */
   uint64_t* b = t_alloc(n * words * sizeof(uint64_t));
-  for (size_t j = 0; j < n; j++) fill_bit_row(b + j * words, k, t->pad_ones);
+  for (size_t j = 0; j < n; j++) {
+    if (t->complement) {
+      for (size_t w = 0; w < words; w++) b[j * words + w] = ~a[j % m * a_stride + w];
+    } else {
+      fill_bit_row(b + j * words, k, t->pad_ones);
+    }
+  }
   int32_t* acc = t_alloc(m * n * sizeof(int32_t));
   ref_bin_acc(m, n, k, a, a_stride, b, words, 0, acc);
   float *scale_src, *bias_src;
@@ -797,12 +803,12 @@ int uk_btest_run(const uk_bkernel* kn, const uk_btest* t) {
 
   /* packed blocks and parameters, fenced */
   const size_t blocks = gemmi8_divide_round_up(n, nr_main);
-  const size_t block_bytes = gemmi8_round_up(words * nr_main * sizeof(uint64_t), 64);
+  const size_t block_bytes = gemmi8_bblock_bytes(cfg, k);
   t_fence fw, fs, fb;
   memset(&fs, 0, sizeof(fs));
   memset(&fb, 0, sizeof(fb));
   uint8_t* w = t_fence_init(&fw, 1, blocks * block_bytes, blocks * block_bytes);
-  cfg->pack(nr_main, n, k, b, words, 0, block_bytes, w);
+  cfg->pack(nr_main, cfg->kr, n, k, b, words, 0, block_bytes, w);
   const float* scale = scale_src ? fenced_copy(&fs, scale_src, n * sizeof(float)) : NULL;
   const float* bias = bias_src ? fenced_copy(&fb, bias_src, n * sizeof(float)) : NULL;
   t_fence_seal(&fa);
@@ -821,6 +827,7 @@ int uk_btest_run(const uk_bkernel* kn, const uk_btest* t) {
       "padding bits %s",
       kn->name, m, n, k, a_stride, t->a_stride == 0 && t->a_row_pages ? " (rows at page ends)" : "",
       c_stride, t->pad_ones ? "all ones" : "random");
+  if (t->complement) add(&problem, ", B row j the complement of A row j %% %zu", m);
   if (output != uk_bout_s32) {
     add(&problem, ", scale/bias %s%s", bparams_names[t->params],
         t->params == uk_bp_neg_zero && bias == NULL ? " (bias NULL)" : "");

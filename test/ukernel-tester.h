@@ -172,6 +172,9 @@ typedef struct uk_btest {
   size_t c_stride; /* elements (words for bits); 0: n (ceil(n / 64)) */
   int a_row_pages;
   int pad_ones;    /* padding bits past k all ones (else random) in A and B */
+  /* B row j the complement of A row j % m: those products all differ, so the
+   * kernels' narrow counters grow by the most every word */
+  int complement;
   enum uk_bparams params;
 } uk_btest;
 

@@ -119,13 +119,15 @@ static const struct gemmi8_bgemm_config bin_avx512vpopcnt =
 /* ARMv7 NEON (kernels/aarch32): exact widening multiplies VMULL.S8 / VMULL.U8 with
  * pairwise accumulation (VPADAL) on the generic packer with KR = 8, NR = 4. qu8
  * multiplies the raw uint8 operands and takes the zero-point term coef * rowsum(a)
- * from the driver's row sums (as the AArch64 qu8 kernels do); qs8 multiplies int8 by
+ * from the driver's row sums (as the AArch64 qu8 kernels do; NEON row sums for the
+ * GEMM and through the convolution's indirection); qs8 multiplies int8 by
  * int8 and needs none. The 2x4c8 tile computes both rows (a row past mr aliases), so
  * M = 1 runs the 1x4c8 tile (half the multiplies; bench/MCA.md). The binary kernels
  * use the generic binary layout (same packer, NR = 4). */
 static const struct gemmi8_qgemm_config qu8_neon = {
     .isa = "neon", .mr = 2, .nr = 4, .kr = 8, .column_bytes = 8,
     .pack = gemmi8_qpack_goi__generic, .row_sum = gemmi8_qu8_rsum__neon,
+    .irow_sum = gemmi8_qu8_irsum__neon,
     .gemm = {[0] = QGEMM(qu8, 1x4c8, neon), [1] = QGEMM(qu8, 2x4c8, neon)},
     .igemm = {[1] = QIGEMM(qu8, 2x4c8, neon)}};
 static const struct gemmi8_qgemm_config qs8_neon = {

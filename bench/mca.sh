@@ -338,7 +338,7 @@ peak_loop() {
 family_of() {
   case "$1:$3" in
     aarch32:bin) echo v7-xorpop ;;
-    aarch32:*) echo v7-vmlal ;;
+    aarch32:*) echo v7-vmull-vpadal ;;
     aarch64:bin) echo a64-xorpop ;;
     aarch64:*)
       case "$2" in
@@ -567,7 +567,7 @@ report() {
       END {
         for (i = 1; i <= n; i++) {
           key = keys[i]; split(key, k, "|")
-          depth = k[1] == "aarch32" ? 8 : 16
+          depth = 16
           set = k[1] == "aarch32" ? "neon (aarch32)" : k[2]
           big = 0
           for (j = 1; j <= cnt[key]; j++) if (tmr[key, j] > (big ? tmr[key, big] : 0)) big = j

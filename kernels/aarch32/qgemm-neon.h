@@ -113,22 +113,24 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qneon_group_c8(const size_t ROWS, const 
   GEMMI8_QNEON_2X4_PADAL(PADAL, "3", "q6", "q7")                                        \
   GEMMI8_NEON_LOOP_BNE                                                                  \
   GEMMI8_MCA_END_ASM()
-/* 1x4c8: depth half H (d0 or d1) of a x the 4 columns in d4-d7 into set S */
-#define GEMMI8_QNEON_1X4_HALF_MUL(MUL, H)                                               \
-  GEMMI8_QNEON_MUL(MUL, "q4", H, "d4") GEMMI8_QNEON_MUL(MUL, "q5", H, "d5")              \
-  GEMMI8_QNEON_MUL(MUL, "q6", H, "d6") GEMMI8_QNEON_MUL(MUL, "q7", H, "d7")
-#define GEMMI8_QNEON_1X4_HALF_PADAL(PADAL, S)                                          \
-  GEMMI8_QNEON_PADAL(PADAL, "vp" S "x0", "q4") GEMMI8_QNEON_PADAL(PADAL, "vp" S "x1", "q5") \
-  GEMMI8_QNEON_PADAL(PADAL, "vp" S "x2", "q6") GEMMI8_QNEON_PADAL(PADAL, "vp" S "x3", "q7")
+/* 1x4c8: the 4 products of depth half 0 (d0 x d4-d7, q4-q7); then, while the next
+ * group of weights is loaded into d4-d7, each VPADAL of a product into set 0 is
+ * followed by the VMULL of depth half 1 that reuses its register, accumulated into
+ * set 1 at the end */
+#define GEMMI8_QNEON_1X4_STEP(MUL, PADAL, J, P, W)                                      \
+  GEMMI8_QNEON_PADAL(PADAL, "vp0x" J, P) GEMMI8_QNEON_MUL(MUL, P, "d1", W)
 #define GEMMI8_QNEON_1X4C8_ASM(NAME, MUL, PADAL)                                        \
   GEMMI8_NEON_LOOP_LABEL                                                                \
   GEMMI8_MCA_BEGIN_ASM(NAME ":MACS=64")                                                 \
   "vld1.8 {d0-d1}, [%[a0]]!\n\t"                                                        \
   "vld1.8 {d4-d7}, [%[w]]!\n\t"                                                         \
-  GEMMI8_QNEON_1X4_HALF_MUL(MUL, "d0")                                                  \
+  GEMMI8_QNEON_MUL(MUL, "q4", "d0", "d4") GEMMI8_QNEON_MUL(MUL, "q5", "d0", "d5")        \
+  GEMMI8_QNEON_MUL(MUL, "q6", "d0", "d6") GEMMI8_QNEON_MUL(MUL, "q7", "d0", "d7")        \
   "vld1.8 {d4-d7}, [%[w]]!\n\t"                                                         \
-  GEMMI8_QNEON_1X4_HALF_PADAL(PADAL, "0")                                               \
-  GEMMI8_QNEON_1X4_HALF_MUL(MUL, "d1")                                                  \
+  GEMMI8_QNEON_1X4_STEP(MUL, PADAL, "0", "q4", "d4")                                    \
+  GEMMI8_QNEON_1X4_STEP(MUL, PADAL, "1", "q5", "d5")                                    \
+  GEMMI8_QNEON_1X4_STEP(MUL, PADAL, "2", "q6", "d6")                                    \
+  GEMMI8_QNEON_1X4_STEP(MUL, PADAL, "3", "q7", "d7")                                    \
   GEMMI8_QNEON_PADAL(PADAL, "vp1x0", "q4") GEMMI8_QNEON_PADAL(PADAL, "vp1x1", "q5")      \
   "subs %[n], %[n], #1\n\t"                                                             \
   GEMMI8_QNEON_PADAL(PADAL, "vp1x2", "q6") GEMMI8_QNEON_PADAL(PADAL, "vp1x3", "q7")      \

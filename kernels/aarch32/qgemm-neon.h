@@ -15,7 +15,7 @@
  * qu8 takes rowsum(a) from the driver (params->row_sum, NULL when every coef is 0).
  *
  * Registers (16 q): 8 accumulators vp<s>x<j>, 4 partial sums each of column j, reduced
- * by VPADD at the end (q8-q15: the loops clobber q0-q7).
+ * by VPADD at the end (q8-q15: the loops use q0-q7 and declare them clobbered).
  *   2x4c8: s = row. q0 / q1 = 16 depths of rows 0 / 1 (d0 / d2 depths 0-7, d1 / d3
  *          depths 8-15); d4-d7 = one group of weights (8 depths x 4 columns, one
  *          32-byte load, twice an iteration); q4-q7 = products. One iteration: 16
@@ -73,7 +73,9 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qneon_group_c8(const size_t ROWS, const 
   for (size_t j = 0; j < 4; j++) {
     const uint8x8_t vb = vld1_u8(wk + 8 * j);
 #pragma GCC unroll 2
-    for (size_t i = 0; i < ROWS; i++) vp[i][j] = gemmi8_qneon_mull_padal(is_signed, vp[i][j], va[i], vb);
+    for (size_t i = 0; i < ROWS; i++) {
+      vp[i][j] = gemmi8_qneon_mull_padal(is_signed, vp[i][j], va[i], vb);
+    }
   }
 }
 
@@ -316,7 +318,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qneon_store_s32(int32_t* c, size_t nr, i
   if (nr & 1) vst1_lane_s32(c, vlo, 0);
 }
 
-/* The 4 bytes in lanes L..L+3 of v (L = 0 or 4), nr of them. */
+/* Lanes 0..nr-1 of v (nr <= 4) to c. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qneon_store_4(uint8_t* c, size_t nr, uint8x8_t v)
 {
   if (nr == 4) {
@@ -346,7 +348,9 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_s32__neon(const size_t ROWS,
                                                              const int32x4_t vacc[2])
 {
 #pragma GCC unroll 2
-  for (size_t i = ROWS; i-- > 0;) gemmi8_qneon_store_s32(GEMMI8_QNEON_C_ROW(int32_t, i), nr, vacc[i]);
+  for (size_t i = ROWS; i-- > 0;) {
+    gemmi8_qneon_store_s32(GEMMI8_QNEON_C_ROW(int32_t, i), nr, vacc[i]);
+  }
 }
 
 /* Eight int32 outputs (the zero point already added) to 8 bits: saturating

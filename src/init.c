@@ -120,22 +120,25 @@ static const struct gemmi8_bgemm_config bin_avx512vpopcnt =
 #endif
 
 #if defined(__arm__)
-/* ARMv7 NEON (kernels/aarch32): VMLAL int8 kernels on the generic packer with KR = 1;
- * the binary kernels use the generic binary layout (same packer, NR = 4). The 4x8c1
- * tile computes all four rows (rows past mr alias), so M = 1 and 2 run the 1x8c1 and
- * 2x8c1 tiles (a quarter and a half of its multiplies; bench/MCA.md). */
+/* ARMv7 NEON (kernels/aarch32): exact widening multiplies VMULL.S8 / VMULL.U8 with
+ * pairwise accumulation (VPADAL) on the generic packer with KR = 8, NR = 4. qu8
+ * multiplies the raw uint8 operands and takes the zero-point term coef * rowsum(a)
+ * from the driver's row sums (as the AArch64 qu8 kernels do; NEON row sums for the
+ * GEMM and through the convolution's indirection); qs8 multiplies int8 by
+ * int8 and needs none. The 2x4c8 tile computes both rows (a row past mr aliases), so
+ * M = 1 runs the 1x4c8 tile (half the multiplies; bench/MCA.md). The binary kernels
+ * use the generic binary layout (same packer, NR = 4). */
 static const struct gemmi8_qgemm_config qu8_neon = {
-    .isa = "neon", .mr = 4, .nr = 8, .kr = 1, .column_bytes = 8,
-    .pack = gemmi8_qpack_goi__generic,
-    .gemm = {[0] = QGEMM(qu8, 1x8c1, neon), [1] = QGEMM(qu8, 2x8c1, neon),
-             [3] = QGEMM(qu8, 4x8c1, neon)},
-    .igemm = {[3] = QIGEMM(qu8, 4x8c1, neon)}};
+    .isa = "neon", .mr = 2, .nr = 4, .kr = 8, .column_bytes = 8,
+    .pack = gemmi8_qpack_goi__generic, .row_sum = gemmi8_qu8_rsum__neon,
+    .irow_sum = gemmi8_qu8_irsum__neon,
+    .gemm = {[0] = QGEMM(qu8, 1x4c8, neon), [1] = QGEMM(qu8, 2x4c8, neon)},
+    .igemm = {[1] = QIGEMM(qu8, 2x4c8, neon)}};
 static const struct gemmi8_qgemm_config qs8_neon = {
-    .isa = "neon", .mr = 4, .nr = 8, .kr = 1, .column_bytes = 4,
+    .isa = "neon", .mr = 2, .nr = 4, .kr = 8, .column_bytes = 4,
     .pack = gemmi8_qpack_goi__generic,
-    .gemm = {[0] = QGEMM(qs8, 1x8c1, neon), [1] = QGEMM(qs8, 2x8c1, neon),
-             [3] = QGEMM(qs8, 4x8c1, neon)},
-    .igemm = {[3] = QIGEMM(qs8, 4x8c1, neon)}};
+    .gemm = {[0] = QGEMM(qs8, 1x4c8, neon), [1] = QGEMM(qs8, 2x4c8, neon)},
+    .igemm = {[1] = QIGEMM(qs8, 2x4c8, neon)}};
 static const struct gemmi8_bgemm_config bin_neon = {
     .isa = "neon", .mr = 4, .nr = 4, .kr = 1,
     .pack = gemmi8_bpack_words__generic,

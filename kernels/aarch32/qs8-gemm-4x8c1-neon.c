@@ -1,7 +1,0 @@
-/* qs8 GEMM, 4x8c1, ARMv7 NEON (VMLAL.S16 by scalar): int32, fixed-point and fp32
- * outputs. See qgemm-neon.h. */
-#include "qgemm-neon.h"
-
-GEMMI8_QGEMM_4X8C1_NEON_KERNEL(gemmi8_qs8_gemm_s32_ukernel_4x8c1__neon, 1, s32)
-GEMMI8_QGEMM_4X8C1_NEON_KERNEL(gemmi8_qs8_gemm_fixedpoint_ukernel_4x8c1__neon, 1, fixedpoint)
-GEMMI8_QGEMM_4X8C1_NEON_KERNEL(gemmi8_qs8_gemm_fp32_ukernel_4x8c1__neon, 1, fp32)

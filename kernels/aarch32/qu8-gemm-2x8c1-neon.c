@@ -1,7 +1,0 @@
-/* qu8 GEMM, 2x8c1, ARMv7 NEON (VMLAL.S16 by scalar): int32, fixed-point and fp32
- * outputs; the tile for M = 2 (small batches). See qgemm-neon.h. */
-#include "qgemm-neon.h"
-
-GEMMI8_QGEMM_SMALL_8C1_NEON_KERNEL(gemmi8_qu8_gemm_s32_ukernel_2x8c1__neon, 2, 0, s32)
-GEMMI8_QGEMM_SMALL_8C1_NEON_KERNEL(gemmi8_qu8_gemm_fixedpoint_ukernel_2x8c1__neon, 2, 0, fixedpoint)
-GEMMI8_QGEMM_SMALL_8C1_NEON_KERNEL(gemmi8_qu8_gemm_fp32_ukernel_2x8c1__neon, 2, 0, fp32)

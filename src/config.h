@@ -62,7 +62,7 @@ struct gemmi8_qgemm_config {
   /* Packed A, or NULL: pack_a writes up to mr rows into a panel of
    * mr * round_up(k, 16) bytes, which the pgemm kernels (the main tile's, rows past mr
    * zero) read instead of A; the driver packs each row tile once when it is multiplied
-   * by three or more blocks. */
+   * by three or more blocks and 512 or more depths times blocks. */
   gemmi8_packa_fn pack_a;
   struct gemmi8_qgemm_ukernels pgemm;
 };

@@ -328,10 +328,11 @@ static gemmi8_status run(const struct gemmi8_qgemm_config* cfg, enum qgemm_outpu
     ctx.params.row_sum_coef = h->coef;
   }
   /* Workspace: panels of A, when the family packs A and a row tile meets three
-   * blocks or more (packing a panel costs about the instructions that one block's tile
-   * spends arranging A in place, bench/MCA.md). */
+   * blocks or more over 512 depths or more in all (packing a panel costs about the
+   * instructions that two blocks' tiles spend arranging A in place, plus a fixed part
+   * that short depths do not repay: instruction counts in bench/MCA.md). */
   uint8_t* heap_panels = NULL;
-  if (cfg->pack_a != NULL && m >= cfg->mr && blocks >= 3) {
+  if (cfg->pack_a != NULL && m >= cfg->mr && blocks >= 3 && blocks * k >= 512) {
     size_t bytes;
     ctx.panel_bytes = cfg->mr * gemmi8_round_up(k, 16);
     heap_panels = gemmi8_mul(gemmi8_divide_round_up(m, cfg->mr), ctx.panel_bytes, &bytes)

@@ -1,7 +1,8 @@
 /*
  * ARMv8.6 int8 matrix multiply (SMMLA / UMMLA) qu8 / qs8 GEMM microkernel template:
  * 6 x 16, k groups of 8, and the 2 x 16 and 4 x 16 tiles for M <= 4 on the same
- * packing (their loop is below).
+ * packing (their loop is below); the 6 x 16 tile also over packed panels of A (pgemm,
+ * below), which the driver fills when a row tile meets several blocks.
  *
  * SMMLA / UMMLA: vacc (2 x 2 int32) += va (2 rows x 8 depths) . vb (2 columns x 8
  * depths)^T, 32 products per instruction. qs8 multiplies int8 by int8 (SMMLA), qu8 raw
@@ -22,7 +23,9 @@
  * rows at the end (UZP1 / UZP2 of 64-bit lanes). Narrow 6-row tiles (nr <= 12) compute
  * only their column pairs in C. Rows past mr alias row mr - 1. The depth tail (k % 16) of
  * each row is loaded in bounds into a zero-padded buffer that the same assembly
- * multiplies (one or two k groups; the weights are zero-padded to 8 depths).
+ * multiplies (one or two k groups; the weights are zero-padded to 8 depths). The pgemm
+ * loop reads the row-pair operands from the panel instead (no TRN: 54 vector
+ * instructions per iteration become 48).
  *
  * The includer defines GEMMI8_MCA_NAME (q8-neon.h) before including this file.
  */

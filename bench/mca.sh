@@ -141,13 +141,19 @@ PLUGIN
 #include <string.h>
 #include "config.h"
 #include "packed.h"
+/* calls M K: for qu8 and qs8 and each output, the main tile and the tile the planner
+ * takes for M rows, once each, M rows by one full block, depth K.
+ * calls panels K: the main tile's s32 kernel in place (gemm) and over a panel (pgemm),
+ * and the packing of that panel (pack_a), once each, on MR rows. */
 int main(int argc, char** argv) {
   if (argc < 3) return 2;
-  const size_t m = (size_t) atoi(argv[1]), k = (size_t) atoi(argv[2]);
+  const int panels = strcmp(argv[1], "panels") == 0;
+  const size_t k = (size_t) atoi(argv[2]);
   const struct gemmi8_config* config = gemmi8_get_config();
   for (int is_signed = 0; is_signed < 2; is_signed++) {
     const struct gemmi8_qgemm_config* q = is_signed ? config->qs8 : config->qu8;
-    const size_t n = q->nr;
+    if (panels && q->pack_a == NULL) return 3;
+    const size_t n = q->nr, m = panels ? q->mr : (size_t) atoi(argv[1]);
     uint8_t* a = malloc(m * k);
     uint8_t* b = malloc(n * k);
     for (size_t i = 0; i < m * k; i++) a[i] = (uint8_t) (i * 7 + 3);
@@ -165,60 +171,26 @@ int main(int argc, char** argv) {
     struct gemmi8_qparams p = {.multiplier = &multiplier, .shift = &shift, .scale = &scale,
                                .row_sum = q->row_sum ? sums : NULL,
                                .min = is_signed ? -128 : 0, .max = is_signed ? 127 : 255};
-    size_t slot = m;
-    while (q->gemm[slot - 1].s32 == NULL) slot++;
-    const struct gemmi8_qgemm_ukernels* main_tile = &q->gemm[q->mr - 1];
-    const struct gemmi8_qgemm_ukernels* tile = &q->gemm[slot - 1];
-    gemmi8_qgemm_ukernel_fn fn[6] = {main_tile->s32, main_tile->fixedpoint, main_tile->fp32,
-                                     tile->s32, tile->fixedpoint, tile->fp32};
-    for (int f = 0; f < (tile == main_tile ? 3 : 6); f++) {
-      fn[f](m, n, k, a, k, w, c, (f % 3 == 0 ? sizeof(int32_t) : 1) * n, &p);
+    if (panels) {
+      uint8_t* panel = malloc(gemmi8_qpanel_bytes(q, k));
+      q->gemm[m - 1].s32(m, n, k, a, k, w, c, sizeof(int32_t) * n, &p);
+      q->pack_a(m, k, a, k, panel);
+      q->pgemm.s32(m, n, k, panel, 0, w, c, sizeof(int32_t) * n, &p);
+      free(panel);
+    } else {
+      size_t slot = m;
+      while (q->gemm[slot - 1].s32 == NULL) slot++;
+      const struct gemmi8_qgemm_ukernels* main_tile = &q->gemm[q->mr - 1];
+      const struct gemmi8_qgemm_ukernels* tile = &q->gemm[slot - 1];
+      gemmi8_qgemm_ukernel_fn fn[6] = {main_tile->s32, main_tile->fixedpoint, main_tile->fp32,
+                                       tile->s32, tile->fixedpoint, tile->fp32};
+      for (int f = 0; f < (tile == main_tile ? 3 : 6); f++) {
+        fn[f](m, n, k, a, k, w, c, (f % 3 == 0 ? sizeof(int32_t) : 1) * n, &p);
+      }
     }
     gemmi8_packed_free(packed);
     free(a);
     free(b);
-  }
-  return 0;
-}
-DRIVER
-  cat > "$TMP/panels.c" <<'DRIVER'
-#include <gemmi8.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include "config.h"
-#include "packed.h"
-/* For depth K: the main tile of the qu8 and qs8 tables on 6 rows and one full block,
- * in place (gemm) and over a panel (pgemm), and the packing of that panel, once each. */
-int main(int argc, char** argv) {
-  if (argc < 2) return 2;
-  const size_t k = (size_t) atoi(argv[1]);
-  const struct gemmi8_config* config = gemmi8_get_config();
-  for (int is_signed = 0; is_signed < 2; is_signed++) {
-    const struct gemmi8_qgemm_config* q = is_signed ? config->qs8 : config->qu8;
-    if (q->pack_a == NULL) return 3;
-    const size_t n = q->nr, m = q->mr;
-    uint8_t* a = malloc(m * k);
-    uint8_t* b = malloc(n * k);
-    uint8_t* panel = malloc(m * (k + 16));
-    for (size_t i = 0; i < m * k; i++) a[i] = (uint8_t) (i * 7 + 3);
-    for (size_t i = 0; i < n * k; i++) b[i] = (uint8_t) (i * 13 + 5);
-    int32_t sums[8] = {0}, c[8 * 64];
-    const uint8_t b_zp = 100;
-    void* packed;
-    if (is_signed ? gemmi8_qs8_pack_alloc(n, k, (const int8_t*) b, k, GEMMI8_B_NK, 1, NULL, &packed)
-                  : gemmi8_qu8_pack_alloc(n, k, b, k, GEMMI8_B_NK, 128, &b_zp, 0, NULL, &packed)) {
-      return 1;
-    }
-    const uint8_t* w = (const uint8_t*) packed + GEMMI8_PACKED_HEADER_BYTES;
-    struct gemmi8_qparams p = {.row_sum = q->row_sum ? sums : NULL};
-    q->gemm[m - 1].s32(m, n, k, a, k, w, c, sizeof(int32_t) * n, &p);
-    q->pack_a(m, k, a, k, panel);
-    q->pgemm.s32(m, n, k, panel, 0, w, c, sizeof(int32_t) * n, &p);
-    gemmi8_packed_free(packed);
-    free(a);
-    free(b);
-    free(panel);
   }
   return 0;
 }
@@ -226,21 +198,25 @@ DRIVER
   gcc -shared -fPIC -O2 -o "$TMP/libicount.so" "$TMP/icount.c"
 }
 
-# Instructions per output of the ten GEMM shapes at the i8mm level, A in place against
-# A packed (the packing of a 6-row panel shared by the N / 16 blocks of its tile row).
-panels_table() {
-  icount_plugin
+# build_calls ARCH: $TMP/calls-ARCH, the driver linked with the library the tests use.
+build_calls() {
   # shellcheck disable=SC2016 # $(...) is make's, expanded by make
-  info=$(make -s --no-print-directory ARCH=aarch64 \
+  info=$(make -s --no-print-directory ARCH="$1" \
     --eval 'gemmi8-mca-info: ; @echo "$(CC)|$(ARCHFLAGS)|$(BUILD)/libgemmi8-test.a"' \
     gemmi8-mca-info)
   cc=${info%%|*}
   rest=${info#*|}
   lib=${rest#*|}
-  make -s --no-print-directory ARCH=aarch64 "$lib" > /dev/null
+  make -s --no-print-directory ARCH="$1" "$lib" > /dev/null
   # shellcheck disable=SC2086
-  $cc -std=c11 -O1 ${rest%%|*} -Iinclude -Isrc -o "$TMP/panels" "$TMP/panels.c" "$lib" \
+  $cc -std=c11 -O1 ${rest%%|*} -Iinclude -Isrc -o "$TMP/calls-$1" "$TMP/calls.c" "$lib" \
     -lpthread -lm
+}
+
+# Instructions per output of the ten GEMM shapes at the i8mm level, A in place against
+# A packed (the packing of a 6-row panel shared by the N / 16 blocks of its tile row).
+panels_table() {
+  build_calls aarch64
   echo "Instructions executed per output on the ten GEMM shapes, i8mm level, int32 output"
   echo "(qemu-user TCG plugin): the 6x16c8 tile on A in place (TRN1 / TRN2 of each row pair"
   echo "in every block) against the tile over packed A plus the packing of its panel,"
@@ -253,7 +229,7 @@ panels_table() {
     [ -n "$k" ] || continue
     i=$((i + 1))
     GEMMI8_ISA=i8mm ICOUNT_OUT="$TMP/out" qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu max \
-      -plugin "$TMP/libicount.so" "$TMP/panels" "$k"
+      -plugin "$TMP/libicount.so" "$TMP/calls-aarch64" panels "$k"
     awk -v i="$i" -v n="$n" -v m="$m" -v k="$k" '
       { cnt[$2] = $1 }
       END {
@@ -274,24 +250,13 @@ panels_table() {
 
 icount_table() {
   K=${MCA_ICOUNT_K:-512}
-  icount_plugin
   : > "$TMP/counts"
   for arch in aarch64 aarch32; do
     case $arch in
       aarch64) qemu="qemu-aarch64 -L /usr/aarch64-linux-gnu" levels="neon:1 neon:2 neondot:1 neondot:2 i8mm:1 i8mm:2 i8mm:3 i8mm:4" ;;
       aarch32) qemu="qemu-arm -L /usr/arm-linux-gnueabihf" levels="neon:1" ;;
     esac
-    # shellcheck disable=SC2016 # $(...) is make's, expanded by make
-    info=$(make -s --no-print-directory ARCH="$arch" \
-      --eval 'gemmi8-mca-info: ; @echo "$(CC)|$(ARCHFLAGS)|$(BUILD)/libgemmi8-test.a"' \
-      gemmi8-mca-info)
-    cc=${info%%|*}
-    rest=${info#*|}
-    lib=${rest#*|}
-    make -s --no-print-directory ARCH="$arch" "$lib" > /dev/null
-    # shellcheck disable=SC2086
-    $cc -std=c11 -O1 ${rest%%|*} -Iinclude -Isrc -o "$TMP/calls-$arch" "$TMP/calls.c" "$lib" \
-      -lpthread -lm
+    build_calls "$arch"
     for lm in $levels; do
       # shellcheck disable=SC2086
       GEMMI8_ISA=${lm%%:*} ICOUNT_OUT="$TMP/out" $qemu -cpu max -plugin "$TMP/libicount.so" \
@@ -338,6 +303,7 @@ icount_table() {
 }
 
 if [ "$icount" -eq 1 ]; then
+  icount_plugin
   {
     icount_table
     echo

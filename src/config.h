@@ -60,9 +60,9 @@ struct gemmi8_qgemm_config {
   struct gemmi8_qgemm_ukernels gemm[GEMMI8_MAX_MR];
   struct gemmi8_qigemm_ukernels igemm[GEMMI8_MAX_MR];
   /* Packed A, or NULL: pack_a writes up to mr rows into a panel of
-   * mr * round_up(k, 16) bytes, which the pgemm kernels (the main tile's, rows past mr
-   * zero) read instead of A; the driver packs each row tile once when it is multiplied
-   * by three or more blocks and 512 or more depths times blocks. */
+   * gemmi8_qpanel_bytes(cfg, k) bytes, which the pgemm kernels (the main tile's, rows
+   * past mr zero) read instead of A; the driver packs each row tile once when it is
+   * multiplied by three or more blocks and 512 or more depths times blocks. */
   gemmi8_packa_fn pack_a;
   struct gemmi8_qgemm_ukernels pgemm;
 };
@@ -133,6 +133,12 @@ static inline size_t gemmi8_qblock_bytes(const struct gemmi8_qgemm_config* cfg, 
                              gemmi8_round_up(k, cfg->kr) * cfg->nr * weight_bytes +
                              (cfg->pair_mark ? 4 : 0),
                          64);
+}
+
+/* Bytes of one panel of packed A (cfg->pack_a): mr rows of k depths padded to 16. */
+static inline size_t gemmi8_qpanel_bytes(const struct gemmi8_qgemm_config* cfg, size_t k)
+{
+  return cfg->mr * gemmi8_round_up(k, 16);
 }
 
 /* Bytes of a packed binary block: GEMMI8_BIN_WORDS(k) words per column rounded up to

@@ -36,18 +36,14 @@
 /* ---- family tables, per kernel set ------------------------------------------------ */
 
 /* The three outputs of one quantized tile / binary tile, by name. */
-#define QGEMM(type, tile, isa)                                   \
-  {gemmi8_##type##_gemm_s32_ukernel_##tile##__##isa,             \
-   gemmi8_##type##_gemm_fixedpoint_ukernel_##tile##__##isa,      \
-   gemmi8_##type##_gemm_fp32_ukernel_##tile##__##isa}
-#define QIGEMM(type, tile, isa)                                  \
-  {gemmi8_##type##_igemm_s32_ukernel_##tile##__##isa,            \
-   gemmi8_##type##_igemm_fixedpoint_ukernel_##tile##__##isa,     \
-   gemmi8_##type##_igemm_fp32_ukernel_##tile##__##isa}
-#define QPGEMM(type, tile, isa)                                  \
-  {gemmi8_##type##_pgemm_s32_ukernel_##tile##__##isa,            \
-   gemmi8_##type##_pgemm_fixedpoint_ukernel_##tile##__##isa,     \
-   gemmi8_##type##_pgemm_fp32_ukernel_##tile##__##isa}
+/* the three outputs of a tile of kind gemm, igemm or pgemm */
+#define QKERNELS(type, kind, tile, isa)                          \
+  {gemmi8_##type##_##kind##_s32_ukernel_##tile##__##isa,         \
+   gemmi8_##type##_##kind##_fixedpoint_ukernel_##tile##__##isa,  \
+   gemmi8_##type##_##kind##_fp32_ukernel_##tile##__##isa}
+#define QGEMM(type, tile, isa) QKERNELS(type, gemm, tile, isa)
+#define QIGEMM(type, tile, isa) QKERNELS(type, igemm, tile, isa)
+#define QPGEMM(type, tile, isa) QKERNELS(type, pgemm, tile, isa)
 #define BGEMM(tile, isa)                                         \
   {gemmi8_bin_gemm_s32_ukernel_##tile##__##isa,                  \
    gemmi8_bin_gemm_f32_ukernel_##tile##__##isa,                  \

@@ -98,16 +98,15 @@ typedef void (*gemmi8_bgemm_ukernel_fn)(size_t mr, size_t nr, size_t k, const ui
                           size_t a_stride, const void* w, void* c, size_t c_stride,        \
                           const struct gemmi8_bparams* params);
 
-/* The three outputs of one quantized tile. */
-#define GEMMI8_DECLARE_QGEMM_UKERNELS(type, tile, isa)                  \
-  GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_##type##_gemm_s32_ukernel_##tile##__##isa)        \
-  GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_##type##_gemm_fixedpoint_ukernel_##tile##__##isa) \
-  GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_##type##_gemm_fp32_ukernel_##tile##__##isa)
-/* The three outputs of a tile over packed panels of A (config.h: pack_a). */
-#define GEMMI8_DECLARE_QPGEMM_UKERNELS(type, tile, isa)                  \
-  GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_##type##_pgemm_s32_ukernel_##tile##__##isa)        \
-  GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_##type##_pgemm_fixedpoint_ukernel_##tile##__##isa) \
-  GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_##type##_pgemm_fp32_ukernel_##tile##__##isa)
+/* The three outputs of one quantized tile: kind gemm (A in place) or pgemm (A in the
+ * panels of config.h's pack_a). */
+#define GEMMI8_DECLARE_Q_UKERNELS(type, kind, tile, isa)                                      \
+  GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_##type##_##kind##_s32_ukernel_##tile##__##isa)        \
+  GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_##type##_##kind##_fixedpoint_ukernel_##tile##__##isa) \
+  GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_##type##_##kind##_fp32_ukernel_##tile##__##isa)
+#define GEMMI8_DECLARE_QGEMM_UKERNELS(type, tile, isa) GEMMI8_DECLARE_Q_UKERNELS(type, gemm, tile, isa)
+#define GEMMI8_DECLARE_QPGEMM_UKERNELS(type, tile, isa) \
+  GEMMI8_DECLARE_Q_UKERNELS(type, pgemm, tile, isa)
 /* Packs m (<= MR) rows of k bytes of A, a_stride apart, into one panel. */
 typedef void (*gemmi8_packa_fn)(size_t m, size_t k, const void* a, size_t a_stride, void* panel);
 #define GEMMI8_DECLARE_PACKA(fn) \

@@ -60,12 +60,15 @@ static void qgemm_row_sum_task(const struct qgemm_context* ctx, size_t m0, size_
                     ctx->row_sums + m0);
 }
 
-/* Packs the row tiles of rows [m0, m0 + rows) (m0 a multiple of mr) into their panels. */
+/* Packs the row tiles of rows [m0, m0 + rows) (m0 a multiple of mr) into their panels,
+ * those the pgemm kernel runs (pfrom rows or more; a smaller last tile reads A). */
 static void qgemm_pack_task(const struct qgemm_context* ctx, size_t m0, size_t rows)
 {
   for (size_t i = m0; i < m0 + rows; i += ctx->mr) {
-    ctx->cfg->pack_a(gemmi8_min(ctx->mr, m0 + rows - i), ctx->k, ctx->a + i * ctx->a_stride,
-                     ctx->a_stride, ctx->panels + i / ctx->mr * ctx->panel_bytes);
+    const size_t mr = gemmi8_min(ctx->mr, m0 + rows - i);
+    if (mr < ctx->pfrom) continue;
+    ctx->cfg->pack_a(mr, ctx->k, ctx->a + i * ctx->a_stride, ctx->a_stride,
+                     ctx->panels + i / ctx->mr * ctx->panel_bytes);
   }
 }
 
@@ -334,7 +337,7 @@ static gemmi8_status run(const struct gemmi8_qgemm_config* cfg, enum qgemm_outpu
   uint8_t* heap_panels = NULL;
   if (cfg->pack_a != NULL && m >= cfg->mr && blocks >= 3 && blocks * k >= 512) {
     size_t bytes;
-    ctx.panel_bytes = cfg->mr * gemmi8_round_up(k, 16);
+    ctx.panel_bytes = gemmi8_qpanel_bytes(cfg, k);
     heap_panels = gemmi8_mul(gemmi8_divide_round_up(m, cfg->mr), ctx.panel_bytes, &bytes)
                       ? malloc(bytes)
                       : NULL;

@@ -434,7 +434,7 @@ int uk_qtest_run(const uk_qkernel* kn, const uk_qtest* t) {
   const uint8_t* ka = a;
   size_t ka_stride = a_stride;
   if (kn->packed_a) {
-    const size_t panel_bytes = cfg->mr * gemmi8_round_up(k, 16);
+    const size_t panel_bytes = gemmi8_qpanel_bytes(cfg, k);
     uint8_t* panel = t_fence_init(&fp, 1, panel_bytes, panel_bytes);
     cfg->pack_a(m, k, a, a_stride, panel);
     ka = panel;

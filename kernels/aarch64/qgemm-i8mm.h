@@ -61,10 +61,9 @@
 #define GEMMI8_A64_ROWPAIR(R0, R1, D0, D1)                              \
   "ldr q30, [" R0 "]\n\t" "ldr q31, [" R1 "]\n\t"                     \
   "trn1 " D0 ".2d, v30.2d, v31.2d\n\t" "trn2 " D1 ".2d, v30.2d, v31.2d\n\t"
-#define GEMMI8_A64_MMLA_6X16_ITERATION(OP) \
-  GEMMI8_A64_ROWPAIR("x9", "x10", "v24", "v25") \
-  GEMMI8_A64_ROWPAIR("x11", "x12", "v26", "v27") \
-  GEMMI8_A64_ROWPAIR("x13", "x14", "v28", "v29") \
+/* the 48 matrix multiplies of 16 depths from the row pairs in v24..v29, the weights
+ * through v30 / v31; ADD1..ADD3 advance the pointers of a on the way */
+#define GEMMI8_A64_MMLA_6X16_MULS(OP, ADD1, ADD2, ADD3) \
   "ldr q30, [x15]\n\t" "ldr q31, [x15, #16]\n\t" \
   GEMMI8_A64_MMLA(OP, "vacc01x01", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x01", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x01", "v28", "v30") GEMMI8_A64_LDB("q30", "32") \
   GEMMI8_A64_MMLA(OP, "vacc01x23", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23x23", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45x23", "v28", "v31") GEMMI8_A64_LDB("q31", "48") \
@@ -77,21 +76,25 @@
   GEMMI8_A64_MMLA(OP, "vacc01x01", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23x01", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45x01", "v29", "v30") GEMMI8_A64_LDB("q30", "160") \
   GEMMI8_A64_MMLA(OP, "vacc01x23", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23x23", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45x23", "v29", "v31") GEMMI8_A64_LDB("q31", "176") \
   GEMMI8_A64_MMLA(OP, "vacc01x45", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23x45", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45x45", "v29", "v30") GEMMI8_A64_LDB("q30", "192") \
-  GEMMI8_A64_MMLA(OP, "vacc01x67", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23x67", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45x67", "v29", "v31") GEMMI8_A64_LDB("q31", "208") "add x9, x9, #16\n\t" "add x10, x10, #16\n\t" \
+  GEMMI8_A64_MMLA(OP, "vacc01x67", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23x67", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45x67", "v29", "v31") GEMMI8_A64_LDB("q31", "208") ADD1 \
   GEMMI8_A64_MMLA(OP, "vacc01x89", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23x89", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45x89", "v29", "v30") GEMMI8_A64_LDB("q30", "224") \
-  GEMMI8_A64_MMLA(OP, "vacc01xAB", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23xAB", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45xAB", "v29", "v31") GEMMI8_A64_LDB("q31", "240") "add x11, x11, #16\n\t" "add x12, x12, #16\n\t" \
+  GEMMI8_A64_MMLA(OP, "vacc01xAB", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23xAB", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45xAB", "v29", "v31") GEMMI8_A64_LDB("q31", "240") ADD2 \
   GEMMI8_A64_MMLA(OP, "vacc01xCD", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23xCD", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45xCD", "v29", "v30") \
-  GEMMI8_A64_MMLA(OP, "vacc01xEF", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23xEF", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45xEF", "v29", "v31") "add x13, x13, #16\n\t" "add x14, x14, #16\n\t" \
+  GEMMI8_A64_MMLA(OP, "vacc01xEF", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23xEF", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45xEF", "v29", "v31") ADD3 \
   "add x15, x15, #256\n\t"
+#define GEMMI8_A64_MMLA_6X16_ITERATION(OP) \
+  GEMMI8_A64_ROWPAIR("x9", "x10", "v24", "v25") \
+  GEMMI8_A64_ROWPAIR("x11", "x12", "v26", "v27") \
+  GEMMI8_A64_ROWPAIR("x13", "x14", "v28", "v29") \
+  GEMMI8_A64_MMLA_6X16_MULS(OP, "add x9, x9, #16\n\t" "add x10, x10, #16\n\t", \
+                            "add x11, x11, #16\n\t" "add x12, x12, #16\n\t", \
+                            "add x13, x13, #16\n\t" "add x14, x14, #16\n\t")
 /* the depth tail: 1..15 depths of the six rows, zero-padded in a buffer, then one
  * (groups = 1) or two k groups of 8 */
 #define GEMMI8_A64_TAILPAIR(O0, O1, D0, D1)                                        \
   "ldr q30, [%[tail], #" O0 "]\n\t" "ldr q31, [%[tail], #" O1 "]\n\t"             \
   "trn1 " D0 ".2d, v30.2d, v31.2d\n\t" "trn2 " D1 ".2d, v30.2d, v31.2d\n\t"
-#define GEMMI8_A64_MMLA_6X16_TAIL(OP) \
-  GEMMI8_A64_TAILPAIR("0", "16", "v24", "v25") \
-  GEMMI8_A64_TAILPAIR("32", "48", "v26", "v27") \
-  GEMMI8_A64_TAILPAIR("64", "80", "v28", "v29") \
+#define GEMMI8_A64_MMLA_6X16_GROUP0(OP) \
   GEMMI8_A64_LDB("q30", "0") GEMMI8_A64_MMLA(OP, "vacc01x01", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x01", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x01", "v28", "v30") \
   GEMMI8_A64_LDB("q31", "16") GEMMI8_A64_MMLA(OP, "vacc01x23", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23x23", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45x23", "v28", "v31") \
   GEMMI8_A64_LDB("q30", "32") GEMMI8_A64_MMLA(OP, "vacc01x45", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x45", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x45", "v28", "v30") \
@@ -99,8 +102,8 @@
   GEMMI8_A64_LDB("q30", "64") GEMMI8_A64_MMLA(OP, "vacc01x89", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x89", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x89", "v28", "v30") \
   GEMMI8_A64_LDB("q31", "80") GEMMI8_A64_MMLA(OP, "vacc01xAB", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23xAB", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45xAB", "v28", "v31") \
   GEMMI8_A64_LDB("q30", "96") GEMMI8_A64_MMLA(OP, "vacc01xCD", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23xCD", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45xCD", "v28", "v30") \
-  GEMMI8_A64_LDB("q31", "112") GEMMI8_A64_MMLA(OP, "vacc01xEF", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23xEF", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45xEF", "v28", "v31") \
-  "cmp %[groups], #1\n\t" "b.eq .Lgemmi8_mmla_end%=\n\t" \
+  GEMMI8_A64_LDB("q31", "112") GEMMI8_A64_MMLA(OP, "vacc01xEF", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23xEF", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45xEF", "v28", "v31")
+#define GEMMI8_A64_MMLA_6X16_GROUP1(OP) \
   GEMMI8_A64_LDB("q30", "128") GEMMI8_A64_MMLA(OP, "vacc01x01", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23x01", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45x01", "v29", "v30") \
   GEMMI8_A64_LDB("q31", "144") GEMMI8_A64_MMLA(OP, "vacc01x23", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23x23", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45x23", "v29", "v31") \
   GEMMI8_A64_LDB("q30", "160") GEMMI8_A64_MMLA(OP, "vacc01x45", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23x45", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45x45", "v29", "v30") \
@@ -109,16 +112,39 @@
   GEMMI8_A64_LDB("q31", "208") GEMMI8_A64_MMLA(OP, "vacc01xAB", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23xAB", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45xAB", "v29", "v31") \
   GEMMI8_A64_LDB("q30", "224") GEMMI8_A64_MMLA(OP, "vacc01xCD", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23xCD", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45xCD", "v29", "v30") \
   GEMMI8_A64_LDB("q31", "240") GEMMI8_A64_MMLA(OP, "vacc01xEF", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23xEF", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45xEF", "v29", "v31")
+#define GEMMI8_A64_MMLA_6X16_TAIL(OP) \
+  GEMMI8_A64_TAILPAIR("0", "16", "v24", "v25") \
+  GEMMI8_A64_TAILPAIR("32", "48", "v26", "v27") \
+  GEMMI8_A64_TAILPAIR("64", "80", "v28", "v29") \
+  GEMMI8_A64_MMLA_6X16_GROUP0(OP) \
+  "cmp %[groups], #1\n\t" "b.eq .Lgemmi8_mmla_end%=\n\t" \
+  GEMMI8_A64_MMLA_6X16_GROUP1(OP)
+/* the 24 accumulators: zeroed, and the asm outputs */
+#define GEMMI8_A64_MMLA_6X16_ZERO \
+  "movi %[vacc01x01].4s, #0\n\t" "movi %[vacc01x23].4s, #0\n\t" "movi %[vacc01x45].4s, #0\n\t" \
+  "movi %[vacc01x67].4s, #0\n\t" "movi %[vacc01x89].4s, #0\n\t" "movi %[vacc01xAB].4s, #0\n\t" \
+  "movi %[vacc01xCD].4s, #0\n\t" "movi %[vacc01xEF].4s, #0\n\t" "movi %[vacc23x01].4s, #0\n\t" \
+  "movi %[vacc23x23].4s, #0\n\t" "movi %[vacc23x45].4s, #0\n\t" "movi %[vacc23x67].4s, #0\n\t" \
+  "movi %[vacc23x89].4s, #0\n\t" "movi %[vacc23xAB].4s, #0\n\t" "movi %[vacc23xCD].4s, #0\n\t" \
+  "movi %[vacc23xEF].4s, #0\n\t" "movi %[vacc45x01].4s, #0\n\t" "movi %[vacc45x23].4s, #0\n\t" \
+  "movi %[vacc45x45].4s, #0\n\t" "movi %[vacc45x67].4s, #0\n\t" "movi %[vacc45x89].4s, #0\n\t" \
+  "movi %[vacc45xAB].4s, #0\n\t" "movi %[vacc45xCD].4s, #0\n\t" "movi %[vacc45xEF].4s, #0\n\t"
+#define GEMMI8_A64_MMLA_6X16_OUTPUTS \
+  [vacc01x01] "=w"(vpart[0][0]), [vacc01x23] "=w"(vpart[0][1]), \
+  [vacc01x45] "=w"(vpart[0][2]), [vacc01x67] "=w"(vpart[0][3]), \
+  [vacc01x89] "=w"(vpart[0][4]), [vacc01xAB] "=w"(vpart[0][5]), \
+  [vacc01xCD] "=w"(vpart[0][6]), [vacc01xEF] "=w"(vpart[0][7]), \
+  [vacc23x01] "=w"(vpart[1][0]), [vacc23x23] "=w"(vpart[1][1]), \
+  [vacc23x45] "=w"(vpart[1][2]), [vacc23x67] "=w"(vpart[1][3]), \
+  [vacc23x89] "=w"(vpart[1][4]), [vacc23xAB] "=w"(vpart[1][5]), \
+  [vacc23xCD] "=w"(vpart[1][6]), [vacc23xEF] "=w"(vpart[1][7]), \
+  [vacc45x01] "=w"(vpart[2][0]), [vacc45x23] "=w"(vpart[2][1]), \
+  [vacc45x45] "=w"(vpart[2][2]), [vacc45x67] "=w"(vpart[2][3]), \
+  [vacc45x89] "=w"(vpart[2][4]), [vacc45xAB] "=w"(vpart[2][5]), \
+  [vacc45xCD] "=w"(vpart[2][6]), [vacc45xEF] "=w"(vpart[2][7])
 #define GEMMI8_A64_MMLA_6X16_ASM(OP, NAME)                                               \
   __asm__ volatile(                                                                       \
-      "movi %[vacc01x01].4s, #0\n\t" "movi %[vacc01x23].4s, #0\n\t" "movi %[vacc01x45].4s, #0\n\t" \
-      "movi %[vacc01x67].4s, #0\n\t" "movi %[vacc01x89].4s, #0\n\t" "movi %[vacc01xAB].4s, #0\n\t" \
-      "movi %[vacc01xCD].4s, #0\n\t" "movi %[vacc01xEF].4s, #0\n\t" "movi %[vacc23x01].4s, #0\n\t" \
-      "movi %[vacc23x23].4s, #0\n\t" "movi %[vacc23x45].4s, #0\n\t" "movi %[vacc23x67].4s, #0\n\t" \
-      "movi %[vacc23x89].4s, #0\n\t" "movi %[vacc23xAB].4s, #0\n\t" "movi %[vacc23xCD].4s, #0\n\t" \
-      "movi %[vacc23xEF].4s, #0\n\t" "movi %[vacc45x01].4s, #0\n\t" "movi %[vacc45x23].4s, #0\n\t" \
-      "movi %[vacc45x45].4s, #0\n\t" "movi %[vacc45x67].4s, #0\n\t" "movi %[vacc45x89].4s, #0\n\t" \
-      "movi %[vacc45xAB].4s, #0\n\t" "movi %[vacc45xCD].4s, #0\n\t" "movi %[vacc45xEF].4s, #0\n\t" \
+      GEMMI8_A64_MMLA_6X16_ZERO                                                           \
       "ldp x9, x10, [%[ap]]\n\t"                                                          \
       "ldp x11, x12, [%[ap], #16]\n\t"                                                    \
       "ldp x13, x14, [%[ap], #32]\n\t"                                                    \
@@ -135,19 +161,7 @@
       "cbz %[groups], .Lgemmi8_mmla_end%=\n\t"                                            \
       GEMMI8_A64_MMLA_6X16_TAIL(OP)                                                       \
       ".Lgemmi8_mmla_end%=:\n\t"                                                          \
-      :                                                                                   \
-        [vacc01x01] "=w"(vpart[0][0]), [vacc01x23] "=w"(vpart[0][1]), \
-        [vacc01x45] "=w"(vpart[0][2]), [vacc01x67] "=w"(vpart[0][3]), \
-        [vacc01x89] "=w"(vpart[0][4]), [vacc01xAB] "=w"(vpart[0][5]), \
-        [vacc01xCD] "=w"(vpart[0][6]), [vacc01xEF] "=w"(vpart[0][7]), \
-        [vacc23x01] "=w"(vpart[1][0]), [vacc23x23] "=w"(vpart[1][1]), \
-        [vacc23x45] "=w"(vpart[1][2]), [vacc23x67] "=w"(vpart[1][3]), \
-        [vacc23x89] "=w"(vpart[1][4]), [vacc23xAB] "=w"(vpart[1][5]), \
-        [vacc23xCD] "=w"(vpart[1][6]), [vacc23xEF] "=w"(vpart[1][7]), \
-        [vacc45x01] "=w"(vpart[2][0]), [vacc45x23] "=w"(vpart[2][1]), \
-        [vacc45x45] "=w"(vpart[2][2]), [vacc45x67] "=w"(vpart[2][3]), \
-        [vacc45x89] "=w"(vpart[2][4]), [vacc45xAB] "=w"(vpart[2][5]), \
-        [vacc45xCD] "=w"(vpart[2][6]), [vacc45xEF] "=w"(vpart[2][7]) \
+      : GEMMI8_A64_MMLA_6X16_OUTPUTS                                                      \
       : [ap] "r"(ap), [w] "r"(wk), [iterations] "r"(iterations), [tail] "r"(tail),       \
         [groups] "r"(groups)                                                              \
       : "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15", "v24", "v25", "v26", "v27",  \
@@ -163,51 +177,20 @@
     }                                                                                     \
   } while (0)
 
-/* The 6 x 16 loop over a packed panel of a (gemmi8_x8_packa_6c16__neon): the three
+/* The 6 x 16 loop over a packed panel of a (gemmi8_x8_packa_6c8__neon): the three
  * row-pair operands of 16 depths are 96 consecutive bytes, two LDP and no TRN; the
  * panel's depth is padded to 16 with zeros, the weights' to 8 only, so a last half
  * group (groups = 1) multiplies the low halves alone. Registers as in the loop above;
  * x9 walks the panel. */
 #define GEMMI8_A64_PMMLA_6X16_ITERATION(OP) \
   "ldp q24, q25, [x9]\n\t" "ldp q26, q27, [x9, #32]\n\t" "ldp q28, q29, [x9, #64]\n\t" \
-  "ldr q30, [x15]\n\t" "ldr q31, [x15, #16]\n\t" \
-  GEMMI8_A64_MMLA(OP, "vacc01x01", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x01", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x01", "v28", "v30") GEMMI8_A64_LDB("q30", "32") \
-  GEMMI8_A64_MMLA(OP, "vacc01x23", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23x23", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45x23", "v28", "v31") GEMMI8_A64_LDB("q31", "48") \
-  GEMMI8_A64_MMLA(OP, "vacc01x45", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x45", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x45", "v28", "v30") GEMMI8_A64_LDB("q30", "64") \
-  GEMMI8_A64_MMLA(OP, "vacc01x67", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23x67", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45x67", "v28", "v31") GEMMI8_A64_LDB("q31", "80") \
-  GEMMI8_A64_MMLA(OP, "vacc01x89", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x89", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x89", "v28", "v30") GEMMI8_A64_LDB("q30", "96") \
-  GEMMI8_A64_MMLA(OP, "vacc01xAB", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23xAB", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45xAB", "v28", "v31") GEMMI8_A64_LDB("q31", "112") \
-  GEMMI8_A64_MMLA(OP, "vacc01xCD", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23xCD", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45xCD", "v28", "v30") GEMMI8_A64_LDB("q30", "128") \
-  GEMMI8_A64_MMLA(OP, "vacc01xEF", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23xEF", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45xEF", "v28", "v31") GEMMI8_A64_LDB("q31", "144") \
-  GEMMI8_A64_MMLA(OP, "vacc01x01", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23x01", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45x01", "v29", "v30") GEMMI8_A64_LDB("q30", "160") \
-  GEMMI8_A64_MMLA(OP, "vacc01x23", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23x23", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45x23", "v29", "v31") GEMMI8_A64_LDB("q31", "176") \
-  GEMMI8_A64_MMLA(OP, "vacc01x45", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23x45", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45x45", "v29", "v30") GEMMI8_A64_LDB("q30", "192") \
-  GEMMI8_A64_MMLA(OP, "vacc01x67", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23x67", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45x67", "v29", "v31") GEMMI8_A64_LDB("q31", "208") \
-  GEMMI8_A64_MMLA(OP, "vacc01x89", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23x89", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45x89", "v29", "v30") GEMMI8_A64_LDB("q30", "224") \
-  GEMMI8_A64_MMLA(OP, "vacc01xAB", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23xAB", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45xAB", "v29", "v31") GEMMI8_A64_LDB("q31", "240") \
-  GEMMI8_A64_MMLA(OP, "vacc01xCD", "v25", "v30") GEMMI8_A64_MMLA(OP, "vacc23xCD", "v27", "v30") GEMMI8_A64_MMLA(OP, "vacc45xCD", "v29", "v30") \
-  GEMMI8_A64_MMLA(OP, "vacc01xEF", "v25", "v31") GEMMI8_A64_MMLA(OP, "vacc23xEF", "v27", "v31") GEMMI8_A64_MMLA(OP, "vacc45xEF", "v29", "v31") "add x9, x9, #96\n\t" \
-  "add x15, x15, #256\n\t"
+  GEMMI8_A64_MMLA_6X16_MULS(OP, "", "", "add x9, x9, #96\n\t")
 #define GEMMI8_A64_PMMLA_6X16_GROUP(OP) \
   "ldr q24, [x9]\n\t" "ldr q26, [x9, #32]\n\t" "ldr q28, [x9, #64]\n\t" \
-  GEMMI8_A64_LDB("q30", "0") GEMMI8_A64_MMLA(OP, "vacc01x01", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x01", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x01", "v28", "v30") \
-  GEMMI8_A64_LDB("q31", "16") GEMMI8_A64_MMLA(OP, "vacc01x23", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23x23", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45x23", "v28", "v31") \
-  GEMMI8_A64_LDB("q30", "32") GEMMI8_A64_MMLA(OP, "vacc01x45", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x45", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x45", "v28", "v30") \
-  GEMMI8_A64_LDB("q31", "48") GEMMI8_A64_MMLA(OP, "vacc01x67", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23x67", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45x67", "v28", "v31") \
-  GEMMI8_A64_LDB("q30", "64") GEMMI8_A64_MMLA(OP, "vacc01x89", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23x89", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45x89", "v28", "v30") \
-  GEMMI8_A64_LDB("q31", "80") GEMMI8_A64_MMLA(OP, "vacc01xAB", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23xAB", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45xAB", "v28", "v31") \
-  GEMMI8_A64_LDB("q30", "96") GEMMI8_A64_MMLA(OP, "vacc01xCD", "v24", "v30") GEMMI8_A64_MMLA(OP, "vacc23xCD", "v26", "v30") GEMMI8_A64_MMLA(OP, "vacc45xCD", "v28", "v30") \
-  GEMMI8_A64_LDB("q31", "112") GEMMI8_A64_MMLA(OP, "vacc01xEF", "v24", "v31") GEMMI8_A64_MMLA(OP, "vacc23xEF", "v26", "v31") GEMMI8_A64_MMLA(OP, "vacc45xEF", "v28", "v31")
+  GEMMI8_A64_MMLA_6X16_GROUP0(OP)
 #define GEMMI8_A64_PMMLA_6X16_ASM(OP, NAME)                                               \
   __asm__ volatile(                                                                       \
-      "movi %[vacc01x01].4s, #0\n\t" "movi %[vacc01x23].4s, #0\n\t" "movi %[vacc01x45].4s, #0\n\t" \
-      "movi %[vacc01x67].4s, #0\n\t" "movi %[vacc01x89].4s, #0\n\t" "movi %[vacc01xAB].4s, #0\n\t" \
-      "movi %[vacc01xCD].4s, #0\n\t" "movi %[vacc01xEF].4s, #0\n\t" "movi %[vacc23x01].4s, #0\n\t" \
-      "movi %[vacc23x23].4s, #0\n\t" "movi %[vacc23x45].4s, #0\n\t" "movi %[vacc23x67].4s, #0\n\t" \
-      "movi %[vacc23x89].4s, #0\n\t" "movi %[vacc23xAB].4s, #0\n\t" "movi %[vacc23xCD].4s, #0\n\t" \
-      "movi %[vacc23xEF].4s, #0\n\t" "movi %[vacc45x01].4s, #0\n\t" "movi %[vacc45x23].4s, #0\n\t" \
-      "movi %[vacc45x45].4s, #0\n\t" "movi %[vacc45x67].4s, #0\n\t" "movi %[vacc45x89].4s, #0\n\t" \
-      "movi %[vacc45xAB].4s, #0\n\t" "movi %[vacc45xCD].4s, #0\n\t" "movi %[vacc45xEF].4s, #0\n\t" \
+      GEMMI8_A64_MMLA_6X16_ZERO                                                           \
       "mov x9, %[panel]\n\t"                                                              \
       "mov x15, %[w]\n\t"                                                                 \
       "mov x8, %[iterations]\n\t"                                                         \
@@ -222,19 +205,7 @@
       "cbz %[groups], .Lgemmi8_pmmla_end%=\n\t"                                            \
       GEMMI8_A64_PMMLA_6X16_GROUP(OP)                                                     \
       ".Lgemmi8_pmmla_end%=:\n\t"                                                          \
-      :                                                                                   \
-        [vacc01x01] "=w"(vpart[0][0]), [vacc01x23] "=w"(vpart[0][1]), \
-        [vacc01x45] "=w"(vpart[0][2]), [vacc01x67] "=w"(vpart[0][3]), \
-        [vacc01x89] "=w"(vpart[0][4]), [vacc01xAB] "=w"(vpart[0][5]), \
-        [vacc01xCD] "=w"(vpart[0][6]), [vacc01xEF] "=w"(vpart[0][7]), \
-        [vacc23x01] "=w"(vpart[1][0]), [vacc23x23] "=w"(vpart[1][1]), \
-        [vacc23x45] "=w"(vpart[1][2]), [vacc23x67] "=w"(vpart[1][3]), \
-        [vacc23x89] "=w"(vpart[1][4]), [vacc23xAB] "=w"(vpart[1][5]), \
-        [vacc23xCD] "=w"(vpart[1][6]), [vacc23xEF] "=w"(vpart[1][7]), \
-        [vacc45x01] "=w"(vpart[2][0]), [vacc45x23] "=w"(vpart[2][1]), \
-        [vacc45x45] "=w"(vpart[2][2]), [vacc45x67] "=w"(vpart[2][3]), \
-        [vacc45x89] "=w"(vpart[2][4]), [vacc45xAB] "=w"(vpart[2][5]), \
-        [vacc45xCD] "=w"(vpart[2][6]), [vacc45xEF] "=w"(vpart[2][7]) \
+      : GEMMI8_A64_MMLA_6X16_OUTPUTS                                                      \
       : [panel] "r"(panel), [w] "r"(wk), [iterations] "r"(iterations), [groups] "r"(groups) \
       : "x8", "x9", "x15", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc",  \
         "memory")

@@ -118,26 +118,45 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed,
   GEMMI8_A64_MUL(MUL, "v17", "v23", "v26", "v27") GEMMI8_A64_ADALP(ADALP, "vacc3x2", "v30") GEMMI8_A64_ADALP(ADALP, "vacc2x2", "v29") \
   GEMMI8_A64_MUL(MUL, "v18", "v23", "v28", "v29") GEMMI8_A64_ADALP(ADALP, "vacc0x3", "v24") GEMMI8_A64_ADALP(ADALP, "vacc3x2", "v31") \
   GEMMI8_A64_MUL(MUL, "v19", "v23", "v30", "v31") GEMMI8_A64_ADALP(ADALP, "vacc1x3", "v26") GEMMI8_A64_ADALP(ADALP, "vacc0x3", "v25") "add %[w], %[w], #64\n\t"
+/* Shared by the 4 x 4 loops (two-accumulate and pair-safe): the partial sums zeroed,
+ * the first iteration's a and w loaded and counted, and the operands. */
+#define GEMMI8_A64_4X4_ZERO \
+  "movi %[vacc0x0].4s, #0\n\t" "movi %[vacc0x1].4s, #0\n\t" \
+  "movi %[vacc0x2].4s, #0\n\t" "movi %[vacc0x3].4s, #0\n\t" \
+  "movi %[vacc1x0].4s, #0\n\t" "movi %[vacc1x1].4s, #0\n\t" \
+  "movi %[vacc1x2].4s, #0\n\t" "movi %[vacc1x3].4s, #0\n\t" \
+  "movi %[vacc2x0].4s, #0\n\t" "movi %[vacc2x1].4s, #0\n\t" \
+  "movi %[vacc2x2].4s, #0\n\t" "movi %[vacc2x3].4s, #0\n\t" \
+  "movi %[vacc3x0].4s, #0\n\t" "movi %[vacc3x1].4s, #0\n\t" \
+  "movi %[vacc3x2].4s, #0\n\t" "movi %[vacc3x3].4s, #0\n\t"
+#define GEMMI8_A64_4X4_FIRST \
+  GEMMI8_A64_LDA("q16", "0") GEMMI8_A64_LDW("q20", "0") \
+  GEMMI8_A64_LDA("q17", "1") GEMMI8_A64_LDW("q21", "16") \
+  GEMMI8_A64_LDA("q18", "2") GEMMI8_A64_LDW("q22", "32") \
+  GEMMI8_A64_LDA("q19", "3") GEMMI8_A64_LDW("q23", "48") \
+  "subs %[iterations], %[iterations], #1\n\t"
+#define GEMMI8_A64_4X4_OPERANDS \
+  [vacc0x0] "=w"(vpart[0][0]), [vacc0x1] "=w"(vpart[0][1]), \
+  [vacc0x2] "=w"(vpart[0][2]), [vacc0x3] "=w"(vpart[0][3]), \
+  [vacc1x0] "=w"(vpart[1][0]), [vacc1x1] "=w"(vpart[1][1]), \
+  [vacc1x2] "=w"(vpart[1][2]), [vacc1x3] "=w"(vpart[1][3]), \
+  [vacc2x0] "=w"(vpart[2][0]), [vacc2x1] "=w"(vpart[2][1]), \
+  [vacc2x2] "=w"(vpart[2][2]), [vacc2x3] "=w"(vpart[2][3]), \
+  [vacc3x0] "=w"(vpart[3][0]), [vacc3x1] "=w"(vpart[3][1]), \
+  [vacc3x2] "=w"(vpart[3][2]), [vacc3x3] "=w"(vpart[3][3]), \
+  [w] "+r"(wk), [iterations] "+r"(iterations), [koff] "+r"(koff) \
+  : [a0] "r"(ap[0]), [a1] "r"(ap[1]), [a2] "r"(ap[2]), [a3] "r"(ap[3]) \
+  : "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", \
+    "v27", "v28", "v29", "v30", "v31", "cc", "memory"
 /* Partial sums = 0, then `iterations` times 16 depths; outputs only (30 operands). */
 #define GEMMI8_A64_MULL_4X4_ASM(MUL, ADALP, NAME)                                       \
   __asm__ volatile(                                                                     \
-      "movi %[vacc0x0].4s, #0\n\t" "movi %[vacc0x1].4s, #0\n\t"                         \
-      "movi %[vacc0x2].4s, #0\n\t" "movi %[vacc0x3].4s, #0\n\t"                         \
-      "movi %[vacc1x0].4s, #0\n\t" "movi %[vacc1x1].4s, #0\n\t"                         \
-      "movi %[vacc1x2].4s, #0\n\t" "movi %[vacc1x3].4s, #0\n\t"                         \
-      "movi %[vacc2x0].4s, #0\n\t" "movi %[vacc2x1].4s, #0\n\t"                         \
-      "movi %[vacc2x2].4s, #0\n\t" "movi %[vacc2x3].4s, #0\n\t"                         \
-      "movi %[vacc3x0].4s, #0\n\t" "movi %[vacc3x1].4s, #0\n\t"                         \
-      "movi %[vacc3x2].4s, #0\n\t" "movi %[vacc3x3].4s, #0\n\t"                         \
+      GEMMI8_A64_4X4_ZERO                                                               \
       "cbz %[iterations], .Lgemmi8_mull_end%=\n\t"                                      \
       "movi v24.4s, #0\n\t" "movi v25.4s, #0\n\t" "movi v26.4s, #0\n\t"             \
       "movi v27.4s, #0\n\t" "movi v28.4s, #0\n\t" "movi v29.4s, #0\n\t"             \
       "movi v30.4s, #0\n\t" "movi v31.4s, #0\n\t"                                    \
-      GEMMI8_A64_LDA("q16", "0") GEMMI8_A64_LDW("q20", "0")                             \
-      GEMMI8_A64_LDA("q17", "1") GEMMI8_A64_LDW("q21", "16")                            \
-      GEMMI8_A64_LDA("q18", "2") GEMMI8_A64_LDW("q22", "32")                            \
-      GEMMI8_A64_LDA("q19", "3") GEMMI8_A64_LDW("q23", "48")                            \
-      "subs %[iterations], %[iterations], #1\n\t"                                       \
+      GEMMI8_A64_4X4_FIRST                                                              \
       "b.eq .Lgemmi8_mull_last%=\n\t"                                                   \
       GEMMI8_MCA_BEGIN_ASM(NAME)                                                        \
       ".Lgemmi8_mull_loop%=:\n\t"                                                       \
@@ -151,18 +170,7 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed,
       GEMMI8_A64_ADALP(ADALP, "vacc2x3", "v28") GEMMI8_A64_ADALP(ADALP, "vacc2x3", "v29") \
       GEMMI8_A64_ADALP(ADALP, "vacc3x3", "v30") GEMMI8_A64_ADALP(ADALP, "vacc3x3", "v31") \
       ".Lgemmi8_mull_end%=:\n\t"                                                        \
-      : [vacc0x0] "=w"(vpart[0][0]), [vacc0x1] "=w"(vpart[0][1]),                       \
-        [vacc0x2] "=w"(vpart[0][2]), [vacc0x3] "=w"(vpart[0][3]),                       \
-        [vacc1x0] "=w"(vpart[1][0]), [vacc1x1] "=w"(vpart[1][1]),                       \
-        [vacc1x2] "=w"(vpart[1][2]), [vacc1x3] "=w"(vpart[1][3]),                       \
-        [vacc2x0] "=w"(vpart[2][0]), [vacc2x1] "=w"(vpart[2][1]),                       \
-        [vacc2x2] "=w"(vpart[2][2]), [vacc2x3] "=w"(vpart[2][3]),                       \
-        [vacc3x0] "=w"(vpart[3][0]), [vacc3x1] "=w"(vpart[3][1]),                       \
-        [vacc3x2] "=w"(vpart[3][2]), [vacc3x3] "=w"(vpart[3][3]),                       \
-        [w] "+r"(wk), [iterations] "+r"(iterations), [koff] "+r"(koff)                  \
-      : [a0] "r"(ap[0]), [a1] "r"(ap[1]), [a2] "r"(ap[2]), [a3] "r"(ap[3])              \
-      : "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26",    \
-        "v27", "v28", "v29", "v30", "v31", "cc", "memory")
+      : GEMMI8_A64_4X4_OPERANDS)
 #define GEMMI8_A64_MULL_4X4(MUL, ADALP)                                                 \
   do {                                                                                  \
     if (OUT == gemmi8_a64_out_s32) {                                                    \
@@ -184,8 +192,6 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed,
 #define GEMMI8_A64_SMULL(P, VA, VB) "smull " P ".8h, " VA ".8b, " VB ".8b\n\t"
 #define GEMMI8_A64_SMLAL2(P, VA, VB) "smlal2 " P ".8h, " VA ".16b, " VB ".16b\n\t"
 #define GEMMI8_A64_KADD "add %[koff], %[koff], #16\n\t"
-#define GEMMI8_A64_LDW_NONE(Q, OFFSET) ""
-#define GEMMI8_A64_LDA_NONE(Q, I) ""
 #define GEMMI8_A64_SMLAL_4X4_ITERATION(LW, LA, KADD) \
   GEMMI8_A64_SMULL("v24", "v16", "v20") GEMMI8_A64_ADALP("sadalp", "vacc0x3", "v28") \
   GEMMI8_A64_SMULL("v25", "v17", "v20") GEMMI8_A64_ADALP("sadalp", "vacc1x3", "v29") GEMMI8_A64_SMLAL2("v24", "v16", "v20") \
@@ -206,22 +212,11 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed,
   GEMMI8_A64_SMLAL2("v31", "v19", "v23") LA("q19", "3") LW("q23", "112") "add %[w], %[w], #64\n\t"
 #define GEMMI8_A64_SMLAL_4X4_ASM(NAME)                                                  \
   __asm__ volatile(                                                                     \
-      "movi %[vacc0x0].4s, #0\n\t" "movi %[vacc0x1].4s, #0\n\t"                         \
-      "movi %[vacc0x2].4s, #0\n\t" "movi %[vacc0x3].4s, #0\n\t"                         \
-      "movi %[vacc1x0].4s, #0\n\t" "movi %[vacc1x1].4s, #0\n\t"                         \
-      "movi %[vacc1x2].4s, #0\n\t" "movi %[vacc1x3].4s, #0\n\t"                         \
-      "movi %[vacc2x0].4s, #0\n\t" "movi %[vacc2x1].4s, #0\n\t"                         \
-      "movi %[vacc2x2].4s, #0\n\t" "movi %[vacc2x3].4s, #0\n\t"                         \
-      "movi %[vacc3x0].4s, #0\n\t" "movi %[vacc3x1].4s, #0\n\t"                         \
-      "movi %[vacc3x2].4s, #0\n\t" "movi %[vacc3x3].4s, #0\n\t"                         \
+      GEMMI8_A64_4X4_ZERO                                                               \
       "cbz %[iterations], .Lgemmi8_smlal_end%=\n\t"                                     \
       "movi v28.4s, #0\n\t" "movi v29.4s, #0\n\t" "movi v30.4s, #0\n\t"              \
       "movi v31.4s, #0\n\t"                                                           \
-      GEMMI8_A64_LDA("q16", "0") GEMMI8_A64_LDW("q20", "0")                             \
-      GEMMI8_A64_LDA("q17", "1") GEMMI8_A64_LDW("q21", "16")                            \
-      GEMMI8_A64_LDA("q18", "2") GEMMI8_A64_LDW("q22", "32")                            \
-      GEMMI8_A64_LDA("q19", "3") GEMMI8_A64_LDW("q23", "48")                            \
-      "subs %[iterations], %[iterations], #1\n\t"                                       \
+      GEMMI8_A64_4X4_FIRST                                                              \
       "b.eq .Lgemmi8_smlal_last%=\n\t"                                                  \
       GEMMI8_MCA_BEGIN_ASM(NAME)                                                        \
       ".Lgemmi8_smlal_loop%=:\n\t"                                                      \
@@ -230,22 +225,11 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed,
       "b.ne .Lgemmi8_smlal_loop%=\n\t"                                                  \
       GEMMI8_MCA_END_ASM()                                                              \
       ".Lgemmi8_smlal_last%=:\n\t"                                                      \
-      GEMMI8_A64_SMLAL_4X4_ITERATION(GEMMI8_A64_LDW_NONE, GEMMI8_A64_LDA_NONE, "")      \
+      GEMMI8_A64_SMLAL_4X4_ITERATION(GEMMI8_A64_NO_LOAD, GEMMI8_A64_NO_LOAD, "")        \
       GEMMI8_A64_ADALP("sadalp", "vacc0x3", "v28") GEMMI8_A64_ADALP("sadalp", "vacc1x3", "v29") \
       GEMMI8_A64_ADALP("sadalp", "vacc2x3", "v30") GEMMI8_A64_ADALP("sadalp", "vacc3x3", "v31") \
       ".Lgemmi8_smlal_end%=:\n\t"                                                       \
-      : [vacc0x0] "=w"(vpart[0][0]), [vacc0x1] "=w"(vpart[0][1]),                       \
-        [vacc0x2] "=w"(vpart[0][2]), [vacc0x3] "=w"(vpart[0][3]),                       \
-        [vacc1x0] "=w"(vpart[1][0]), [vacc1x1] "=w"(vpart[1][1]),                       \
-        [vacc1x2] "=w"(vpart[1][2]), [vacc1x3] "=w"(vpart[1][3]),                       \
-        [vacc2x0] "=w"(vpart[2][0]), [vacc2x1] "=w"(vpart[2][1]),                       \
-        [vacc2x2] "=w"(vpart[2][2]), [vacc2x3] "=w"(vpart[2][3]),                       \
-        [vacc3x0] "=w"(vpart[3][0]), [vacc3x1] "=w"(vpart[3][1]),                       \
-        [vacc3x2] "=w"(vpart[3][2]), [vacc3x3] "=w"(vpart[3][3]),                       \
-        [w] "+r"(wk), [iterations] "+r"(iterations), [koff] "+r"(koff)                  \
-      : [a0] "r"(ap[0]), [a1] "r"(ap[1]), [a2] "r"(ap[2]), [a3] "r"(ap[3])              \
-      : "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26",    \
-        "v27", "v28", "v29", "v30", "v31", "cc", "memory")
+      : GEMMI8_A64_4X4_OPERANDS)
 #define GEMMI8_A64_SMLAL_4X4()                                                          \
   do {                                                                                  \
     if (OUT == gemmi8_a64_out_s32) {                                                    \

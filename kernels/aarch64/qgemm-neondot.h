@@ -99,26 +99,44 @@
   GEMMI8_A64_DOT(OP, "3", "4567", "v19", "v25", "3")                                    \
   GEMMI8_A64_DOT(OP, "3", "89AB", "v19", "v26", "3")                                    \
   GEMMI8_A64_DOT(OP, "3", "CDEF", "v19", "v27", "3") GEMMI8_A64_LDA("q19", "3")
+/* Shared by the 4 x 16 loops: the accumulators set to bias (row 0 loaded, the others
+ * copied), and the operands. */
+#define GEMMI8_A64_DOT_4X16_INIT \
+  "ldr %q[vacc0x0123], [%[bias]]\n\t" \
+  "ldr %q[vacc0x4567], [%[bias], #16]\n\t" \
+  "ldr %q[vacc0x89AB], [%[bias], #32]\n\t" \
+  "ldr %q[vacc0xCDEF], [%[bias], #48]\n\t" \
+  "mov %[vacc1x0123].16b, %[vacc0x0123].16b\n\t" \
+  "mov %[vacc1x4567].16b, %[vacc0x4567].16b\n\t" \
+  "mov %[vacc1x89AB].16b, %[vacc0x89AB].16b\n\t" \
+  "mov %[vacc1xCDEF].16b, %[vacc0xCDEF].16b\n\t" \
+  "mov %[vacc2x0123].16b, %[vacc0x0123].16b\n\t" \
+  "mov %[vacc2x4567].16b, %[vacc0x4567].16b\n\t" \
+  "mov %[vacc2x89AB].16b, %[vacc0x89AB].16b\n\t" \
+  "mov %[vacc2xCDEF].16b, %[vacc0xCDEF].16b\n\t" \
+  "mov %[vacc3x0123].16b, %[vacc0x0123].16b\n\t" \
+  "mov %[vacc3x4567].16b, %[vacc0x4567].16b\n\t" \
+  "mov %[vacc3x89AB].16b, %[vacc0x89AB].16b\n\t" \
+  "mov %[vacc3xCDEF].16b, %[vacc0xCDEF].16b\n\t"
+#define GEMMI8_A64_DOT_4X16_OPERANDS \
+  [vacc0x0123] "=w"(vacc[0][0]), [vacc0x4567] "=w"(vacc[0][1]), \
+  [vacc0x89AB] "=w"(vacc[0][2]), [vacc0xCDEF] "=w"(vacc[0][3]), \
+  [vacc1x0123] "=w"(vacc[1][0]), [vacc1x4567] "=w"(vacc[1][1]), \
+  [vacc1x89AB] "=w"(vacc[1][2]), [vacc1xCDEF] "=w"(vacc[1][3]), \
+  [vacc2x0123] "=w"(vacc[2][0]), [vacc2x4567] "=w"(vacc[2][1]), \
+  [vacc2x89AB] "=w"(vacc[2][2]), [vacc2xCDEF] "=w"(vacc[2][3]), \
+  [vacc3x0123] "=w"(vacc[3][0]), [vacc3x4567] "=w"(vacc[3][1]), \
+  [vacc3x89AB] "=w"(vacc[3][2]), [vacc3xCDEF] "=w"(vacc[3][3]), \
+  [w] "+r"(wk), [iterations] "+r"(iterations), [koff] "+r"(koff) \
+  : [bias] "r"(bias), [a0] "r"(ap[0]), [a1] "r"(ap[1]), [a2] "r"(ap[2]), \
+  [a3] "r"(ap[3]) \
+  : "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", \
+  "v27", "cc", "memory"
 /* Accumulators = bias, then `iterations` times 16 depths. The accumulators are outputs
  * only (an asm statement has at most 30 operands; "+w" would count them twice). */
 #define GEMMI8_A64_DOT_4X16_ASM(OP, NAME)                                               \
   __asm__ volatile(                                                                     \
-      "ldr %q[vacc0x0123], [%[bias]]\n\t"                                               \
-      "ldr %q[vacc0x4567], [%[bias], #16]\n\t"                                          \
-      "ldr %q[vacc0x89AB], [%[bias], #32]\n\t"                                          \
-      "ldr %q[vacc0xCDEF], [%[bias], #48]\n\t"                                          \
-      "mov %[vacc1x0123].16b, %[vacc0x0123].16b\n\t"                                    \
-      "mov %[vacc1x4567].16b, %[vacc0x4567].16b\n\t"                                    \
-      "mov %[vacc1x89AB].16b, %[vacc0x89AB].16b\n\t"                                    \
-      "mov %[vacc1xCDEF].16b, %[vacc0xCDEF].16b\n\t"                                    \
-      "mov %[vacc2x0123].16b, %[vacc0x0123].16b\n\t"                                    \
-      "mov %[vacc2x4567].16b, %[vacc0x4567].16b\n\t"                                    \
-      "mov %[vacc2x89AB].16b, %[vacc0x89AB].16b\n\t"                                    \
-      "mov %[vacc2xCDEF].16b, %[vacc0xCDEF].16b\n\t"                                    \
-      "mov %[vacc3x0123].16b, %[vacc0x0123].16b\n\t"                                    \
-      "mov %[vacc3x4567].16b, %[vacc0x4567].16b\n\t"                                    \
-      "mov %[vacc3x89AB].16b, %[vacc0x89AB].16b\n\t"                                    \
-      "mov %[vacc3xCDEF].16b, %[vacc0xCDEF].16b\n\t"                                    \
+      GEMMI8_A64_DOT_4X16_INIT                                                          \
       "cbz %[iterations], .Lgemmi8_dot_end%=\n\t"                                       \
       GEMMI8_A64_LDA("q16", "0") GEMMI8_A64_LDW("q20", "0")                             \
       GEMMI8_A64_LDA("q17", "1") GEMMI8_A64_LDW("q21", "16")                            \
@@ -137,19 +155,7 @@
       GEMMI8_A64_DOT_GROUP(OP, "3", "v24", "v25", "v26", "v27", "", "", "", "")         \
       "add %[w], %[w], #256\n\t"                                                        \
       ".Lgemmi8_dot_end%=:\n\t"                                                         \
-      : [vacc0x0123] "=w"(vacc[0][0]), [vacc0x4567] "=w"(vacc[0][1]),                   \
-        [vacc0x89AB] "=w"(vacc[0][2]), [vacc0xCDEF] "=w"(vacc[0][3]),                   \
-        [vacc1x0123] "=w"(vacc[1][0]), [vacc1x4567] "=w"(vacc[1][1]),                   \
-        [vacc1x89AB] "=w"(vacc[1][2]), [vacc1xCDEF] "=w"(vacc[1][3]),                   \
-        [vacc2x0123] "=w"(vacc[2][0]), [vacc2x4567] "=w"(vacc[2][1]),                   \
-        [vacc2x89AB] "=w"(vacc[2][2]), [vacc2xCDEF] "=w"(vacc[2][3]),                   \
-        [vacc3x0123] "=w"(vacc[3][0]), [vacc3x4567] "=w"(vacc[3][1]),                   \
-        [vacc3x89AB] "=w"(vacc[3][2]), [vacc3xCDEF] "=w"(vacc[3][3]),                   \
-        [w] "+r"(wk), [iterations] "+r"(iterations), [koff] "+r"(koff)                  \
-      : [bias] "r"(bias), [a0] "r"(ap[0]), [a1] "r"(ap[1]), [a2] "r"(ap[2]),            \
-        [a3] "r"(ap[3])                                                                 \
-      : "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26",    \
-        "v27", "cc", "memory")
+      : GEMMI8_A64_DOT_4X16_OPERANDS)
 /* The 4 x 16 loop for cores that complete in order (Cortex-A510 class: a load waits
  * for every older multiply to finish), GEMMI8_A64_DOT_BATCH: each half iteration loads
  * its rows of a (first half) and the weights of two groups, eight 128-bit loads in a
@@ -158,22 +164,7 @@
  * peeling). Same registers as above. */
 #define GEMMI8_A64_DOT_4X16_BATCH_ASM(OP, NAME)                                         \
   __asm__ volatile(                                                                     \
-      "ldr %q[vacc0x0123], [%[bias]]\n\t"                                               \
-      "ldr %q[vacc0x4567], [%[bias], #16]\n\t"                                          \
-      "ldr %q[vacc0x89AB], [%[bias], #32]\n\t"                                          \
-      "ldr %q[vacc0xCDEF], [%[bias], #48]\n\t"                                          \
-      "mov %[vacc1x0123].16b, %[vacc0x0123].16b\n\t"                                    \
-      "mov %[vacc1x4567].16b, %[vacc0x4567].16b\n\t"                                    \
-      "mov %[vacc1x89AB].16b, %[vacc0x89AB].16b\n\t"                                    \
-      "mov %[vacc1xCDEF].16b, %[vacc0xCDEF].16b\n\t"                                    \
-      "mov %[vacc2x0123].16b, %[vacc0x0123].16b\n\t"                                    \
-      "mov %[vacc2x4567].16b, %[vacc0x4567].16b\n\t"                                    \
-      "mov %[vacc2x89AB].16b, %[vacc0x89AB].16b\n\t"                                    \
-      "mov %[vacc2xCDEF].16b, %[vacc0xCDEF].16b\n\t"                                    \
-      "mov %[vacc3x0123].16b, %[vacc0x0123].16b\n\t"                                    \
-      "mov %[vacc3x4567].16b, %[vacc0x4567].16b\n\t"                                    \
-      "mov %[vacc3x89AB].16b, %[vacc0x89AB].16b\n\t"                                    \
-      "mov %[vacc3xCDEF].16b, %[vacc0xCDEF].16b\n\t"                                    \
+      GEMMI8_A64_DOT_4X16_INIT                                                          \
       "cbz %[iterations], .Lgemmi8_dotb_end%=\n\t"                                      \
       GEMMI8_MCA_BEGIN_ASM(NAME)                                                        \
       ".Lgemmi8_dotb_loop%=:\n\t"                                                       \
@@ -197,19 +188,7 @@
       "b.ne .Lgemmi8_dotb_loop%=\n\t"                                                   \
       GEMMI8_MCA_END_ASM()                                                              \
       ".Lgemmi8_dotb_end%=:\n\t"                                                        \
-      : [vacc0x0123] "=w"(vacc[0][0]), [vacc0x4567] "=w"(vacc[0][1]),                   \
-        [vacc0x89AB] "=w"(vacc[0][2]), [vacc0xCDEF] "=w"(vacc[0][3]),                   \
-        [vacc1x0123] "=w"(vacc[1][0]), [vacc1x4567] "=w"(vacc[1][1]),                   \
-        [vacc1x89AB] "=w"(vacc[1][2]), [vacc1xCDEF] "=w"(vacc[1][3]),                   \
-        [vacc2x0123] "=w"(vacc[2][0]), [vacc2x4567] "=w"(vacc[2][1]),                   \
-        [vacc2x89AB] "=w"(vacc[2][2]), [vacc2xCDEF] "=w"(vacc[2][3]),                   \
-        [vacc3x0123] "=w"(vacc[3][0]), [vacc3x4567] "=w"(vacc[3][1]),                   \
-        [vacc3x89AB] "=w"(vacc[3][2]), [vacc3xCDEF] "=w"(vacc[3][3]),                   \
-        [w] "+r"(wk), [iterations] "+r"(iterations), [koff] "+r"(koff)                  \
-      : [bias] "r"(bias), [a0] "r"(ap[0]), [a1] "r"(ap[1]), [a2] "r"(ap[2]),            \
-        [a3] "r"(ap[3])                                                                 \
-      : "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26",    \
-        "v27", "cc", "memory")
+      : GEMMI8_A64_DOT_4X16_OPERANDS)
 #ifdef GEMMI8_A64_DOT_BATCH
 #define GEMMI8_A64_DOT_4X16_LOOP GEMMI8_A64_DOT_4X16_BATCH_ASM
 #else

@@ -7,6 +7,12 @@
 #   make bench           builds and runs the benchmark (installs its packages)
 #   make install PREFIX=/usr/local   (make uninstall removes it; ARCH=aarch64/aarch32
 #                        installs that cross build)
+#   make SETS="generic avx512vnni" TYPES="qu8s8 bin" [test|size|...]
+#                        a build of chosen kernel sets (GEMMI8_ISA's names; generic is
+#                        always built) and types (qu8 qs8 qu8s8 bin), in its own
+#                        build directory (build-select-...); default: everything
+#   make size            text+data of libgemmi8.a per kernel set and per type; fails
+#                        above the budget of size-budget.txt for this ARCH and selection
 # ISA flags are given per file by the suffix of its name (-avx2.c, -avx512vnni.c,
 # ...); everything else compiles with no ISA flags.
 
@@ -20,7 +26,7 @@ OPT      ?= -O2
 CFLAGS   ?=
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 BASEFLAGS = -std=c11 $(OPT) -g -fPIC -ffp-contract=off -fvisibility=hidden \
-            -Iinclude -Isrc $(WARN) -D_GNU_SOURCE
+            -Iinclude -Isrc -Ikernels $(WARN) -D_GNU_SOURCE $(SELECT_FLAGS)
 LDLIBS   := -lpthread
 
 ifeq ($(SANITIZE),1)
@@ -57,6 +63,39 @@ else
   KERNEL_DIRS := kernels/generic
 endif
 QEMU_CPU ?= max
+
+# ---- kernel sets and types (kernels/list.sh reads the kernel lists) ---------------
+ALL_TYPES  := qu8 qs8 qu8s8 bin
+ARCH_SETS  := $(shell sh kernels/list.sh sets "$(KERNEL_DIRS)")
+SEL_TYPES  := $(or $(strip $(TYPES)),$(ALL_TYPES))
+# the lists compiled: qu8's serves qu8s8 too
+LIST_TYPES := $(if $(filter qu8 qu8s8,$(SEL_TYPES)),qu8) $(filter qs8 bin,$(SEL_TYPES))
+# set names: GEMMI8_ISA's (neondot-a510 as neondot_a510); neondot brings neondot_a510
+SEL_SETS   := $(if $(strip $(SETS)),generic $(subst -,_,$(SETS)) $(if $(filter \
+                neondot,$(SETS)),neondot_a510),$(ARCH_SETS))
+ifneq ($(filter-out $(ALL_TYPES),$(TYPES)),)
+  $(error TYPES: $(filter-out $(ALL_TYPES),$(TYPES)) not a type (of $(ALL_TYPES)))
+endif
+ifneq ($(filter-out $(ARCH_SETS),$(SEL_SETS)),)
+  $(error SETS: $(filter-out $(ARCH_SETS),$(SEL_SETS)) not a kernel set of $(ARCH) (of $(ARCH_SETS)))
+endif
+SELECT_FLAGS :=
+ifneq ($(strip $(SETS)),)
+  SELECT_FLAGS += -DGEMMI8_SELECT_SETS $(foreach s,$(sort $(SEL_SETS)),-DGEMMI8_SET_$(s)=1)
+endif
+ifneq ($(strip $(TYPES)),)
+  SELECT_FLAGS += -DGEMMI8_SELECT_TYPES $(foreach t,$(sort $(SEL_TYPES)),-DGEMMI8_TYPE_$(t)=1)
+endif
+SELECT_NAME := $(subst $(eval) ,-,$(strip $(if $(strip $(SETS)),sets $(SETS)) $(if $(strip \
+                 $(TYPES)),types $(TYPES))))
+ifneq ($(SELECT_NAME),)
+  # a selection builds apart (its objects are compiled with other flags): build-sets-
+  # generic-avx512vnni-types-qu8s8-bin
+  BUILD  := $(BUILD)-$(SELECT_NAME)
+  LIBDIR := $(BUILD)
+endif
+KERNEL_SRCS := $(shell sh kernels/list.sh files "$(LIST_TYPES)" "$(SEL_SETS)" "$(KERNEL_DIRS)")
+
 ifdef CROSS
   CC  := $(CROSS)gcc
   CXX := $(CROSS)g++
@@ -88,8 +127,7 @@ endif
 VERSION  := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
 SONAME   := libgemmi8.so.$(VERSION_MAJOR)
 
-LIB_SRCS := $(wildcard src/*.c) $(wildcard pack/*.c) \
-            $(foreach d,$(KERNEL_DIRS),$(wildcard $(d)/*.c))
+LIB_SRCS := $(wildcard src/*.c) $(wildcard pack/*.c) $(KERNEL_SRCS)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 
 TEST_SRCS := $(wildcard test/*.c)
@@ -109,14 +147,11 @@ ISAFLAGS_avx512bw      := -mavx512f -mavx512bw -mavx512dq -mavx512vl -mbmi2
 ISAFLAGS_avx512vnni    := -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni -mfma -mbmi2
 ISAFLAGS_avx512vpopcnt := -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vpopcntdq \
                           -mavx512bitalg -mbmi2
-ifeq ($(ARCH),aarch32)
-  ISAFLAGS_neon        := -mfpu=neon
-else
-  ISAFLAGS_neon        :=
-endif
+ISAFLAGS_armv7neon     := -mfpu=neon
+ISAFLAGS_neon          :=
 ISAFLAGS_neondot       := -march=armv8.2-a+dotprod
 ISAFLAGS_i8mm          := -march=armv8.2-a+dotprod+i8mm
-ISAS := avx2 avx512bw avx512vnni avx512vpopcnt neon neondot i8mm
+ISAS := avx2 avx512bw avx512vnni avx512vpopcnt armv7neon neon neondot i8mm
 isaflags = $(foreach i,$(ISAS),$(if $(filter %-$(i).c,$(1)),$(ISAFLAGS_$(i))))
 # Microkernels are leaf functions that call nothing back: no unwind tables. Drivers
 # and packing run once per call or per tile: compiled for size.
@@ -184,13 +219,25 @@ $(BUILD)/readme-%: $(BUILD)/readme-%.c $(BUILD)/libgemmi8-test.a Makefile
 
 # GEMMI8_ISA is read once per process: the example checks that it forces the set,
 # and that a name the build does not know is reported (once, on stderr) and ignored.
-test: $(BUILD)/gemmi8-test $(BUILD)/readme-example $(BUILD)/readme-threads $(BUILD)/readme-conv
+# A build without a README example's type (make TYPES=...) says it skips the example.
+README_QU8   := $(filter qu8,$(SEL_TYPES))
+README_QU8S8 := $(filter qu8s8,$(SEL_TYPES))
+test: $(BUILD)/gemmi8-test $(if $(README_QU8),$(BUILD)/readme-example) \
+      $(if $(README_QU8S8),$(BUILD)/readme-threads $(BUILD)/readme-conv)
+ifneq ($(README_QU8),)
 	$(RUNNER) $(abspath $(BUILD))/readme-example
-	$(RUNNER) $(abspath $(BUILD))/readme-threads
-	$(RUNNER) $(abspath $(BUILD))/readme-conv
 	GEMMI8_ISA=generic $(RUNNER) $(abspath $(BUILD))/readme-example | grep -q 'on generic: ok'
 	GEMMI8_ISA=no-such-level $(RUNNER) $(abspath $(BUILD))/readme-example 2>&1 | \
 	  grep -q 'GEMMI8_ISA=no-such-level ignored (not a level of this build)'
+else
+	@echo "skipped: README example 1 (qu8 is not in this build)"
+endif
+ifneq ($(README_QU8S8),)
+	$(RUNNER) $(abspath $(BUILD))/readme-threads
+	$(RUNNER) $(abspath $(BUILD))/readme-conv
+else
+	@echo "skipped: README examples 2 and 3 (qu8s8 is not in this build)"
+endif
 	$(RUNNER) $(abspath $(BUILD))/gemmi8-test
 
 # The suite under valgrind memcheck, leaks included. Valgrind's CPU has AVX2 and no
@@ -301,7 +348,8 @@ uninstall:
 	  $(LIBINST)/pkgconfig/gemmi8.pc
 
 size: $(LIBDIR)/libgemmi8.a
-	$(CROSS)size -t $(LIBDIR)/libgemmi8.a | tail -1
+	@sh kernels/size.sh "$(CROSS)size" $(LIBDIR)/libgemmi8.a "$(KERNEL_DIRS)" "$(ARCH)" \
+	  "$(or $(strip $(SETS)),all)" "$(or $(strip $(TYPES)),all)" size-budget.txt
 
 clean:
 	rm -rf build build-* libgemmi8.a libgemmi8.so

@@ -149,9 +149,8 @@ int main(int argc, char** argv) {
   if (argc < 3) return 2;
   const int panels = strcmp(argv[1], "panels") == 0;
   const size_t k = (size_t) atoi(argv[2]);
-  const struct gemmi8_config* config = gemmi8_get_config();
   for (int is_signed = 0; is_signed < 2; is_signed++) {
-    const struct gemmi8_qgemm_config* q = is_signed ? config->qs8 : config->qu8;
+    const struct gemmi8_qgemm_config* q = is_signed ? gemmi8_qs8_config() : gemmi8_qu8_config();
     if (panels && q->pack_a == NULL) return 3;
     const size_t n = q->nr, m = panels ? q->mr : (size_t) atoi(argv[1]);
     uint8_t* a = malloc(m * k);
@@ -173,17 +172,17 @@ int main(int argc, char** argv) {
                                .min = is_signed ? -128 : 0, .max = is_signed ? 127 : 255};
     if (panels) {
       uint8_t* panel = malloc(gemmi8_qpanel_bytes(q, k));
-      q->gemm[m - 1].s32(m, n, k, a, k, w, c, sizeof(int32_t) * n, &p);
+      q->gemm[m - 1].out[gemmi8_qoutput_s32](m, n, k, a, k, w, c, sizeof(int32_t) * n, &p);
       q->pack_a(m, k, a, k, panel);
-      q->pgemm.s32(m, n, k, panel, 0, w, c, sizeof(int32_t) * n, &p);
+      q->pgemm.out[gemmi8_qoutput_s32](m, n, k, panel, 0, w, c, sizeof(int32_t) * n, &p);
       free(panel);
     } else {
       size_t slot = m;
-      while (q->gemm[slot - 1].s32 == NULL) slot++;
+      while (q->gemm[slot - 1].out[gemmi8_qoutput_s32] == NULL) slot++;
       const struct gemmi8_qgemm_ukernels* main_tile = &q->gemm[q->mr - 1];
       const struct gemmi8_qgemm_ukernels* tile = &q->gemm[slot - 1];
-      gemmi8_qgemm_ukernel_fn fn[6] = {main_tile->s32, main_tile->fixedpoint, main_tile->fp32,
-                                       tile->s32, tile->fixedpoint, tile->fp32};
+      gemmi8_qgemm_ukernel_fn fn[6] = {main_tile->out[0], main_tile->out[1], main_tile->out[2],
+                                       tile->out[0], tile->out[1], tile->out[2]};
       for (int f = 0; f < (tile == main_tile ? 3 : 6); f++) {
         fn[f](m, n, k, a, k, w, c, (f % 3 == 0 ? sizeof(int32_t) : 1) * n, &p);
       }
@@ -209,7 +208,7 @@ build_calls() {
   lib=${rest#*|}
   make -s --no-print-directory ARCH="$1" "$lib" > /dev/null
   # shellcheck disable=SC2086
-  $cc -std=c11 -O1 ${rest%%|*} -Iinclude -Isrc -o "$TMP/calls-$1" "$TMP/calls.c" "$lib" \
+  $cc -std=c11 -O1 ${rest%%|*} -Iinclude -Isrc -Ikernels -o "$TMP/calls-$1" "$TMP/calls.c" "$lib" \
     -lpthread -lm
 }
 
@@ -254,7 +253,7 @@ icount_table() {
   for arch in aarch64 aarch32; do
     case $arch in
       aarch64) qemu="qemu-aarch64 -L /usr/aarch64-linux-gnu" levels="neon:1 neon:2 neondot:1 neondot:2 i8mm:1 i8mm:2 i8mm:3 i8mm:4" ;;
-      aarch32) qemu="qemu-arm -L /usr/arm-linux-gnueabihf" levels="neon:1" ;;
+      aarch32) qemu="qemu-arm -L /usr/arm-linux-gnueabihf" levels="armv7neon:1" ;;
     esac
     build_calls "$arch"
     for lm in $levels; do

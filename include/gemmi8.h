@@ -81,7 +81,7 @@ GEMMI8_API const char* gemmi8_status_string(gemmi8_status status);
 /* Name of the kernel-set level in use, one of (each including the ones before it)
  *   x86-64:  "generic", "avx2", "avx512bw", "avx512vnni", "avx512vpopcnt"
  *   AArch64: "generic", "neon", "neondot", "i8mm"
- *   ARMv7:   "generic", "neon"
+ *   ARMv7:   "generic", "armv7neon"
  * ("avx512bw": AVX-512 F/BW/DQ/VL; "avx512vnni" adds VNNI; "avx512vpopcnt" adds
  * VPOPCNTDQ and BITALG; "neondot": the ARMv8.2 dot product; "i8mm": the ARMv8.6 int8
  * matrix multiply). Chosen once, on first use of the library, as the best level
@@ -99,8 +99,17 @@ GEMMI8_API const char* gemmi8_status_string(gemmi8_status status);
 GEMMI8_API const char* gemmi8_isa_name(void);
 
 /* The levels compiled into this build, "generic" first and the best last, as a
- * NULL-terminated array of static strings. */
+ * NULL-terminated array of static strings. A build made with
+ * `make SETS="generic avx512vnni"` holds only the kernel sets named (and generic,
+ * always) and lists only their levels. */
 GEMMI8_API const char* const* gemmi8_isa_compiled(void);
+
+/* The types this build holds, of "qu8", "qs8", "qu8s8" and "bin", as a NULL-terminated
+ * array of static strings (all four unless the build chose some with
+ * `make TYPES="qu8s8 bin"`). Every entry point of a type the build does not hold
+ * (its packing, GEMMs and convolutions) returns gemmi8_status_unsupported_parameter
+ * and writes nothing. */
+GEMMI8_API const char* const* gemmi8_types_compiled(void);
 
 /* Whether the named level can run here: success when it is compiled in and this CPU
  * and OS support it; unsupported_hardware when it is compiled in but not supported;

@@ -69,13 +69,19 @@ void gemmi8_binarize_u8__generic(size_t rows, size_t k, const void* x, size_t x_
   }
 }
 
-/* fn may be NULL in configs without their own: the portable one is used. */
-static gemmi8_status binarize(gemmi8_binarize_fn fn, gemmi8_binarize_fn fallback, size_t element,
-                              size_t rows, size_t k, const void* x, size_t x_stride,
-                              uint8_t zero_point, uint64_t* out, size_t out_stride)
+/* The config's binarizer of the element type (offsetof: binarize_f32, _s8 or _u8), or
+ * the portable one where the config has none. */
+static gemmi8_status binarize(const struct gemmi8_bgemm_config* cfg, gemmi8_binarize_fn fallback,
+                              size_t element, size_t rows, size_t k, const void* x,
+                              size_t x_stride, uint8_t zero_point, uint64_t* out,
+                              size_t out_stride)
 {
+  if (cfg == NULL) return gemmi8_status_unsupported_parameter;
   gemmi8_status status = check_rows(rows, k, x, x_stride, element, out, out_stride);
   if (status != gemmi8_status_success) return status;
+  gemmi8_binarize_fn fn = fallback == gemmi8_binarize_f32__generic ? cfg->binarize_f32
+                          : fallback == gemmi8_binarize_s8__generic ? cfg->binarize_s8
+                                                                    : cfg->binarize_u8;
   if (fn == NULL) fn = fallback;
   fn(rows, k, x, x_stride * element, zero_point, out, out_stride);
   return gemmi8_status_success;
@@ -84,21 +90,21 @@ static gemmi8_status binarize(gemmi8_binarize_fn fn, gemmi8_binarize_fn fallback
 gemmi8_status gemmi8_bin_pack_rows_f32(size_t rows, size_t k, const float* x, size_t x_stride,
                                        uint64_t* out, size_t out_stride)
 {
-  return binarize(gemmi8_get_config()->bin->binarize_f32, gemmi8_binarize_f32__generic, sizeof(float), rows, k, x, x_stride,
+  return binarize(gemmi8_bin_config(), gemmi8_binarize_f32__generic, sizeof(float), rows, k, x, x_stride,
                   0, out, out_stride);
 }
 
 gemmi8_status gemmi8_bin_pack_rows_s8(size_t rows, size_t k, const int8_t* x, size_t x_stride,
                                       uint64_t* out, size_t out_stride)
 {
-  return binarize(gemmi8_get_config()->bin->binarize_s8, gemmi8_binarize_s8__generic, 1, rows, k, x, x_stride, 0, out,
+  return binarize(gemmi8_bin_config(), gemmi8_binarize_s8__generic, 1, rows, k, x, x_stride, 0, out,
                   out_stride);
 }
 
 gemmi8_status gemmi8_bin_pack_rows_u8(size_t rows, size_t k, const uint8_t* x, size_t x_stride,
                                       uint8_t zero_point, uint64_t* out, size_t out_stride)
 {
-  return binarize(gemmi8_get_config()->bin->binarize_u8, gemmi8_binarize_u8__generic, 1, rows, k, x, x_stride, zero_point,
+  return binarize(gemmi8_bin_config(), gemmi8_binarize_u8__generic, 1, rows, k, x, x_stride, zero_point,
                   out, out_stride);
 }
 
@@ -144,6 +150,7 @@ void gemmi8_bpack_words__generic(size_t nr, size_t kr, size_t n, size_t k, const
 static gemmi8_status bin_size(const struct gemmi8_bgemm_config* cfg, size_t n, size_t k,
                               size_t* size)
 {
+  if (cfg == NULL) return gemmi8_status_unsupported_parameter;
   if (n == 0 || k == 0) return gemmi8_status_invalid_parameter;
   if (k > GEMMI8_BIN_MAX_K) return gemmi8_status_unsupported_parameter;
   size_t bytes;
@@ -159,6 +166,7 @@ static gemmi8_status check_source(const struct gemmi8_bgemm_config* cfg, size_t 
                                   const uint64_t* b, size_t b_stride, uint32_t flags,
                                   size_t* size)
 {
+  if (cfg == NULL) return gemmi8_status_unsupported_parameter;
   if (b == NULL || (flags & ~GEMMI8_B_KN)) return gemmi8_status_invalid_parameter;
   if (n == 0 || k == 0) return gemmi8_status_invalid_parameter;
   const int kn = (flags & GEMMI8_B_KN) != 0;
@@ -173,13 +181,13 @@ static gemmi8_status check_source(const struct gemmi8_bgemm_config* cfg, size_t 
 gemmi8_status gemmi8_bin_pack_size(size_t n, size_t k, size_t* size)
 {
   if (size == NULL) return gemmi8_status_invalid_parameter;
-  return bin_size(gemmi8_get_config()->bin, n, k, size);
+  return bin_size(gemmi8_bin_config(), n, k, size);
 }
 
 gemmi8_status gemmi8_bin_pack(size_t n, size_t k, const uint64_t* b, size_t b_stride,
                               uint32_t flags, void* packed, size_t packed_size)
 {
-  const struct gemmi8_bgemm_config* cfg = gemmi8_get_config()->bin;
+  const struct gemmi8_bgemm_config* cfg = gemmi8_bin_config();
   if (packed == NULL) return gemmi8_status_invalid_parameter;
   size_t size;
   gemmi8_status status = check_source(cfg, n, k, b, b_stride, flags, &size);
@@ -202,7 +210,7 @@ gemmi8_status gemmi8_bin_pack_alloc(size_t n, size_t k, const uint64_t* b, size_
 {
   if (packed == NULL) return gemmi8_status_invalid_parameter;
   size_t size;
-  gemmi8_status status = check_source(gemmi8_get_config()->bin, n, k, b, b_stride, flags, &size);
+  gemmi8_status status = check_source(gemmi8_bin_config(), n, k, b, b_stride, flags, &size);
   if (status != gemmi8_status_success) return status;
   void* buffer = NULL;
   if (posix_memalign(&buffer, GEMMI8_PACK_ALIGNMENT, size) != 0) {

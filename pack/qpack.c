@@ -6,7 +6,7 @@
 
 #include "config.h"
 
-/* The layout of common.h: int32 bias'[NR], int32 coef[NR] (when column_bytes is 8),
+/* The layout of microkernel.h: int32 bias'[NR], int32 coef[NR] (with GEMMI8_QLAYOUT_COEF),
  * then round_up(k, KR) x NR bytes as [k / KR][NR][KR]. Columns past n and depth past k
  * are zero (after the xor, when the weights are stored xor 0x80). */
 void gemmi8_qpack_goi__generic(const struct gemmi8_qgemm_config* cfg, size_t n, size_t k,
@@ -23,8 +23,8 @@ void gemmi8_qpack_goi__generic(const struct gemmi8_qgemm_config* cfg, size_t n, 
     memset(block, 0, block_bytes);
     int32_t* packed_bias = (int32_t*) block;
     int32_t* coef = packed_bias + nr;
-    uint8_t* w = (uint8_t*) (cfg->column_bytes == 8 ? coef + nr : coef);
-    const uint8_t flip = cfg->xor_weights ? 0x80 : 0;
+    uint8_t* w = (uint8_t*) ((cfg->flags & GEMMI8_QLAYOUT_COEF) ? coef + nr : coef);
+    const uint8_t flip = (cfg->flags & GEMMI8_QLAYOUT_XOR) ? 0x80 : 0;
     if (flip) memset(w, flip, gemmi8_round_up(k, kr) * nr);
     for (size_t j = 0; n0 + j < n1; j++) {
       const size_t col = n0 + j;
@@ -40,13 +40,13 @@ void gemmi8_qpack_goi__generic(const struct gemmi8_qgemm_config* cfg, size_t n, 
       b -= (uint32_t) a_zero_point * col_sum;
       b += (uint32_t) k * (uint32_t) a_zero_point * (uint32_t) zp;
       packed_bias[j] = (int32_t) b;
-      if (cfg->column_bytes == 8) {
+      if ((cfg->flags & GEMMI8_QLAYOUT_COEF)) {
         /* B - w: 0 when stored as is; xor 0x80 is -128 on uint8, +128 on int8 */
         const int32_t delta = flip == 0 ? 0 : (src->is_signed ? -128 : 128);
         coef[j] = delta - zp;
       }
     }
-    if (cfg->pair_mark) {
+    if ((cfg->flags & GEMMI8_QLAYOUT_PAIR_MARK)) {
       /* no column with 0x80 at depths d and d + kr / 2 of a group */
       const size_t kp = gemmi8_round_up(k, kr), half = kr / 2;
       int safe = 1;
@@ -75,6 +75,7 @@ static int packed_size_of(const struct gemmi8_qgemm_config* cfg, size_t n, size_
 static gemmi8_status check_shape(const struct gemmi8_qgemm_config* cfg, size_t n, size_t k,
                                  size_t max_k, size_t* size)
 {
+  if (cfg == NULL) return gemmi8_status_unsupported_parameter;
   if (n == 0 || k == 0) return gemmi8_status_invalid_parameter;
   if (k > max_k) return gemmi8_status_unsupported_parameter;
   if (!packed_size_of(cfg, n, k, size)) return gemmi8_status_unsupported_parameter;
@@ -94,12 +95,12 @@ static gemmi8_status pack_size(const struct gemmi8_qgemm_config* cfg, size_t n, 
 
 gemmi8_status gemmi8_qu8_pack_size(size_t n, size_t k, size_t* size)
 {
-  return pack_size(gemmi8_get_config()->qu8, n, k, GEMMI8_QU8_MAX_K, size);
+  return pack_size(gemmi8_qu8_config(), n, k, GEMMI8_QU8_MAX_K, size);
 }
 
 gemmi8_status gemmi8_qs8_pack_size(size_t n, size_t k, size_t* size)
 {
-  return pack_size(gemmi8_get_config()->qs8, n, k, GEMMI8_QS8_MAX_K, size);
+  return pack_size(gemmi8_qs8_config(), n, k, GEMMI8_QS8_MAX_K, size);
 }
 
 /* Everything about the source and the shape, before any buffer is touched or
@@ -108,6 +109,7 @@ static gemmi8_status check_source(const struct gemmi8_qgemm_config* cfg, size_t 
                                   size_t max_k, const void* b, size_t b_stride, uint32_t flags,
                                   size_t* size)
 {
+  if (cfg == NULL) return gemmi8_status_unsupported_parameter;
   if (b == NULL) return gemmi8_status_invalid_parameter;
   if (flags & ~GEMMI8_B_KN) return gemmi8_status_invalid_parameter;
   if (n == 0 || k == 0) return gemmi8_status_invalid_parameter;
@@ -123,6 +125,7 @@ static gemmi8_status check_pack(const struct gemmi8_qgemm_config* cfg, size_t n,
                                 size_t max_k, const void* b, size_t b_stride, uint32_t flags,
                                 const void* packed, size_t packed_size)
 {
+  if (cfg == NULL) return gemmi8_status_unsupported_parameter;
   if (packed == NULL) return gemmi8_status_invalid_parameter;
   size_t bytes;
   gemmi8_status status = check_source(cfg, n, k, max_k, b, b_stride, flags, &bytes);
@@ -141,17 +144,17 @@ static void pack_into(const struct gemmi8_qgemm_config* cfg, enum gemmi8_type ty
                      gemmi8_qblock_bytes(cfg, k));
   h->a_zero_point = a_zero_point;
   /* coef = (B - w) - b_zp, as the packer writes it */
-  const int32_t delta = cfg->xor_weights ? (src->is_signed ? -128 : 128) : 0;
+  const int32_t delta = (cfg->flags & GEMMI8_QLAYOUT_XOR) ? (src->is_signed ? -128 : 128) : 0;
   const int32_t coef0 = delta - (b_zp ? b_zp[0] : 0);
   int uniform = 1;
-  for (size_t j = 1; j < n && cfg->column_bytes == 8; j++) {
+  for (size_t j = 1; j < n && (cfg->flags & GEMMI8_QLAYOUT_COEF); j++) {
     uniform &= delta - (b_zp ? b_zp[j] : 0) == coef0;
   }
-  if (cfg->column_bytes == 8 && uniform) {
+  if ((cfg->flags & GEMMI8_QLAYOUT_COEF) && uniform) {
     h->flags |= coef0 == 0 ? GEMMI8_PACKED_NO_ROW_SUM : GEMMI8_PACKED_UNIFORM_COEF;
     h->coef = coef0;
   }
-  if (cfg->column_bytes != 8) h->flags |= GEMMI8_PACKED_NO_ROW_SUM;
+  if (!(cfg->flags & GEMMI8_QLAYOUT_COEF)) h->flags |= GEMMI8_PACKED_NO_ROW_SUM;
   gemmi8_packed_seal(h);
   cfg->pack(cfg, n, k, src, a_zero_point, b_zp, bias, (size_t) h->block_bytes,
             (uint8_t*) packed + GEMMI8_PACKED_HEADER_BYTES);
@@ -162,7 +165,7 @@ gemmi8_status gemmi8_qu8_pack(size_t n, size_t k, const uint8_t* b, size_t b_str
                               const uint8_t* b_zero_point, int b_zp_per_channel,
                               const int32_t* bias, void* packed, size_t packed_size)
 {
-  const struct gemmi8_qgemm_config* cfg = gemmi8_get_config()->qu8;
+  const struct gemmi8_qgemm_config* cfg = gemmi8_qu8_config();
   gemmi8_status status =
       check_pack(cfg, n, k, GEMMI8_QU8_MAX_K, b, b_stride, flags, packed, packed_size);
   if (status != gemmi8_status_success) return status;
@@ -183,7 +186,7 @@ gemmi8_status gemmi8_qs8_pack(size_t n, size_t k, const int8_t* b, size_t b_stri
                               uint32_t flags, int8_t a_zero_point, const int32_t* bias,
                               void* packed, size_t packed_size)
 {
-  const struct gemmi8_qgemm_config* cfg = gemmi8_get_config()->qs8;
+  const struct gemmi8_qgemm_config* cfg = gemmi8_qs8_config();
   gemmi8_status status =
       check_pack(cfg, n, k, GEMMI8_QS8_MAX_K, b, b_stride, flags, packed, packed_size);
   if (status != gemmi8_status_success) return status;
@@ -207,14 +210,14 @@ static const int32_t* qu8s8_zero_points(size_t n, int32_t** owned)
 
 gemmi8_status gemmi8_qu8s8_pack_size(size_t n, size_t k, size_t* size)
 {
-  return pack_size(gemmi8_get_config()->qu8, n, k, GEMMI8_QU8S8_MAX_K, size);
+  return pack_size(gemmi8_qu8s8_config(), n, k, GEMMI8_QU8S8_MAX_K, size);
 }
 
 gemmi8_status gemmi8_qu8s8_pack(size_t n, size_t k, const int8_t* b, size_t b_stride,
                                 uint32_t flags, uint8_t a_zero_point, const int32_t* bias,
                                 void* packed, size_t packed_size)
 {
-  const struct gemmi8_qgemm_config* cfg = gemmi8_get_config()->qu8;
+  const struct gemmi8_qgemm_config* cfg = gemmi8_qu8s8_config();
   gemmi8_status status =
       check_pack(cfg, n, k, GEMMI8_QU8S8_MAX_K, b, b_stride, flags, packed, packed_size);
   if (status != gemmi8_status_success) return status;
@@ -238,7 +241,7 @@ gemmi8_status gemmi8_qu8_pack_alloc(size_t n, size_t k, const uint8_t* b, size_t
     return gemmi8_status_invalid_parameter;
   }
   size_t size;
-  gemmi8_status status = check_source(gemmi8_get_config()->qu8, n, k, GEMMI8_QU8_MAX_K, b,
+  gemmi8_status status = check_source(gemmi8_qu8_config(), n, k, GEMMI8_QU8_MAX_K, b,
                                       b_stride, flags, &size);
   if (status != gemmi8_status_success) return status;
   void* buffer = NULL;
@@ -261,7 +264,7 @@ gemmi8_status gemmi8_qs8_pack_alloc(size_t n, size_t k, const int8_t* b, size_t 
 {
   if (packed == NULL) return gemmi8_status_invalid_parameter;
   size_t size;
-  gemmi8_status status = check_source(gemmi8_get_config()->qs8, n, k, GEMMI8_QS8_MAX_K, b,
+  gemmi8_status status = check_source(gemmi8_qs8_config(), n, k, GEMMI8_QS8_MAX_K, b,
                                       b_stride, flags, &size);
   if (status != gemmi8_status_success) return status;
   void* buffer = NULL;
@@ -283,7 +286,7 @@ gemmi8_status gemmi8_qu8s8_pack_alloc(size_t n, size_t k, const int8_t* b, size_
 {
   if (packed == NULL) return gemmi8_status_invalid_parameter;
   size_t size;
-  gemmi8_status status = check_source(gemmi8_get_config()->qu8, n, k, GEMMI8_QU8S8_MAX_K, b,
+  gemmi8_status status = check_source(gemmi8_qu8s8_config(), n, k, GEMMI8_QU8S8_MAX_K, b,
                                       b_stride, flags, &size);
   if (status != gemmi8_status_success) return status;
   void* buffer = NULL;

@@ -9,8 +9,6 @@
 #include "config.h"
 #include "parallel.h"
 
-enum bin_output { bin_s32, bin_f32, bin_bits };
-
 struct bgemm_context {
   gemmi8_bgemm_ukernel_fn ukernel[GEMMI8_MAX_MR]; /* by tile height, as qgemm.c */
   size_t mr, nr;
@@ -69,17 +67,18 @@ static void bgemm_tile_job(void* context, size_t t)
                   gemmi8_min(ctx->nb, ctx->nblocks - b0));
 }
 
-static gemmi8_status bgemm(enum bin_output output, size_t m, size_t n, size_t k,
+static gemmi8_status bgemm(enum gemmi8_boutput output, size_t m, size_t n, size_t k,
                            const uint64_t* a, size_t a_stride, const void* packed_b,
                            const float* scale, const float* bias, void* c, size_t c_stride,
                            const gemmi8_parallel* parallel)
 {
   if (!gemmi8_parallel_valid(parallel)) return gemmi8_status_invalid_parameter;
-  const struct gemmi8_bgemm_config* cfg = gemmi8_get_config()->bin;
+  const struct gemmi8_bgemm_config* cfg = gemmi8_bin_config();
+  if (cfg == NULL) return gemmi8_status_unsupported_parameter;
   if (a == NULL || packed_b == NULL || c == NULL) return gemmi8_status_invalid_parameter;
   const size_t a_words = GEMMI8_BIN_WORDS(k);
-  const size_t c_row = output == bin_bits ? GEMMI8_BIN_WORDS(n) : n;
-  const size_t c_size = output == bin_bits ? sizeof(uint64_t) : sizeof(int32_t);
+  const size_t c_row = output == gemmi8_boutput_bits ? GEMMI8_BIN_WORDS(n) : n;
+  const size_t c_size = output == gemmi8_boutput_bits ? sizeof(uint64_t) : sizeof(int32_t);
   size_t a_bytes, c_bytes;
   if (n == 0 || !gemmi8_extent(m, a_words, a_stride, sizeof(uint64_t), &a_bytes) ||
       !gemmi8_extent(m, c_row, c_stride, c_size, &c_bytes)) {
@@ -110,13 +109,13 @@ static gemmi8_status bgemm(enum bin_output output, size_t m, size_t n, size_t k,
       .block_bytes = (size_t) h->block_bytes,
       .c = c,
       .c_stride = c_stride * c_size,
-      .c_size = output == bin_bits ? 0 : c_size,
+      .c_size = output == gemmi8_boutput_bits ? 0 : c_size,
       .scale = scale,
       .bias = bias,
   };
   for (size_t r = cfg->mr; r >= 1; r--) {
     const struct gemmi8_bgemm_ukernels* u = &cfg->gemm[r - 1];
-    gemmi8_bgemm_ukernel_fn fn = output == bin_s32 ? u->s32 : (output == bin_f32 ? u->f32 : u->bits);
+    gemmi8_bgemm_ukernel_fn fn = u->out[output];
     ctx.ukernel[r - 1] = fn != NULL ? fn : ctx.ukernel[r];
   }
   const size_t blocks = gemmi8_divide_round_up(n, cfg->nr);
@@ -125,7 +124,7 @@ static gemmi8_status bgemm(enum bin_output output, size_t m, size_t n, size_t k,
   mc = mc <= cfg->mr ? cfg->mr : mc - mc % cfg->mr;
   ctx.mc = gemmi8_min(mc, m);
   /* bits: whole output words per task (NR divides 64) */
-  const size_t word_blocks = output == bin_bits ? 64 / cfg->nr : 1;
+  const size_t word_blocks = output == gemmi8_boutput_bits ? 64 / cfg->nr : 1;
   ctx.nb = gemmi8_round_up(blocks, word_blocks);
   ctx.nblocks = blocks;
   /* Threads: tiles cut for them (parallel.h); a binary operation counts as one. */
@@ -153,28 +152,28 @@ gemmi8_status gemmi8_bin_gemm_s32(size_t m, size_t n, size_t k, const uint64_t* 
                                   size_t a_stride, const void* packed_b, int32_t* c,
                                   size_t c_stride)
 {
-  return bgemm(bin_s32, m, n, k, a, a_stride, packed_b, NULL, NULL, c, c_stride, NULL);
+  return bgemm(gemmi8_boutput_s32, m, n, k, a, a_stride, packed_b, NULL, NULL, c, c_stride, NULL);
 }
 
 gemmi8_status gemmi8_bin_gemm_f32(size_t m, size_t n, size_t k, const uint64_t* a,
                                   size_t a_stride, const void* packed_b, const float* scale,
                                   const float* bias, float* c, size_t c_stride)
 {
-  return bgemm(bin_f32, m, n, k, a, a_stride, packed_b, scale, bias, c, c_stride, NULL);
+  return bgemm(gemmi8_boutput_f32, m, n, k, a, a_stride, packed_b, scale, bias, c, c_stride, NULL);
 }
 
 gemmi8_status gemmi8_bin_gemm_bits(size_t m, size_t n, size_t k, const uint64_t* a,
                                    size_t a_stride, const void* packed_b, const float* scale,
                                    const float* bias, uint64_t* c, size_t c_stride)
 {
-  return bgemm(bin_bits, m, n, k, a, a_stride, packed_b, scale, bias, c, c_stride, NULL);
+  return bgemm(gemmi8_boutput_bits, m, n, k, a, a_stride, packed_b, scale, bias, c, c_stride, NULL);
 }
 
 gemmi8_status gemmi8_bin_gemm_s32_ex(size_t m, size_t n, size_t k, const uint64_t* a,
                                      size_t a_stride, const void* packed_b, int32_t* c,
                                      size_t c_stride, const gemmi8_parallel* parallel)
 {
-  return bgemm(bin_s32, m, n, k, a, a_stride, packed_b, NULL, NULL, c, c_stride, parallel);
+  return bgemm(gemmi8_boutput_s32, m, n, k, a, a_stride, packed_b, NULL, NULL, c, c_stride, parallel);
 }
 
 gemmi8_status gemmi8_bin_gemm_f32_ex(size_t m, size_t n, size_t k, const uint64_t* a,
@@ -182,7 +181,7 @@ gemmi8_status gemmi8_bin_gemm_f32_ex(size_t m, size_t n, size_t k, const uint64_
                                      const float* bias, float* c, size_t c_stride,
                                      const gemmi8_parallel* parallel)
 {
-  return bgemm(bin_f32, m, n, k, a, a_stride, packed_b, scale, bias, c, c_stride, parallel);
+  return bgemm(gemmi8_boutput_f32, m, n, k, a, a_stride, packed_b, scale, bias, c, c_stride, parallel);
 }
 
 gemmi8_status gemmi8_bin_gemm_bits_ex(size_t m, size_t n, size_t k, const uint64_t* a,
@@ -190,5 +189,5 @@ gemmi8_status gemmi8_bin_gemm_bits_ex(size_t m, size_t n, size_t k, const uint64
                                       const float* bias, uint64_t* c, size_t c_stride,
                                       const gemmi8_parallel* parallel)
 {
-  return bgemm(bin_bits, m, n, k, a, a_stride, packed_b, scale, bias, c, c_stride, parallel);
+  return bgemm(gemmi8_boutput_bits, m, n, k, a, a_stride, packed_b, scale, bias, c, c_stride, parallel);
 }

@@ -1,6 +1,7 @@
 /*
- * Kernel tables: one per family (qu8, qs8, bin), each filled from the best kernel set
- * the CPU (and GEMMI8_ISA) allows for that family, chosen once (src/init.c).
+ * Kernel tables: one per family (qu8, qs8, qu8s8, bin), each the best kernel set of
+ * its kernel list (kernels/<type>.inc) that the build holds, the CPU runs and
+ * GEMMI8_ISA allows, chosen once (src/init.c).
  *
  * A family table holds everything that defines its packed layout (NR, KR, weight
  * form, packer), the GEMM microkernels per tile height (gemm[r - 1] runs tiles of up
@@ -17,37 +18,69 @@
 
 #define GEMMI8_MAX_MR 8
 
+/* CPU features a kernel set needs (GEMMI8_F_*), and kinds of core a set may be tuned
+ * for (GEMMI8_CORE_*: a set naming some is preferred only on systems with one). */
+enum {
+  GEMMI8_F_AVX2 = 1u << 0,          /* AVX2, FMA, BMI2 with ymm state */
+  GEMMI8_F_AVX512BW = 1u << 1,      /* AVX-512 F, BW, DQ, VL with zmm state */
+  GEMMI8_F_AVX512VNNI = 1u << 2,
+  GEMMI8_F_AVX512VPOPCNT = 1u << 3, /* VPOPCNTDQ and BITALG */
+  GEMMI8_F_NEON = 1u << 8,          /* ARMv7 NEON or AArch64 Advanced SIMD */
+  GEMMI8_F_NEONDOT = 1u << 9,
+  GEMMI8_F_I8MM = 1u << 10,
+};
+enum {
+  GEMMI8_CORE_A510 = 1u << 0, /* Arm Cortex-A510, A520: in order, completing in order */
+};
+
+/* Layout flags of a quantized family table (gemmi8_qgemm_config.flags). */
+enum {
+  /* int32 coef[NR] follows the biases: the kernels add coef[n] * rowsum(a), the row
+   * sums from the driver (row_sum) or their own */
+  GEMMI8_QLAYOUT_COEF = 1u << 0,
+  /* weights stored as B ^ 0x80 (qu8: B - 128 as int8; qs8: B + 128 as uint8) */
+  GEMMI8_QLAYOUT_XOR = 1u << 1,
+  /* weights stored as int16 B - b_zp, KR x 2 bytes per column and group, no coef */
+  GEMMI8_QLAYOUT_S16 = 1u << 2,
+  /* a uint32 after each block's weights marks pair-safe blocks (microkernel.h) */
+  GEMMI8_QLAYOUT_PAIR_MARK = 1u << 3,
+  /* the kernels read row_sum_uniform / row_sum_coef (one coef for every column) */
+  GEMMI8_QLAYOUT_UNIFORM_COEF = 1u << 4,
+};
+
+/* The outputs of a quantized kernel and of a binary kernel: the slots of a tile. */
+enum gemmi8_qoutput {
+  gemmi8_qoutput_s32,        /* int32 accumulators */
+  gemmi8_qoutput_fixedpoint, /* TFLite's fixed-point requantization to 8 bits */
+  gemmi8_qoutput_fp32,       /* float scale, round to nearest even, to 8 bits */
+  gemmi8_qoutput_count
+};
+enum gemmi8_boutput {
+  gemmi8_boutput_s32,  /* int32 */
+  gemmi8_boutput_f32,  /* acc * scale[n] + bias[n] */
+  gemmi8_boutput_bits, /* packed sign bits of the f32 value */
+  gemmi8_boutput_count
+};
+
 struct gemmi8_qgemm_ukernels {
-  gemmi8_qgemm_ukernel_fn s32;
-  gemmi8_qgemm_ukernel_fn fixedpoint;
-  gemmi8_qgemm_ukernel_fn fp32;
+  gemmi8_qgemm_ukernel_fn out[gemmi8_qoutput_count];
 };
 
 struct gemmi8_qigemm_ukernels {
-  gemmi8_qigemm_ukernel_fn s32;
-  gemmi8_qigemm_ukernel_fn fixedpoint;
-  gemmi8_qigemm_ukernel_fn fp32;
+  gemmi8_qigemm_ukernel_fn out[gemmi8_qoutput_count];
 };
 
 struct gemmi8_qgemm_config {
-  const char* isa; /* the kernel set these kernels belong to */
-  uint8_t mr;      /* main tile height */
+  const char* isa;    /* the kernel set these kernels belong to */
+  unsigned features;  /* GEMMI8_F_* it needs */
+  unsigned cores;     /* GEMMI8_CORE_* it is tuned for, or 0 */
+  uint8_t mr;         /* main tile height */
   uint8_t nr, kr;
-  /* bytes per column before the weights (bias, coef): a block is
-   * round_up(nr * column_bytes + round_up(k, kr) * nr * max(weight_bytes, 1)
-   * (+ 4 with pair_mark), 64) bytes */
-  uint8_t column_bytes;
-  uint8_t xor_weights;
-  uint8_t weight_bytes; /* bytes per packed weight: 0 or 1 (8-bit), 2 (int16) */
-  /* 1: the packer marks pair-safe blocks after the weights (microkernel.h); the mark
-   * takes 4 bytes of the block */
-  uint8_t pair_mark;
-  /* The kernels read row_sum_uniform / row_sum_coef. */
-  uint8_t scaled_row_sum;
   /* Column group of the kernels (16 for a zmm of int32), or 0: when the last block
    * would hold a single group, the last two blocks share the remainder evenly, so
    * that no tile runs one group wide (see gemmi8_qblock_start). */
   uint8_t group;
+  unsigned flags;     /* GEMMI8_QLAYOUT_*: a block is gemmi8_qblock_bytes() */
   gemmi8_qpack_fn pack;
   /* Sums of m rows of k bytes (uint8 for qu8, int8 for qs8), or NULL when the
    * kernels do not need them from the driver. */
@@ -68,42 +101,56 @@ struct gemmi8_qgemm_config {
 };
 
 struct gemmi8_bgemm_ukernels {
-  gemmi8_bgemm_ukernel_fn s32;
-  gemmi8_bgemm_ukernel_fn f32;
-  gemmi8_bgemm_ukernel_fn bits;
+  gemmi8_bgemm_ukernel_fn out[gemmi8_boutput_count];
 };
 
 struct gemmi8_bgemm_config {
   const char* isa;
+  unsigned features;
   uint8_t mr, nr;
   /* depth words per group: a block holds, for each group of kr depth words, nr
    * columns of kr consecutive words (1: one word per column, then the next word) */
   uint8_t kr;
   gemmi8_bpack_fn pack;
   struct gemmi8_bgemm_ukernels gemm[GEMMI8_MAX_MR];
+  /* NULL: the generic ones */
   gemmi8_binarize_fn binarize_f32;
   gemmi8_binarize_fn binarize_s8;
   gemmi8_binarize_fn binarize_u8;
 };
 
-/* The tables in use, chosen on first call. */
-struct gemmi8_config {
-  const char* isa; /* the kernel-set level (GEMMI8_ISA names) */
-  const struct gemmi8_qgemm_config* qu8;
-  const struct gemmi8_qgemm_config* qs8;
-  const struct gemmi8_bgemm_config* bin;
-};
+/* The table each family uses, chosen on its first call, each by its own cascade over
+ * its kernel list (src/init.c): the best set that was built, that the CPU runs and
+ * that GEMMI8_ISA allows. NULL when the build holds no such type (make TYPES=...).
+ * The qu8s8 family runs qu8 tables. */
+GEMMI8_INTERNAL const struct gemmi8_qgemm_config* gemmi8_qu8_config(void);
+GEMMI8_INTERNAL const struct gemmi8_qgemm_config* gemmi8_qs8_config(void);
+GEMMI8_INTERNAL const struct gemmi8_qgemm_config* gemmi8_qu8s8_config(void);
+GEMMI8_INTERNAL const struct gemmi8_bgemm_config* gemmi8_bin_config(void);
+/* The table of a quantized type (gemmi8_type_qu8, _qs8, _qu8s8), or NULL. */
+GEMMI8_INTERNAL const struct gemmi8_qgemm_config* gemmi8_qconfig(uint32_t type);
+/* The kernel set level in use (GEMMI8_ISA's names). */
+GEMMI8_INTERNAL const char* gemmi8_level_name(void);
 
-GEMMI8_INTERNAL const struct gemmi8_config* gemmi8_get_config(void);
+/* The symbol of a kernel of the lists (a microkernel or a helper), or NULL. */
+GEMMI8_INTERNAL const char* gemmi8_kernel_symbol(void (*fn)(void));
 
 /* Layout ids, recorded in packed weights, come from what defines the layout:
- *   bits 24-31 type, 22-23 column_bytes / 4, 20-21 weight form (0 as given, 1 xor
- *   0x80, 2 int16), 16-19 group / 16, 8-15 KR, 0-7 NR.
+ *   bits 24-31 type, 22-23 bytes per column before the weights / 4 (2 with coef),
+ *   20-21 weight form (0 as given, 1 xor 0x80, 2 int16), 16-19 group / 16, 8-15 KR,
+ *   0-7 NR.
  * Two kernel sets with equal fields share packed weights. */
+/* Bytes per column before the weights: the bias, and the coef with GEMMI8_QLAYOUT_COEF. */
+static inline uint32_t gemmi8_qcolumn_bytes(const struct gemmi8_qgemm_config* cfg)
+{
+  return (cfg->flags & GEMMI8_QLAYOUT_COEF) ? 8u : 4u;
+}
+
 static inline uint32_t gemmi8_qgemm_layout(const struct gemmi8_qgemm_config* cfg, uint32_t type)
 {
-  const uint32_t form = cfg->weight_bytes == 2 ? 2u : (cfg->xor_weights ? 1u : 0u);
-  return type << 24 | (uint32_t) (cfg->column_bytes / 4) << 22 | form << 20 |
+  const uint32_t form =
+      (cfg->flags & GEMMI8_QLAYOUT_S16) ? 2u : ((cfg->flags & GEMMI8_QLAYOUT_XOR) ? 1u : 0u);
+  return type << 24 | gemmi8_qcolumn_bytes(cfg) / 4 << 22 | form << 20 |
          (uint32_t) (cfg->group / 16) << 16 | (uint32_t) cfg->kr << 8 | cfg->nr;
 }
 
@@ -126,12 +173,14 @@ static inline size_t gemmi8_qblock_start(const struct gemmi8_qgemm_config* cfg, 
   return b * nr;
 }
 
+/* Bytes of a block of packed weights: per column the bias (and coef), then
+ * round_up(k, kr) weights of 1 byte (2 with S16), then the pair mark, to 64 bytes. */
 static inline size_t gemmi8_qblock_bytes(const struct gemmi8_qgemm_config* cfg, size_t k)
 {
-  const size_t weight_bytes = cfg->weight_bytes == 2 ? 2 : 1;
-  return gemmi8_round_up(cfg->nr * (size_t) cfg->column_bytes +
+  const size_t weight_bytes = (cfg->flags & GEMMI8_QLAYOUT_S16) ? 2 : 1;
+  return gemmi8_round_up(cfg->nr * (size_t) gemmi8_qcolumn_bytes(cfg) +
                              gemmi8_round_up(k, cfg->kr) * cfg->nr * weight_bytes +
-                             (cfg->pair_mark ? 4 : 0),
+                             ((cfg->flags & GEMMI8_QLAYOUT_PAIR_MARK) ? 4 : 0),
                          64);
 }
 

@@ -170,8 +170,8 @@ static gemmi8_status create(enum gemmi8_type type, const gemmi8_conv_geometry* g
   gemmi8_status status = check_geometry(geometry);
   if (status != gemmi8_status_success) return status;
   const gemmi8_conv_geometry g = *geometry;
-  const struct gemmi8_config* config = gemmi8_get_config();
-  const struct gemmi8_qgemm_config* cfg = type == gemmi8_type_qs8 ? config->qs8 : config->qu8;
+  const struct gemmi8_qgemm_config* cfg = gemmi8_qconfig((uint32_t) type);
+  if (cfg == NULL) return gemmi8_status_unsupported_parameter;
   /* sizes: channels, taps, the filter, the packed depth */
   size_t channels_in, channels_out, ks, filter, real_k, kcp, k;
   if (!gemmi8_mul(g.groups, g.group_input_channels, &channels_in) ||
@@ -187,7 +187,7 @@ static gemmi8_status create(enum gemmi8_type type, const gemmi8_conv_geometry* g
   if (status != gemmi8_status_success) return status;
   const size_t max_k = type == gemmi8_type_qu8 ? GEMMI8_QU8_MAX_K : GEMMI8_QS8_MAX_K;
   if (real_k > max_k) return gemmi8_status_unsupported_parameter;
-  if (cfg->igemm[cfg->mr - 1].fp32 == NULL) return gemmi8_status_unsupported_parameter;
+  if (cfg->igemm[cfg->mr - 1].out[gemmi8_qoutput_fp32] == NULL) return gemmi8_status_unsupported_parameter;
   /* A few channels that the kernels' depth group does not divide (a first layer's 3):
    * each tap padded to the group would waste a quarter of the multiplies and more in
    * per-tap work, so the taps of a kernel row become one, kernel_width x ci bytes
@@ -549,7 +549,7 @@ static void conv_tile_task(const struct conv_context* ctx, size_t g, size_t m0, 
   if (base.multiplier) base.multiplier += channel0;
   if (base.shift) base.shift += channel0;
   if (base.scale) base.scale += channel0;
-  base.row_sum_uniform = cfg->scaled_row_sum && (h->flags & GEMMI8_PACKED_UNIFORM_COEF);
+  base.row_sum_uniform = (cfg->flags & GEMMI8_QLAYOUT_UNIFORM_COEF) && (h->flags & GEMMI8_PACKED_UNIFORM_COEF);
   base.row_sum_coef = h->coef;
   _Alignas(64) uint8_t prepared[GEMMI8_QPREPARED_BYTES];
   for (size_t b = b0; b < b1; b++) {
@@ -664,7 +664,7 @@ gemmi8_status gemmi8_convolution_run(gemmi8_convolution* op, const gemmi8_parall
   };
   const int fixedpoint = op->rq.mode == gemmi8_requant_fixedpoint;
   const struct gemmi8_qigemm_ukernels* iu = &cfg->igemm[cfg->mr - 1];
-  ctx.igemm = fixedpoint ? iu->fixedpoint : iu->fp32;
+  ctx.igemm = iu->out[fixedpoint ? gemmi8_qoutput_fixedpoint : gemmi8_qoutput_fp32];
   ctx.params.channel_stride = op->rq.per_channel ? 1 : 0;
   if (fixedpoint) {
     ctx.params.multiplier = op->rq.multiplier;

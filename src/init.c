@@ -1,7 +1,8 @@
 /*
- * Kernel selection: the family tables of every kernel set compiled in, and the
- * cascade that picks, once, the best of each family that the CPU supports and
- * GEMMI8_ISA allows.
+ * Kernel selection: the family tables, built from the kernel lists
+ * (kernels/<type>.inc) for the sets and types this build holds, and for each family
+ * the cascade that picks, once, its best set that the CPU supports and GEMMI8_ISA
+ * allows.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -33,201 +34,132 @@
 #endif
 #endif
 
-/* ---- family tables, per kernel set ------------------------------------------------ */
+/* ---- family tables, from the kernel lists ----------------------------------------- */
 
-/* The three outputs of one quantized tile / binary tile, by name. */
-/* the three outputs of a tile of kind gemm, igemm or pgemm */
-#define QKERNELS(type, kind, tile, isa)                          \
-  {gemmi8_##type##_##kind##_s32_ukernel_##tile##__##isa,         \
-   gemmi8_##type##_##kind##_fixedpoint_ukernel_##tile##__##isa,  \
-   gemmi8_##type##_##kind##_fp32_ukernel_##tile##__##isa}
-#define QGEMM(type, tile, isa) QKERNELS(type, gemm, tile, isa)
-#define QIGEMM(type, tile, isa) QKERNELS(type, igemm, tile, isa)
-#define QPGEMM(type, tile, isa) QKERNELS(type, pgemm, tile, isa)
-#define BGEMM(tile, isa)                                         \
-  {gemmi8_bin_gemm_s32_ukernel_##tile##__##isa,                  \
-   gemmi8_bin_gemm_f32_ukernel_##tile##__##isa,                  \
-   gemmi8_bin_gemm_bits_ukernel_##tile##__##isa}
+/* Each set's main tile, for the static assertions below. */
+#define GEMMI8_QSET(set, type, name, features, cores, mr, nr, kr, group, flags, pack) \
+  GEMMI8_IF_BUILT(set, type, enum { type##_##set##_mr = mr, type##_##set##_nr = nr,   \
+                                    type##_##set##_kr = kr };)
+#define GEMMI8_QEND(set, type)
+#define GEMMI8_QHELPER(set, type, role, symbol, file)
+#define GEMMI8_QUKERNEL(set, type, kind, out, mr, nr, kr, isa, symbol, file)
+#define GEMMI8_BSET(set, name, features, mr, nr, kr) \
+  GEMMI8_IF_BUILT(set, bin, enum { bin_##set##_mr = mr, bin_##set##_nr = nr, bin_##set##_kr = kr };)
+#define GEMMI8_BEND(set)
+#define GEMMI8_BHELPER(set, role, symbol, file)
+#define GEMMI8_BUKERNEL(set, out, mr, nr, kr, isa, symbol, file)
+#include "qu8.inc"
+#include "qs8.inc"
+#include "bin.inc"
+#undef GEMMI8_QSET
+#undef GEMMI8_QUKERNEL
+#undef GEMMI8_BSET
+#undef GEMMI8_BUKERNEL
 
-static const struct gemmi8_qgemm_config qu8_generic = {
-    .isa = "generic", .mr = 4, .nr = 8, .kr = 4, .column_bytes = 8,
-    .pack = gemmi8_qpack_goi__generic,
-    .gemm = {[3] = QGEMM(qu8, 4x8c4, generic)},
-    .igemm = {[3] = QIGEMM(qu8, 4x8c4, generic)}};
-static const struct gemmi8_qgemm_config qs8_generic = {
-    .isa = "generic", .mr = 4, .nr = 8, .kr = 4, .column_bytes = 4,
-    .pack = gemmi8_qpack_goi__generic,
-    .gemm = {[3] = QGEMM(qs8, 4x8c4, generic)},
-    .igemm = {[3] = QIGEMM(qs8, 4x8c4, generic)}};
-static const struct gemmi8_bgemm_config bin_generic = {
-    .isa = "generic", .mr = 4, .nr = 4, .kr = 1,
-    .pack = gemmi8_bpack_words__generic,
-    .gemm = {[3] = BGEMM(4x4, generic)},
-    .binarize_f32 = gemmi8_binarize_f32__generic,
-    .binarize_s8 = gemmi8_binarize_s8__generic,
-    .binarize_u8 = gemmi8_binarize_u8__generic};
+/* A kernel's tile agrees with its set: the same NR and KR, MR within the set's (the
+ * main tile for pgemm), MR within GEMMI8_MAX_MR. */
+#define GEMMI8_QSET(set, type, ...)
+#define GEMMI8_QUKERNEL(set, type, kind, out, mr, nr, kr, isa, symbol, file)                   \
+  GEMMI8_IF_BUILT(set, type,                                                                 \
+                  _Static_assert(nr == type##_##set##_nr && kr == type##_##set##_kr &&       \
+                                     mr <= type##_##set##_mr && mr <= GEMMI8_MAX_MR &&       \
+                                     (!GEMMI8_KIND_IS_pgemm_##kind || mr == type##_##set##_mr), \
+                                 #symbol ": its tile agrees with its set's");)
+#define GEMMI8_KIND_IS_pgemm_gemm 0
+#define GEMMI8_KIND_IS_pgemm_igemm 0
+#define GEMMI8_KIND_IS_pgemm_pgemm 1
+#define GEMMI8_BSET(set, ...)
+#define GEMMI8_BUKERNEL(set, out, mr, nr, kr, isa, symbol, file)                          \
+  GEMMI8_IF_BUILT(set, bin,                                                               \
+                  _Static_assert(nr == bin_##set##_nr && kr == bin_##set##_kr &&          \
+                                     mr <= bin_##set##_mr && mr <= GEMMI8_MAX_MR,         \
+                                 #symbol ": its tile agrees with its set's");)
+#include "qu8.inc"
+#include "qs8.inc"
+#include "bin.inc"
+#undef GEMMI8_QSET
+#undef GEMMI8_QEND
+#undef GEMMI8_QUKERNEL
+#undef GEMMI8_QHELPER
+#undef GEMMI8_BSET
+#undef GEMMI8_BEND
+#undef GEMMI8_BUKERNEL
+#undef GEMMI8_BHELPER
 
-#if defined(__x86_64__)
-/* AVX2: int16 weights (vpmaddwd), 6x16 tiles. The kernel has a k loop per row count
- * and multiplies only the tile's rows, so it is its own small-M kernel: separate 1-,
- * 2- and 4-row instantiations measured no faster at M = 1..4 (the M = 1 loop streams
- * int16 weights at the cache's bandwidth) and cost 110 KB. */
-#define AVX2_Q8(type)                                                              \
-  {.isa = "avx2", .mr = 6, .nr = 16, .kr = 2, .column_bytes = 4, .weight_bytes = 2, \
-   .pack = gemmi8_qpack_goi_s16__generic,                                           \
-   .gemm = {[5] = QGEMM(type, 6x16c2, avx2)},                                     \
-   .igemm = {[5] = QIGEMM(type, 6x16c2, avx2)}}
-static const struct gemmi8_qgemm_config qu8_avx2 = AVX2_Q8(qu8);
-static const struct gemmi8_qgemm_config qs8_avx2 = AVX2_Q8(qs8);
-static const struct gemmi8_bgemm_config bin_avx2 = {
-    .isa = "avx2", .mr = 4, .nr = 8, .kr = 1,
-    .pack = gemmi8_bpack_words__generic,
-    .gemm = {[3] = BGEMM(4x8, avx2)},
-    .binarize_f32 = gemmi8_binarize_f32__avx2,
-    .binarize_s8 = gemmi8_binarize_s8__avx2,
-    .binarize_u8 = gemmi8_binarize_u8__avx2};
+/* The tables: a set row opens an initializer, its kernel rows fill slots by tile
+ * height, kind and output (through the name their fields spell), its end closes it.
+ * Each family's array ends with an empty entry (isa NULL). */
+#define GEMMI8_QSET(set, type, name, features_, cores_, mr_, nr_, kr_, group_, flags_, pack_) \
+  GEMMI8_IF_BUILT(set, type, {.isa = name, .features = (features_), .cores = (cores_),      \
+                              .mr = mr_, .nr = nr_, .kr = kr_, .group = group_,              \
+                              .flags = (flags_), .pack = pack_,)
+#define GEMMI8_QUKERNEL(set, type, kind, output, mr, nr, kr, isa, symbol, file)         \
+  GEMMI8_IF_BUILT(set, type, GEMMI8_QSLOT_##kind(mr).out[gemmi8_qoutput_##output] =   \
+                                 GEMMI8_QUKERNEL_NAME(type, kind, output, mr, nr, kr, isa),)
+#define GEMMI8_QSLOT_gemm(mr) .gemm[mr - 1]
+#define GEMMI8_QSLOT_igemm(mr) .igemm[mr - 1]
+#define GEMMI8_QSLOT_pgemm(mr) .pgemm
+#define GEMMI8_QHELPER(set, type, role, symbol, file) GEMMI8_IF_BUILT(set, type, .role = symbol,)
+#define GEMMI8_QEND(set, type) GEMMI8_IF_BUILT(set, type, },)
+#define GEMMI8_BSET(set, name, features_, mr_, nr_, kr_)                                 \
+  GEMMI8_IF_BUILT(set, bin, {.isa = name, .features = (features_), .mr = mr_, .nr = nr_, \
+                             .kr = kr_, .pack = gemmi8_bpack_words__generic,)
+#define GEMMI8_BUKERNEL(set, output, mr, nr, kr, isa, symbol, file)                \
+  GEMMI8_IF_BUILT(set, bin, .gemm[mr - 1].out[gemmi8_boutput_##output] =         \
+                                GEMMI8_BUKERNEL_NAME(output, mr, nr, kr, isa),)
+#define GEMMI8_BHELPER(set, role, symbol, file) GEMMI8_IF_BUILT(set, bin, .role = symbol,)
+#define GEMMI8_BEND(set) GEMMI8_IF_BUILT(set, bin, },)
 
-/* AVX-512 VNNI: vpdpbusd on weights xor 0x80, row sums from the driver; 7x48 tiles
- * and 1, 2, 4-row tiles for small M. */
-#define AVX512VNNI_Q8(type)                                                           \
-  {.isa = "avx512vnni", .mr = 7, .nr = 48, .kr = 4, .column_bytes = 8, .xor_weights = 1, \
-   .scaled_row_sum = 1, .group = 16,                                                   \
-   .pack = gemmi8_qpack_goi__generic, .row_sum = gemmi8_##type##_rsum__avx512vnni,     \
-   .irow_sum = gemmi8_##type##_irsum__avx512vnni,                                      \
-   .prepare_fixedpoint = gemmi8_q8_prepare_fixedpoint__avx512vnni,                      \
-   .gemm = {[0] = QGEMM(type, 1x48c4, avx512vnni), [1] = QGEMM(type, 2x48c4, avx512vnni), \
-            [3] = QGEMM(type, 4x48c4, avx512vnni), [5] = QGEMM(type, 6x48c4, avx512vnni), \
-            [6] = QGEMM(type, 7x48c4, avx512vnni)},                                   \
-   .igemm = {[6] = QIGEMM(type, 7x48c4, avx512vnni)}}
-static const struct gemmi8_qgemm_config qu8_avx512vnni = AVX512VNNI_Q8(qu8);
-static const struct gemmi8_qgemm_config qs8_avx512vnni = AVX512VNNI_Q8(qs8);
+static const struct gemmi8_qgemm_config qu8_sets[] = {
+#include "qu8.inc"
+    {.isa = NULL}};
+static const struct gemmi8_qgemm_config qs8_sets[] = {
+#include "qs8.inc"
+    {.isa = NULL}};
+static const struct gemmi8_bgemm_config bin_sets[] = {
+#include "bin.inc"
+    {.isa = NULL}};
 
-/* Binary GEMM on AVX-512BW (vpshufb nibble popcounts) and on VPOPCNTDQ. */
-#define AVX512_BIN(name, set)                                 \
-  {.isa = name, .mr = 6, .nr = 32, .kr = 1,                  \
-   .pack = gemmi8_bpack_words__generic,                           \
-   .gemm = {[5] = BGEMM(6x32, set)},                               \
-   .binarize_f32 = gemmi8_binarize_f32__avx512bw,                 \
-   .binarize_s8 = gemmi8_binarize_s8__avx512bw,                   \
-   .binarize_u8 = gemmi8_binarize_u8__avx512bw}
-static const struct gemmi8_bgemm_config bin_avx512bw = AVX512_BIN("avx512bw", avx512bw);
-static const struct gemmi8_bgemm_config bin_avx512vpopcnt =
-    AVX512_BIN("avx512vpopcnt", avx512vpopcnt);
-#endif
+/* Every kernel of the lists by symbol, for the tests' messages. */
+struct kernel_symbol {
+  void (*fn)(void);
+  const char* name;
+};
+#undef GEMMI8_QSET
+#undef GEMMI8_QEND
+#undef GEMMI8_QUKERNEL
+#undef GEMMI8_QHELPER
+#undef GEMMI8_BSET
+#undef GEMMI8_BEND
+#undef GEMMI8_BUKERNEL
+#undef GEMMI8_BHELPER
+#define GEMMI8_QSET(set, type, ...)
+#define GEMMI8_QEND(set, type)
+#define GEMMI8_QUKERNEL(set, type, kind, out, mr, nr, kr, isa, symbol, file) \
+  GEMMI8_IF_BUILT(set, type, {(void (*)(void)) symbol, #symbol},)
+#define GEMMI8_QHELPER(set, type, role, symbol, file) \
+  GEMMI8_IF_BUILT(set, type, {(void (*)(void)) symbol, #symbol},)
+#define GEMMI8_BSET(set, ...)
+#define GEMMI8_BEND(set)
+#define GEMMI8_BUKERNEL(set, out, mr, nr, kr, isa, symbol, file) \
+  GEMMI8_IF_BUILT(set, bin, {(void (*)(void)) symbol, #symbol},)
+#define GEMMI8_BHELPER(set, role, symbol, file) \
+  GEMMI8_IF_BUILT(set, bin, {(void (*)(void)) symbol, #symbol},)
+static const struct kernel_symbol kernel_symbols[] = {
+#include "qu8.inc"
+#include "qs8.inc"
+#include "bin.inc"
+    {NULL, NULL}};
 
-#if defined(__arm__)
-/* ARMv7 NEON (kernels/aarch32): exact widening multiplies VMULL.S8 / VMULL.U8 with
- * pairwise accumulation (VPADAL) on the generic packer with KR = 8, NR = 4. qu8
- * multiplies the raw uint8 operands and takes the zero-point term coef * rowsum(a)
- * from the driver's row sums (as the AArch64 qu8 kernels do; NEON row sums for the
- * GEMM and through the convolution's indirection); qs8 multiplies int8 by
- * int8 and needs none. The 2x4c8 tile computes both rows (a row past mr aliases), so
- * M = 1 runs the 1x4c8 tile (half the multiplies; bench/MCA.md). The binary kernels
- * use the generic binary layout (same packer, NR = 4). */
-static const struct gemmi8_qgemm_config qu8_neon = {
-    .isa = "neon", .mr = 2, .nr = 4, .kr = 8, .column_bytes = 8,
-    .pack = gemmi8_qpack_goi__generic, .row_sum = gemmi8_qu8_rsum__neon,
-    .irow_sum = gemmi8_qu8_irsum__neon,
-    .gemm = {[0] = QGEMM(qu8, 1x4c8, neon), [1] = QGEMM(qu8, 2x4c8, neon)},
-    .igemm = {[1] = QIGEMM(qu8, 2x4c8, neon)}};
-static const struct gemmi8_qgemm_config qs8_neon = {
-    .isa = "neon", .mr = 2, .nr = 4, .kr = 8, .column_bytes = 4,
-    .pack = gemmi8_qpack_goi__generic,
-    .gemm = {[0] = QGEMM(qs8, 1x4c8, neon), [1] = QGEMM(qs8, 2x4c8, neon)},
-    .igemm = {[1] = QIGEMM(qs8, 2x4c8, neon)}};
-static const struct gemmi8_bgemm_config bin_neon = {
-    .isa = "neon", .mr = 4, .nr = 4, .kr = 1,
-    .pack = gemmi8_bpack_words__generic,
-    .gemm = {[3] = BGEMM(4x4, neon)},
-    .binarize_f32 = gemmi8_binarize_f32__generic,
-    .binarize_s8 = gemmi8_binarize_s8__generic,
-    .binarize_u8 = gemmi8_binarize_u8__generic};
-#endif
-
-#if defined(__aarch64__)
-/* AArch64 (kernels/aarch64). qu8 kernels multiply the raw uint8 operands and take the
- * zero-point term coef * rowsum(a) from the driver's row sums; qs8 kernels multiply
- * int8 by int8 and need no row sums. Weights are stored as given (no xor). Every main
- * tile computes all of its rows (rows past mr alias), so each level has tiles of 1 and
- * 2 rows for small M (2 and 4 for i8mm, whose SMMLA takes rows in pairs) on the same
- * packing (bench/MCA.md). */
-/* Baseline ARMv8 NEON: widening multiplies (SMULL / UMULL) and pairwise adds; qs8
- * blocks the packer marks pair-safe add two products in 16 bits first (SMLAL2). */
-static const struct gemmi8_qgemm_config qu8_a64_neon = {
-    .isa = "neon", .mr = 4, .nr = 4, .kr = 16, .column_bytes = 8,
-    .pack = gemmi8_qpack_goi__generic, .row_sum = gemmi8_qu8_rsum__neon,
-    .gemm = {[0] = QGEMM(qu8, 1x4c16, neon), [1] = QGEMM(qu8, 2x4c16, neon),
-             [3] = QGEMM(qu8, 4x4c16, neon)},
-    .igemm = {[3] = QIGEMM(qu8, 4x4c16, neon)}};
-static const struct gemmi8_qgemm_config qs8_a64_neon = {
-    .isa = "neon", .mr = 4, .nr = 4, .kr = 16, .column_bytes = 4, .pair_mark = 1,
-    .pack = gemmi8_qpack_goi__generic,
-    .gemm = {[0] = QGEMM(qs8, 1x4c16, neon), [1] = QGEMM(qs8, 2x4c16, neon),
-             [3] = QGEMM(qs8, 4x4c16, neon)},
-    .igemm = {[3] = QIGEMM(qs8, 4x4c16, neon)}};
-/* ARMv8.2 dot product (SDOT / UDOT). */
-static const struct gemmi8_qgemm_config qu8_a64_neondot = {
-    .isa = "neondot", .mr = 4, .nr = 16, .kr = 4, .column_bytes = 8,
-    .pack = gemmi8_qpack_goi__generic, .row_sum = gemmi8_qu8_rsum__neon,
-    .gemm = {[0] = QGEMM(qu8, 1x16c4, neondot), [1] = QGEMM(qu8, 2x16c4, neondot),
-             [3] = QGEMM(qu8, 4x16c4, neondot)},
-    .igemm = {[3] = QIGEMM(qu8, 4x16c4, neondot)}};
-static const struct gemmi8_qgemm_config qs8_a64_neondot = {
-    .isa = "neondot", .mr = 4, .nr = 16, .kr = 4, .column_bytes = 4,
-    .pack = gemmi8_qpack_goi__generic,
-    .gemm = {[0] = QGEMM(qs8, 1x16c4, neondot), [1] = QGEMM(qs8, 2x16c4, neondot),
-             [3] = QGEMM(qs8, 4x16c4, neondot)},
-    .igemm = {[3] = QIGEMM(qs8, 4x16c4, neondot)}};
-/* The same kernels with the 4x16c4 loop for in-order cores that complete in order
- * (Cortex-A510, A520), taken at the neondot level when the system has such cores
- * (their loop is as fast on the out-of-order models, bench/MCA.md). */
-static const struct gemmi8_qgemm_config qu8_a64_neondot_a510 = {
-    .isa = "neondot-a510", .mr = 4, .nr = 16, .kr = 4, .column_bytes = 8,
-    .pack = gemmi8_qpack_goi__generic, .row_sum = gemmi8_qu8_rsum__neon,
-    .gemm = {[0] = QGEMM(qu8, 1x16c4, neondot), [1] = QGEMM(qu8, 2x16c4, neondot),
-             [3] = QGEMM(qu8, 4x16c4, neondot_a510)},
-    .igemm = {[3] = QIGEMM(qu8, 4x16c4, neondot)}};
-static const struct gemmi8_qgemm_config qs8_a64_neondot_a510 = {
-    .isa = "neondot-a510", .mr = 4, .nr = 16, .kr = 4, .column_bytes = 4,
-    .pack = gemmi8_qpack_goi__generic,
-    .gemm = {[0] = QGEMM(qs8, 1x16c4, neondot), [1] = QGEMM(qs8, 2x16c4, neondot),
-             [3] = QGEMM(qs8, 4x16c4, neondot_a510)},
-    .igemm = {[3] = QIGEMM(qs8, 4x16c4, neondot)}};
-
-/* ARMv8.6 int8 matrix multiply (SMMLA / UMMLA): 6x16 tiles, k groups of 8. */
-static const struct gemmi8_qgemm_config qu8_a64_i8mm = {
-    .isa = "i8mm", .mr = 6, .nr = 16, .kr = 8, .column_bytes = 8,
-    .pack = gemmi8_qpack_goi__generic, .row_sum = gemmi8_qu8_rsum__neon,
-    .gemm = {[1] = QGEMM(qu8, 2x16c8, i8mm), [3] = QGEMM(qu8, 4x16c8, i8mm),
-             [5] = QGEMM(qu8, 6x16c8, i8mm)},
-    .igemm = {[5] = QIGEMM(qu8, 6x16c8, i8mm)},
-    .pack_a = gemmi8_x8_packa_6c8__neon, .pgemm = QPGEMM(qu8, 6x16c8, i8mm)};
-static const struct gemmi8_qgemm_config qs8_a64_i8mm = {
-    .isa = "i8mm", .mr = 6, .nr = 16, .kr = 8, .column_bytes = 4,
-    .pack = gemmi8_qpack_goi__generic,
-    .gemm = {[1] = QGEMM(qs8, 2x16c8, i8mm), [3] = QGEMM(qs8, 4x16c8, i8mm),
-             [5] = QGEMM(qs8, 6x16c8, i8mm)},
-    .igemm = {[5] = QIGEMM(qs8, 6x16c8, i8mm)},
-    .pack_a = gemmi8_x8_packa_6c8__neon, .pgemm = QPGEMM(qs8, 6x16c8, i8mm)};
-/* binary kernels of every level: the generic packer with NR = 4 and depth words in
- * pairs (KR = 2), so that a row of A is read two words at a time, without a broadcast */
-static const struct gemmi8_bgemm_config bin_a64_neon = {
-    .isa = "neon", .mr = 4, .nr = 4, .kr = 2,
-    .pack = gemmi8_bpack_words__generic,
-    .gemm = {[3] = BGEMM(4x4c2, neon)}};
-#endif
+const char* gemmi8_kernel_symbol(void (*fn)(void))
+{
+  for (size_t i = 0; fn != NULL && kernel_symbols[i].fn != NULL; i++) {
+    if (kernel_symbols[i].fn == fn) return kernel_symbols[i].name;
+  }
+  return NULL;
+}
 
 /* ---- CPU features ----------------------------------------------------------------- */
-
-enum {
-  feature_avx2 = 1u << 0,          /* AVX2, FMA, BMI2 with ymm state */
-  feature_avx512bw = 1u << 1,      /* AVX-512 F, BW, DQ, VL with zmm state */
-  feature_avx512vnni = 1u << 2,
-  feature_avx512vpopcnt = 1u << 3, /* VPOPCNTDQ and BITALG */
-  feature_neon = 1u << 8,          /* ARMv7 NEON or AArch64 Advanced SIMD */
-  feature_neondot = 1u << 9,
-  feature_i8mm = 1u << 10,
-};
 
 #if defined(__x86_64__)
 static uint64_t xgetbv0(void)
@@ -255,17 +187,17 @@ static unsigned detect_features(void)
   const int avx512vnni = (ecx >> 11) & 1, avx512bitalg = (ecx >> 12) & 1;
   const int avx512vpopcntdq = (ecx >> 14) & 1;
   if (!(ymm_state && avx2 && fma && bmi2)) return f;
-  f |= feature_avx2;
+  f |= GEMMI8_F_AVX2;
   if (!(zmm_state && avx512f && avx512dq && avx512bw && avx512vl)) return f;
-  f |= feature_avx512bw;
-  if (avx512vnni) f |= feature_avx512vnni;
-  if (avx512vpopcntdq && avx512bitalg) f |= feature_avx512vpopcnt;
+  f |= GEMMI8_F_AVX512BW;
+  if (avx512vnni) f |= GEMMI8_F_AVX512VNNI;
+  if (avx512vpopcntdq && avx512bitalg) f |= GEMMI8_F_AVX512VPOPCNT;
   return f;
 }
 #elif defined(__arm__)
 static unsigned detect_features(void)
 {
-  return (getauxval(AT_HWCAP) & HWCAP_NEON) ? feature_neon : 0;
+  return (getauxval(AT_HWCAP) & HWCAP_NEON) ? GEMMI8_F_NEON : 0;
 }
 #elif defined(__aarch64__)
 static unsigned detect_features(void)
@@ -273,21 +205,17 @@ static unsigned detect_features(void)
   const unsigned long hwcap = getauxval(AT_HWCAP), hwcap2 = getauxval(AT_HWCAP2);
   unsigned f = 0;
   if (!(hwcap & HWCAP_ASIMD)) return f;
-  f |= feature_neon;
+  f |= GEMMI8_F_NEON;
   if (!(hwcap & HWCAP_ASIMDDP)) return f;
-  f |= feature_neondot;
-  if (hwcap2 & HWCAP2_I8MM) f |= feature_i8mm;
+  f |= GEMMI8_F_NEONDOT;
+  if (hwcap2 & HWCAP2_I8MM) f |= GEMMI8_F_I8MM;
   return f;
 }
 #else
 static unsigned detect_features(void) { return 0; }
 #endif
 
-/* Kinds of core a kernel set may be tuned for (cpu_cores: those the system has). */
-enum {
-  core_a510 = 1u << 0, /* Arm Cortex-A510, A520: in order, completing in order */
-};
-
+/* The kinds of core the system has (GEMMI8_CORE_*). */
 #if defined(__aarch64__) && defined(__linux__)
 /* The cores of the system, from the part numbers in each CPU's MIDR_EL1 as Linux shows
  * them (sysfs); none when the files are missing (an emulator, a container without
@@ -309,7 +237,7 @@ static unsigned detect_cores(void)
     if (fscanf(f, "%llx", &midr) == 1) {
       const unsigned implementer = (unsigned) (midr >> 24) & 0xff;
       const unsigned part = (unsigned) (midr >> 4) & 0xfff;
-      if (implementer == 0x41 && (part == 0xd46 || part == 0xd80)) cores |= core_a510;
+      if (implementer == 0x41 && (part == 0xd46 || part == 0xd80)) cores |= GEMMI8_CORE_A510;
     }
     fclose(f);
   }
@@ -321,9 +249,10 @@ static unsigned detect_cores(void) { return 0; }
 
 /* ---- levels and cascades --------------------------------------------------------------
  * A level (the names GEMMI8_ISA takes) is a set of features, each level a superset of
- * the one before. Each family takes, from its cascade, the last kernel set whose
- * features the CPU has and the level allows: a CPU with AVX-512BW and no VNNI gets
- * the AVX-512BW binary kernels and the AVX2 int8 kernels. */
+ * the one before; a build lists the levels of the sets it holds. Each family takes,
+ * from its cascade (its list, best first), the first kernel set whose features the
+ * level allows (and whose cores, if it names some, the system has): a CPU with
+ * AVX-512BW and no VNNI gets the AVX-512BW binary kernels and the AVX2 int8 kernels. */
 struct level {
   const char* name;
   unsigned features;
@@ -332,94 +261,70 @@ struct level {
 static const struct level levels[] = {
     {"generic", 0},
 #if defined(__x86_64__)
-    {"avx2", feature_avx2},
-    {"avx512bw", feature_avx2 | feature_avx512bw},
-    {"avx512vnni", feature_avx2 | feature_avx512bw | feature_avx512vnni},
-    {"avx512vpopcnt", feature_avx2 | feature_avx512bw | feature_avx512vnni | feature_avx512vpopcnt},
+#if GEMMI8_SET_avx2
+    {"avx2", GEMMI8_F_AVX2},
 #endif
-#if defined(__arm__)
-    {"neon", feature_neon},
+#if GEMMI8_SET_avx512bw
+    {"avx512bw", GEMMI8_F_AVX2 | GEMMI8_F_AVX512BW},
+#endif
+#if GEMMI8_SET_avx512vnni
+    {"avx512vnni", GEMMI8_F_AVX2 | GEMMI8_F_AVX512BW | GEMMI8_F_AVX512VNNI},
+#endif
+#if GEMMI8_SET_avx512vpopcnt
+    {"avx512vpopcnt",
+     GEMMI8_F_AVX2 | GEMMI8_F_AVX512BW | GEMMI8_F_AVX512VNNI | GEMMI8_F_AVX512VPOPCNT},
+#endif
+#endif
+#if defined(__arm__) && GEMMI8_SET_armv7neon
+    {"armv7neon", GEMMI8_F_NEON},
 #endif
 #if defined(__aarch64__)
-    {"neon", feature_neon},
-    {"neondot", feature_neon | feature_neondot},
-    {"i8mm", feature_neon | feature_neondot | feature_i8mm},
+#if GEMMI8_SET_neon
+    {"neon", GEMMI8_F_NEON},
+#endif
+#if GEMMI8_SET_neondot
+    {"neondot", GEMMI8_F_NEON | GEMMI8_F_NEONDOT},
+#endif
+#if GEMMI8_SET_i8mm
+    {"i8mm", GEMMI8_F_NEON | GEMMI8_F_NEONDOT | GEMMI8_F_I8MM},
+#endif
 #endif
 };
 #define LEVELS (sizeof(levels) / sizeof(levels[0]))
 
-struct qcandidate {
-  const struct gemmi8_qgemm_config* qu8;
-  const struct gemmi8_qgemm_config* qs8;
-  unsigned features;
-  /* 0, or the cores (core_*) of which the system must have one for this set to be
-   * preferred to the sets before it */
-  unsigned cores;
-};
-
-struct bcandidate {
-  const struct gemmi8_bgemm_config* bin;
-  unsigned features;
-};
-
-/* best last */
-static const struct qcandidate qcandidates[] = {
-    {&qu8_generic, &qs8_generic, 0, 0},
-#if defined(__x86_64__)
-    {&qu8_avx2, &qs8_avx2, feature_avx2, 0},
-    {&qu8_avx512vnni, &qs8_avx512vnni, feature_avx2 | feature_avx512bw | feature_avx512vnni, 0},
-#endif
-#if defined(__arm__)
-    {&qu8_neon, &qs8_neon, feature_neon, 0},
-#endif
-#if defined(__aarch64__)
-    {&qu8_a64_neon, &qs8_a64_neon, feature_neon, 0},
-    {&qu8_a64_neondot, &qs8_a64_neondot, feature_neon | feature_neondot, 0},
-    {&qu8_a64_neondot_a510, &qs8_a64_neondot_a510, feature_neon | feature_neondot, core_a510},
-    {&qu8_a64_i8mm, &qs8_a64_i8mm, feature_neon | feature_neondot | feature_i8mm, 0},
-#endif
-};
-
-static const struct bcandidate bcandidates[] = {
-    {&bin_generic, 0},
-#if defined(__x86_64__)
-    {&bin_avx2, feature_avx2},
-    {&bin_avx512bw, feature_avx2 | feature_avx512bw},
-    {&bin_avx512vpopcnt, feature_avx2 | feature_avx512bw | feature_avx512vpopcnt},
-#endif
-#if defined(__arm__)
-    {&bin_neon, feature_neon},
-#endif
-#if defined(__aarch64__)
-    {&bin_a64_neon, feature_neon},
-#endif
-};
-#define QCANDIDATES (sizeof(qcandidates) / sizeof(qcandidates[0]))
-#define BCANDIDATES (sizeof(bcandidates) / sizeof(bcandidates[0]))
-
 static unsigned cpu_features;
 static unsigned cpu_cores;
-static struct gemmi8_config selected;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static const char* level_name;
+static gemmi8_status env_status = gemmi8_status_success;
+/* the features the families may use, and the cores they may be tuned for */
+static unsigned allowed_features;
+static unsigned allowed_cores;
+static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
 
 static int subset(unsigned needed, unsigned allowed) { return (needed & ~allowed) == 0; }
 
-/* Fills the tables for the features allowed, on a system with the cores given. */
-static void fill(unsigned allowed, unsigned cores)
+static int takes(unsigned features, unsigned cores, unsigned allowed, unsigned system_cores)
 {
-  for (size_t i = 0; i < LEVELS; i++) {
-    if (subset(levels[i].features, allowed)) selected.isa = levels[i].name;
+  return subset(features, allowed) && (cores == 0 || (cores & system_cores) != 0);
+}
+
+/* The first set of a cascade that the features and cores allow (generic is last and
+ * needs nothing); NULL for a type the build does not hold. */
+static const struct gemmi8_qgemm_config* qpick(const struct gemmi8_qgemm_config* sets,
+                                               unsigned allowed, unsigned cores)
+{
+  for (size_t i = 0; sets[i].isa != NULL; i++) {
+    if (takes(sets[i].features, sets[i].cores, allowed, cores)) return &sets[i];
   }
-  for (size_t i = 0; i < QCANDIDATES; i++) {
-    if (subset(qcandidates[i].features, allowed) &&
-        (qcandidates[i].cores == 0 || (qcandidates[i].cores & cores) != 0)) {
-      selected.qu8 = qcandidates[i].qu8;
-      selected.qs8 = qcandidates[i].qs8;
-    }
+  return NULL;
+}
+
+static const struct gemmi8_bgemm_config* bpick(unsigned allowed)
+{
+  for (size_t i = 0; bin_sets[i].isa != NULL; i++) {
+    if (subset(bin_sets[i].features, allowed)) return &bin_sets[i];
   }
-  for (size_t i = 0; i < BCANDIDATES; i++) {
-    if (subset(bcandidates[i].features, allowed)) selected.bin = bcandidates[i].bin;
-  }
+  return NULL;
 }
 
 static const struct level* find_level(const char* name)
@@ -430,9 +335,14 @@ static const struct level* find_level(const char* name)
   return NULL;
 }
 
-static gemmi8_status env_status = gemmi8_status_success;
+static void set_level(unsigned allowed)
+{
+  for (size_t i = 0; i < LEVELS; i++) {
+    if (subset(levels[i].features, allowed)) level_name = levels[i].name;
+  }
+}
 
-static void select_config(void)
+static void detect(void)
 {
   cpu_features = detect_features();
   cpu_cores = detect_cores();
@@ -448,23 +358,86 @@ static void select_config(void)
       allowed = forced->features;
     }
   }
-  fill(allowed, cpu_cores);
+  allowed_features = allowed;
+  allowed_cores = cpu_cores;
+  set_level(allowed);
   if (env_status != gemmi8_status_success) {
     /* the one message the library prints: a forced level that was not honoured */
     fprintf(stderr, "gemmi8: GEMMI8_ISA=%s ignored (%s); using %s\n", name,
             env_status == gemmi8_status_invalid_parameter ? "not a level of this build"
                                                           : "not supported by this CPU",
-            selected.isa);
+            level_name);
   }
 }
 
-const struct gemmi8_config* gemmi8_get_config(void)
+/* Each family's choice, made once on its first call (and again by the tests' forcing). */
+static const struct gemmi8_qgemm_config* qu8_chosen;
+static const struct gemmi8_qgemm_config* qs8_chosen;
+static const struct gemmi8_qgemm_config* qu8s8_chosen;
+static const struct gemmi8_bgemm_config* bin_chosen;
+static pthread_once_t qu8_once = PTHREAD_ONCE_INIT, qs8_once = PTHREAD_ONCE_INIT;
+static pthread_once_t qu8s8_once = PTHREAD_ONCE_INIT, bin_once = PTHREAD_ONCE_INIT;
+
+static void choose_qu8(void)
 {
-  pthread_once(&once, select_config);
-  return &selected;
+  pthread_once(&detect_once, detect);
+  qu8_chosen = GEMMI8_TYPE_qu8 ? qpick(qu8_sets, allowed_features, allowed_cores) : NULL;
+}
+static void choose_qs8(void)
+{
+  pthread_once(&detect_once, detect);
+  qs8_chosen = GEMMI8_TYPE_qs8 ? qpick(qs8_sets, allowed_features, allowed_cores) : NULL;
+}
+/* qu8s8 runs the qu8 tables on its own packed weights */
+static void choose_qu8s8(void)
+{
+  pthread_once(&detect_once, detect);
+  qu8s8_chosen = GEMMI8_TYPE_qu8s8 ? qpick(qu8_sets, allowed_features, allowed_cores) : NULL;
+}
+static void choose_bin(void)
+{
+  pthread_once(&detect_once, detect);
+  bin_chosen = GEMMI8_TYPE_bin ? bpick(allowed_features) : NULL;
 }
 
-const char* gemmi8_isa_name(void) { return gemmi8_get_config()->isa; }
+const struct gemmi8_qgemm_config* gemmi8_qu8_config(void)
+{
+  pthread_once(&qu8_once, choose_qu8);
+  return qu8_chosen;
+}
+const struct gemmi8_qgemm_config* gemmi8_qs8_config(void)
+{
+  pthread_once(&qs8_once, choose_qs8);
+  return qs8_chosen;
+}
+const struct gemmi8_qgemm_config* gemmi8_qu8s8_config(void)
+{
+  pthread_once(&qu8s8_once, choose_qu8s8);
+  return qu8s8_chosen;
+}
+const struct gemmi8_bgemm_config* gemmi8_bin_config(void)
+{
+  pthread_once(&bin_once, choose_bin);
+  return bin_chosen;
+}
+
+const struct gemmi8_qgemm_config* gemmi8_qconfig(uint32_t type)
+{
+  switch (type) {
+    case gemmi8_type_qu8: return gemmi8_qu8_config();
+    case gemmi8_type_qs8: return gemmi8_qs8_config();
+    case gemmi8_type_qu8s8: return gemmi8_qu8s8_config();
+    default: return NULL;
+  }
+}
+
+const char* gemmi8_level_name(void)
+{
+  pthread_once(&detect_once, detect);
+  return level_name;
+}
+
+const char* gemmi8_isa_name(void) { return gemmi8_level_name(); }
 
 const char* const* gemmi8_isa_compiled(void)
 {
@@ -474,9 +447,28 @@ const char* const* gemmi8_isa_compiled(void)
   return names;
 }
 
+const char* const* gemmi8_types_compiled(void)
+{
+  static const char* const names[] = {
+#if GEMMI8_TYPE_qu8
+      "qu8",
+#endif
+#if GEMMI8_TYPE_qs8
+      "qs8",
+#endif
+#if GEMMI8_TYPE_qu8s8
+      "qu8s8",
+#endif
+#if GEMMI8_TYPE_bin
+      "bin",
+#endif
+      NULL};
+  return names;
+}
+
 gemmi8_status gemmi8_isa_available(const char* name)
 {
-  gemmi8_get_config();
+  pthread_once(&detect_once, detect);
   const struct level* l = find_level(name);
   if (l == NULL) return gemmi8_status_invalid_parameter;
   return subset(l->features, cpu_features) ? gemmi8_status_success
@@ -485,41 +477,68 @@ gemmi8_status gemmi8_isa_available(const char* name)
 
 gemmi8_status gemmi8_isa_env_status(void)
 {
-  gemmi8_get_config();
+  pthread_once(&detect_once, detect);
   return env_status;
 }
 
+/* ---- for the tests ------------------------------------------------------------------ */
+
 int gemmi8_isa_supported(const char* name)
 {
-  gemmi8_get_config();
+  pthread_once(&detect_once, detect);
   const struct level* l = find_level(name);
   return l != NULL && subset(l->features, cpu_features);
 }
 
+/* Every family chooses again for the features and cores given. */
+static void refill(unsigned allowed, unsigned cores)
+{
+  gemmi8_qu8_config();
+  gemmi8_qs8_config();
+  gemmi8_qu8s8_config();
+  gemmi8_bin_config();
+  allowed_features = allowed;
+  allowed_cores = cores;
+  set_level(allowed);
+  qu8_chosen = GEMMI8_TYPE_qu8 ? qpick(qu8_sets, allowed, cores) : NULL;
+  qs8_chosen = GEMMI8_TYPE_qs8 ? qpick(qs8_sets, allowed, cores) : NULL;
+  qu8s8_chosen = GEMMI8_TYPE_qu8s8 ? qpick(qu8_sets, allowed, cores) : NULL;
+  bin_chosen = GEMMI8_TYPE_bin ? bpick(allowed) : NULL;
+}
+
 int gemmi8_isa_force(const char* name)
 {
-  gemmi8_get_config();
+  pthread_once(&detect_once, detect);
   const struct level* l = find_level(name);
   if (l == NULL || !subset(l->features, cpu_features)) return -1;
-  fill(l->features, cpu_cores);
+  refill(l->features, cpu_cores);
   return 0;
 }
 
-const char* gemmi8_isa_tuned_at(size_t i)
+/* the sets tuned for particular cores: qu8's and qs8's lists name the same ones */
+static const struct gemmi8_qgemm_config* tuned_at(size_t i)
 {
-  for (size_t c = 0; c < QCANDIDATES; c++) {
-    if (qcandidates[c].cores != 0 && i-- == 0) return qcandidates[c].qs8->isa;
+  const struct gemmi8_qgemm_config* sets = GEMMI8_KERNELS_qs8 ? qs8_sets : qu8_sets;
+  for (size_t c = 0; sets[c].isa != NULL; c++) {
+    if (sets[c].cores != 0 && i-- == 0) return &sets[c];
   }
   return NULL;
 }
 
+const char* gemmi8_isa_tuned_at(size_t i)
+{
+  const struct gemmi8_qgemm_config* cfg = tuned_at(i);
+  return cfg != NULL ? cfg->isa : NULL;
+}
+
 int gemmi8_isa_force_tuned(const char* name)
 {
-  gemmi8_get_config();
-  for (size_t c = 0; c < QCANDIDATES; c++) {
-    if (qcandidates[c].cores == 0 || strcmp(qcandidates[c].qs8->isa, name) != 0) continue;
-    if (!subset(qcandidates[c].features, cpu_features)) return -1;
-    fill(qcandidates[c].features, qcandidates[c].cores);
+  pthread_once(&detect_once, detect);
+  for (size_t i = 0; tuned_at(i) != NULL; i++) {
+    const struct gemmi8_qgemm_config* cfg = tuned_at(i);
+    if (strcmp(cfg->isa, name) != 0) continue;
+    if (!subset(cfg->features, cpu_features)) return -1;
+    refill(cfg->features, cfg->cores);
     return 0;
   }
   return -1;
@@ -527,32 +546,34 @@ int gemmi8_isa_force_tuned(const char* name)
 
 const struct gemmi8_qgemm_config* gemmi8_qgemm_config_at(uint32_t type, size_t i, int* supported)
 {
-  if (i >= QCANDIDATES) return NULL;
-  gemmi8_get_config();
-  if (supported != NULL) *supported = subset(qcandidates[i].features, cpu_features);
-  return type == gemmi8_type_qu8 ? qcandidates[i].qu8 : qcandidates[i].qs8;
+  const struct gemmi8_qgemm_config* sets = type == gemmi8_type_qs8 ? qs8_sets : qu8_sets;
+  for (size_t c = 0; c <= i; c++) {
+    if (sets[c].isa == NULL) return NULL;
+  }
+  pthread_once(&detect_once, detect);
+  if (supported != NULL) *supported = subset(sets[i].features, cpu_features);
+  return &sets[i];
 }
 
 const struct gemmi8_bgemm_config* gemmi8_bgemm_config_at(size_t i, int* supported)
 {
-  if (i >= BCANDIDATES) return NULL;
-  gemmi8_get_config();
-  if (supported != NULL) *supported = subset(bcandidates[i].features, cpu_features);
-  return bcandidates[i].bin;
+  for (size_t c = 0; c <= i; c++) {
+    if (bin_sets[c].isa == NULL) return NULL;
+  }
+  pthread_once(&detect_once, detect);
+  if (supported != NULL) *supported = subset(bin_sets[i].features, cpu_features);
+  return &bin_sets[i];
 }
 
 int gemmi8_isa_plan(const char* name, const char** qu8, const char** qs8, const char** bin)
 {
   const struct level* l = find_level(name);
   if (l == NULL) return -1;
-  for (size_t i = 0; i < QCANDIDATES; i++) {
-    if (subset(qcandidates[i].features, l->features) && qcandidates[i].cores == 0) {
-      *qu8 = qcandidates[i].qu8->isa;
-      *qs8 = qcandidates[i].qs8->isa;
-    }
-  }
-  for (size_t i = 0; i < BCANDIDATES; i++) {
-    if (subset(bcandidates[i].features, l->features)) *bin = bcandidates[i].bin->isa;
-  }
+  const struct gemmi8_qgemm_config* u = qpick(qu8_sets, l->features, 0);
+  const struct gemmi8_qgemm_config* s = qpick(qs8_sets, l->features, 0);
+  const struct gemmi8_bgemm_config* b = bpick(l->features);
+  *qu8 = u != NULL ? u->isa : NULL;
+  *qs8 = s != NULL ? s->isa : NULL;
+  *bin = b != NULL ? b->isa : NULL;
   return 0;
 }

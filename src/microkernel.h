@@ -9,6 +9,7 @@
 #define GEMMI8_MICROKERNEL_H
 
 #include "common.h"
+#include "select.h"
 
 /* * A quantized microkernel computes an mr x nr tile (mr <= MR, nr <= NR) of C over
  * the whole depth k from a (mr rows, row stride a_stride bytes) and one packed
@@ -89,135 +90,83 @@ typedef void (*gemmi8_bgemm_ukernel_fn)(size_t mr, size_t nr, size_t k, const ui
                                         size_t a_stride, const void* w, void* c,
                                         size_t c_stride, const struct gemmi8_bparams* params);
 
-#define GEMMI8_DECLARE_QGEMM_UKERNEL(fn)                                                   \
-  GEMMI8_INTERNAL void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride,  \
-                          const void* w, void* c, size_t c_stride,                         \
-                          const struct gemmi8_qparams* params);
-#define GEMMI8_DECLARE_BGEMM_UKERNEL(fn)                                                   \
-  GEMMI8_INTERNAL void fn(size_t mr, size_t nr, size_t k, const uint64_t* a,               \
-                          size_t a_stride, const void* w, void* c, size_t c_stride,        \
-                          const struct gemmi8_bparams* params);
-
-/* The three outputs of one quantized tile: kind gemm (A in place) or pgemm (A in the
- * panels of config.h's pack_a). */
-#define GEMMI8_DECLARE_Q_UKERNELS(type, kind, tile, isa)                                      \
-  GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_##type##_##kind##_s32_ukernel_##tile##__##isa)        \
-  GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_##type##_##kind##_fixedpoint_ukernel_##tile##__##isa) \
-  GEMMI8_DECLARE_QGEMM_UKERNEL(gemmi8_##type##_##kind##_fp32_ukernel_##tile##__##isa)
-#define GEMMI8_DECLARE_QGEMM_UKERNELS(type, tile, isa) GEMMI8_DECLARE_Q_UKERNELS(type, gemm, tile, isa)
-#define GEMMI8_DECLARE_QPGEMM_UKERNELS(type, tile, isa) \
-  GEMMI8_DECLARE_Q_UKERNELS(type, pgemm, tile, isa)
 /* Packs m (<= MR) rows of k bytes of A, a_stride apart, into one panel. */
 typedef void (*gemmi8_packa_fn)(size_t m, size_t k, const void* a, size_t a_stride, void* panel);
-#define GEMMI8_DECLARE_PACKA(fn) \
-  GEMMI8_INTERNAL void fn(size_t m, size_t k, const void* a, size_t a_stride, void* panel);
-#define GEMMI8_DECLARE_BGEMM_UKERNELS(tile, isa)                          \
-  GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_s32_ukernel_##tile##__##isa) \
-  GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_f32_ukernel_##tile##__##isa) \
-  GEMMI8_DECLARE_BGEMM_UKERNEL(gemmi8_bin_gemm_bits_ukernel_##tile##__##isa)
-#define GEMMI8_DECLARE_QIGEMM_UKERNEL(fn)                                                  \
-  GEMMI8_INTERNAL void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a,  \
-                          const void* w, void* c, size_t c_stride, size_t a_offset,          \
-                          const void* zero, const struct gemmi8_qparams* params);
-#define GEMMI8_DECLARE_QIGEMM_UKERNELS(type, tile, isa)                   \
-  GEMMI8_DECLARE_QIGEMM_UKERNEL(gemmi8_##type##_igemm_s32_ukernel_##tile##__##isa)        \
-  GEMMI8_DECLARE_QIGEMM_UKERNEL(gemmi8_##type##_igemm_fixedpoint_ukernel_##tile##__##isa) \
-  GEMMI8_DECLARE_QIGEMM_UKERNEL(gemmi8_##type##_igemm_fp32_ukernel_##tile##__##isa)
 /* Sums of the rows of an igemm row tile (mr pointers per tap, rows of them summed:
  * ks taps of kc bytes each, a_offset added to every pointer but zero). */
 typedef void (*gemmi8_irow_sum_fn)(size_t mr, size_t rows, size_t kc, size_t ks,
                                    const void* const* a, size_t a_offset, const void* zero,
                                    int32_t* sums);
-#define GEMMI8_DECLARE_IROW_SUM(fn)                                                        \
+typedef void (*gemmi8_row_sum_fn)(size_t m, size_t k, const void* a, size_t a_stride,
+                                  int32_t* sums);
+
+/* ---- declarations, from the kernel lists (kernels/<type>.inc) --------------------- */
+
+#define GEMMI8_DECLARE_QGEMM_UKERNEL(fn)                                                   \
+  GEMMI8_INTERNAL void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride,  \
+                          const void* w, void* c, size_t c_stride,                         \
+                          const struct gemmi8_qparams* params);
+#define GEMMI8_DECLARE_QIGEMM_UKERNEL(fn)                                                  \
+  GEMMI8_INTERNAL void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a,  \
+                          const void* w, void* c, size_t c_stride, size_t a_offset,          \
+                          const void* zero, const struct gemmi8_qparams* params);
+#define GEMMI8_DECLARE_BGEMM_UKERNEL(fn)                                                   \
+  GEMMI8_INTERNAL void fn(size_t mr, size_t nr, size_t k, const uint64_t* a,               \
+                          size_t a_stride, const void* w, void* c, size_t c_stride,        \
+                          const struct gemmi8_bparams* params);
+#define GEMMI8_DECLARE_Q_gemm(fn) GEMMI8_DECLARE_QGEMM_UKERNEL(fn)
+#define GEMMI8_DECLARE_Q_pgemm(fn) GEMMI8_DECLARE_QGEMM_UKERNEL(fn)
+#define GEMMI8_DECLARE_Q_igemm(fn) GEMMI8_DECLARE_QIGEMM_UKERNEL(fn)
+#define GEMMI8_DECLARE_Q_row_sum(fn) \
+  GEMMI8_INTERNAL void fn(size_t m, size_t k, const void* a, size_t a_stride, int32_t* sums);
+#define GEMMI8_DECLARE_Q_irow_sum(fn)                                                      \
   GEMMI8_INTERNAL void fn(size_t mr, size_t rows, size_t kc, size_t ks, const void* const* a, \
                           size_t a_offset, const void* zero, int32_t* sums);
-#define GEMMI8_DECLARE_ROW_SUM(fn) \
-  GEMMI8_INTERNAL void fn(size_t m, size_t k, const void* a, size_t a_stride, int32_t* sums);
+#define GEMMI8_DECLARE_Q_prepare_fixedpoint(fn) \
+  GEMMI8_INTERNAL void fn(const struct gemmi8_qparams* p, size_t nr, void* out);
+#define GEMMI8_DECLARE_Q_pack_a(fn) \
+  GEMMI8_INTERNAL void fn(size_t m, size_t k, const void* a, size_t a_stride, void* panel);
+#define GEMMI8_DECLARE_B_binarize(fn)                                                   \
+  GEMMI8_INTERNAL void fn(size_t rows, size_t k, const void* x, size_t x_stride,          \
+                          uint8_t zero_point, uint64_t* out, size_t out_stride);
+#define GEMMI8_DECLARE_B_binarize_f32(fn) GEMMI8_DECLARE_B_binarize(fn)
+#define GEMMI8_DECLARE_B_binarize_s8(fn) GEMMI8_DECLARE_B_binarize(fn)
+#define GEMMI8_DECLARE_B_binarize_u8(fn) GEMMI8_DECLARE_B_binarize(fn)
 
-/* kernels/generic */
-GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 4x8c4, generic)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 4x8c4, generic)
-GEMMI8_DECLARE_QIGEMM_UKERNELS(qu8, 4x8c4, generic)
-GEMMI8_DECLARE_QIGEMM_UKERNELS(qs8, 4x8c4, generic)
-GEMMI8_DECLARE_BGEMM_UKERNELS(4x4, generic)
+/* The symbol a kernel row's fields spell: the tables name kernels through these, so
+ * that a row whose symbol and fields disagree does not compile. */
+#define GEMMI8_QUKERNEL_NAME(type, kind, out, mr, nr, kr, isa) \
+  gemmi8_##type##_##kind##_##out##_ukernel_##mr##x##nr##c##kr##__##isa
+#define GEMMI8_BTILE_1(mr, nr) mr##x##nr
+#define GEMMI8_BTILE_2(mr, nr) mr##x##nr##c2
+#define GEMMI8_BTILE_4(mr, nr) mr##x##nr##c4
+#define GEMMI8_BUKERNEL_NAME(out, mr, nr, kr, isa) \
+  GEMMI8_BUKERNEL_NAME_(out, GEMMI8_BTILE_##kr(mr, nr), isa)
+#define GEMMI8_BUKERNEL_NAME_(out, tile, isa) GEMMI8_BUKERNEL_NAME__(out, tile, isa)
+#define GEMMI8_BUKERNEL_NAME__(out, tile, isa) gemmi8_bin_gemm_##out##_ukernel_##tile##__##isa
 
-#if defined(__x86_64__)
-/* kernels/x86_avx2 */
-GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 6x16c2, avx2)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 6x16c2, avx2)
-GEMMI8_DECLARE_QIGEMM_UKERNELS(qu8, 6x16c2, avx2)
-GEMMI8_DECLARE_QIGEMM_UKERNELS(qs8, 6x16c2, avx2)
-GEMMI8_DECLARE_BGEMM_UKERNELS(4x8, avx2)
-/* kernels/x86_avx512 */
-GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 7x48c4, avx512vnni)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 7x48c4, avx512vnni)
-GEMMI8_DECLARE_QIGEMM_UKERNELS(qu8, 7x48c4, avx512vnni)
-GEMMI8_DECLARE_QIGEMM_UKERNELS(qs8, 7x48c4, avx512vnni)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 1x48c4, avx512vnni)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 1x48c4, avx512vnni)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 2x48c4, avx512vnni)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 2x48c4, avx512vnni)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 4x48c4, avx512vnni)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 4x48c4, avx512vnni)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 6x48c4, avx512vnni)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 6x48c4, avx512vnni)
-GEMMI8_DECLARE_ROW_SUM(gemmi8_qu8_rsum__avx512vnni)
-GEMMI8_INTERNAL void gemmi8_q8_prepare_fixedpoint__avx512vnni(const struct gemmi8_qparams* p,
-                                                             size_t nr, void* out);
-GEMMI8_DECLARE_ROW_SUM(gemmi8_qs8_rsum__avx512vnni)
-GEMMI8_DECLARE_IROW_SUM(gemmi8_qu8_irsum__avx512vnni)
-GEMMI8_DECLARE_IROW_SUM(gemmi8_qs8_irsum__avx512vnni)
-GEMMI8_DECLARE_BGEMM_UKERNELS(6x32, avx512bw)
-GEMMI8_DECLARE_BGEMM_UKERNELS(6x32, avx512vpopcnt)
-#endif
-
-#if defined(__arm__)
-/* kernels/aarch32 */
-GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 2x4c8, neon)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 2x4c8, neon)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 1x4c8, neon)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 1x4c8, neon)
-GEMMI8_DECLARE_QIGEMM_UKERNELS(qu8, 2x4c8, neon)
-GEMMI8_DECLARE_QIGEMM_UKERNELS(qs8, 2x4c8, neon)
-GEMMI8_DECLARE_ROW_SUM(gemmi8_qu8_rsum__neon)
-GEMMI8_DECLARE_IROW_SUM(gemmi8_qu8_irsum__neon)
-GEMMI8_DECLARE_BGEMM_UKERNELS(4x4, neon)
-#endif
-
-#if defined(__aarch64__)
-/* kernels/aarch64 */
-GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 4x4c16, neon)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 4x4c16, neon)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 4x16c4, neondot)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 4x16c4, neondot)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 6x16c8, i8mm)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 6x16c8, i8mm)
-GEMMI8_DECLARE_QIGEMM_UKERNELS(qu8, 4x4c16, neon)
-GEMMI8_DECLARE_QIGEMM_UKERNELS(qs8, 4x4c16, neon)
-GEMMI8_DECLARE_QIGEMM_UKERNELS(qu8, 4x16c4, neondot)
-GEMMI8_DECLARE_QIGEMM_UKERNELS(qs8, 4x16c4, neondot)
-GEMMI8_DECLARE_QIGEMM_UKERNELS(qu8, 6x16c8, i8mm)
-GEMMI8_DECLARE_QIGEMM_UKERNELS(qs8, 6x16c8, i8mm)
-/* small M */
-GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 1x4c16, neon)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 1x4c16, neon)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 2x4c16, neon)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 2x4c16, neon)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 1x16c4, neondot)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 1x16c4, neondot)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 2x16c4, neondot)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 2x16c4, neondot)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 2x16c8, i8mm)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 2x16c8, i8mm)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 4x16c8, i8mm)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 4x16c8, i8mm)
-GEMMI8_DECLARE_ROW_SUM(gemmi8_qu8_rsum__neon)
-GEMMI8_DECLARE_PACKA(gemmi8_x8_packa_6c8__neon)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qu8, 4x16c4, neondot_a510)
-GEMMI8_DECLARE_QGEMM_UKERNELS(qs8, 4x16c4, neondot_a510)
-GEMMI8_DECLARE_QPGEMM_UKERNELS(qu8, 6x16c8, i8mm)
-GEMMI8_DECLARE_QPGEMM_UKERNELS(qs8, 6x16c8, i8mm)
-GEMMI8_DECLARE_BGEMM_UKERNELS(4x4c2, neon)
-#endif
+#define GEMMI8_QSET(set, type, ...)
+#define GEMMI8_QEND(set, type)
+#define GEMMI8_QUKERNEL(set, type, kind, out, mr, nr, kr, isa, symbol, file) \
+  GEMMI8_IF_BUILT(set, type, GEMMI8_DECLARE_Q_##kind(symbol))
+#define GEMMI8_QHELPER(set, type, role, symbol, file) \
+  GEMMI8_IF_BUILT(set, type, GEMMI8_DECLARE_Q_##role(symbol))
+#define GEMMI8_BSET(set, ...)
+#define GEMMI8_BEND(set)
+#define GEMMI8_BUKERNEL(set, out, mr, nr, kr, isa, symbol, file) \
+  GEMMI8_IF_BUILT(set, bin, GEMMI8_DECLARE_BGEMM_UKERNEL(symbol))
+#define GEMMI8_BHELPER(set, role, symbol, file) \
+  GEMMI8_IF_BUILT(set, bin, GEMMI8_DECLARE_B_##role(symbol))
+#include "qu8.inc"
+#include "qs8.inc"
+#include "bin.inc"
+#undef GEMMI8_QSET
+#undef GEMMI8_QEND
+#undef GEMMI8_QUKERNEL
+#undef GEMMI8_QHELPER
+#undef GEMMI8_BSET
+#undef GEMMI8_BEND
+#undef GEMMI8_BUKERNEL
+#undef GEMMI8_BHELPER
 
 #endif

@@ -5,6 +5,7 @@
 #define GEMMI8_PACK_H
 
 #include "common.h"
+#include "microkernel.h" /* the binarizers of the kernel lists */
 
 /* Source view of B for the packers: element (n, k) of the logical N x K matrix. */
 struct gemmi8_qpack_source {
@@ -44,12 +45,6 @@ typedef void (*gemmi8_binarize_fn)(size_t rows, size_t k, const void* x, size_t 
 GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_f32__generic)
 GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_s8__generic)
 GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_u8__generic)
-GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_f32__avx2)
-GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_s8__avx2)
-GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_u8__avx2)
-GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_f32__avx512bw)
-GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_s8__avx512bw)
-GEMMI8_DECLARE_BINARIZE(gemmi8_binarize_u8__avx512bw)
 
 GEMMI8_INTERNAL void gemmi8_qpack_goi_s16__generic(const struct gemmi8_qgemm_config* cfg,
                                                    size_t n, size_t k,

@@ -156,10 +156,10 @@ static gemmi8_status check_gemm(enum gemmi8_type type, const struct gemmi8_qgemm
       .a_zp_min = type == gemmi8_type_qs8 ? -128 : 0,
       .a_zp_max = type == gemmi8_type_qs8 ? 127 : 255,
       /* without column coefficients there is no row-sum term at all */
-      .flags_allowed = cfg->column_bytes == 8
+      .flags_allowed = (cfg->flags & GEMMI8_QLAYOUT_COEF)
                            ? GEMMI8_PACKED_NO_ROW_SUM | GEMMI8_PACKED_UNIFORM_COEF
                            : GEMMI8_PACKED_NO_ROW_SUM,
-      .flags_required = cfg->column_bytes == 8 ? 0 : GEMMI8_PACKED_NO_ROW_SUM,
+      .flags_required = (cfg->flags & GEMMI8_QLAYOUT_COEF) ? 0 : GEMMI8_PACKED_NO_ROW_SUM,
   };
   if (!gemmi8_packed_valid(packed_b, &expect)) return gemmi8_status_invalid_parameter;
   return gemmi8_status_success;
@@ -236,22 +236,20 @@ gemmi8_status gemmi8_check_requant(const gemmi8_requant* rq, size_t n, int32_t l
   return gemmi8_status_invalid_parameter;
 }
 
-enum qgemm_output { output_s32, output_fixedpoint, output_fp32 };
-
 static gemmi8_qgemm_ukernel_fn output_kernel(const struct gemmi8_qgemm_ukernels* u,
-                                             enum qgemm_output output)
+                                             enum gemmi8_qoutput output)
 {
-  return output == output_s32 ? u->s32 : (output == output_fixedpoint ? u->fixedpoint : u->fp32);
+  return u->out[output];
 }
 
 static gemmi8_qgemm_ukernel_fn slot_kernel(const struct gemmi8_qgemm_config* cfg, size_t r,
-                                           enum qgemm_output output)
+                                           enum gemmi8_qoutput output)
 {
   return output_kernel(&cfg->gemm[r - 1], output);
 }
 
 /* Plans and runs a validated GEMM. */
-static gemmi8_status run(const struct gemmi8_qgemm_config* cfg, enum qgemm_output output,
+static gemmi8_status run(const struct gemmi8_qgemm_config* cfg, enum gemmi8_qoutput output,
                          size_t m, size_t n, size_t k, const void* a, size_t a_stride,
                          const void* packed_b, void* c, size_t c_stride, size_t c_size,
                          const gemmi8_requant* rq, int left_shift,
@@ -327,7 +325,7 @@ static gemmi8_status run(const struct gemmi8_qgemm_config* cfg, enum qgemm_outpu
     /* One coef for every column: the kernels add coef * rowsum without a vector
      * multiply. */
     ctx.params.row_sum_uniform =
-        cfg->scaled_row_sum && (h->flags & GEMMI8_PACKED_UNIFORM_COEF);
+        (cfg->flags & GEMMI8_QLAYOUT_UNIFORM_COEF) && (h->flags & GEMMI8_PACKED_UNIFORM_COEF);
     ctx.params.row_sum_coef = h->coef;
   }
   /* Workspace: panels of A, when the family packs A and a row tile meets three
@@ -384,15 +382,15 @@ static gemmi8_status qgemm(enum gemmi8_type type, size_t max_k, int32_t lo, int3
                            size_t c_stride, const gemmi8_parallel* parallel)
 {
   if (!gemmi8_parallel_valid(parallel)) return gemmi8_status_invalid_parameter;
-  const struct gemmi8_config* config = gemmi8_get_config();
-  const struct gemmi8_qgemm_config* cfg = type == gemmi8_type_qs8 ? config->qs8 : config->qu8;
+  const struct gemmi8_qgemm_config* cfg = gemmi8_qconfig((uint32_t) type);
+  if (cfg == NULL) return gemmi8_status_unsupported_parameter;
   gemmi8_status status = check_gemm(type, cfg, max_k, m, n, k, a, a_stride, packed_b, c,
                                     c_stride, 1);
   if (status != gemmi8_status_success) return status;
   int left_shift = 0;
   status = gemmi8_check_requant(rq, n, lo, hi, &left_shift);
   if (status != gemmi8_status_success) return status;
-  return run(cfg, rq->mode == gemmi8_requant_fixedpoint ? output_fixedpoint : output_fp32, m, n,
+  return run(cfg, rq->mode == gemmi8_requant_fixedpoint ? gemmi8_qoutput_fixedpoint : gemmi8_qoutput_fp32, m, n,
              k, a, a_stride, packed_b, c, c_stride, 1, rq, left_shift, parallel);
 }
 
@@ -401,12 +399,12 @@ static gemmi8_status qgemm_s32(enum gemmi8_type type, size_t max_k, size_t m, si
                                int32_t* c, size_t c_stride, const gemmi8_parallel* parallel)
 {
   if (!gemmi8_parallel_valid(parallel)) return gemmi8_status_invalid_parameter;
-  const struct gemmi8_config* config = gemmi8_get_config();
-  const struct gemmi8_qgemm_config* cfg = type == gemmi8_type_qs8 ? config->qs8 : config->qu8;
+  const struct gemmi8_qgemm_config* cfg = gemmi8_qconfig((uint32_t) type);
+  if (cfg == NULL) return gemmi8_status_unsupported_parameter;
   gemmi8_status status = check_gemm(type, cfg, max_k, m, n, k, a, a_stride, packed_b, c,
                                     c_stride, sizeof(int32_t));
   if (status != gemmi8_status_success) return status;
-  return run(cfg, output_s32, m, n, k, a, a_stride, packed_b, c, c_stride, sizeof(int32_t),
+  return run(cfg, gemmi8_qoutput_s32, m, n, k, a, a_stride, packed_b, c, c_stride, sizeof(int32_t),
              NULL, 0, parallel);
 }
 

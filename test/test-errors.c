@@ -700,7 +700,7 @@ void test_misc(void) {
       {"neondot", "neondot", "neondot", "neon"},
       {"i8mm", "i8mm", "i8mm", "neon"},
 #elif defined(__arm__)
-      {"neon", "neon", "neon", "neon"},
+      {"armv7neon", "armv7neon", "armv7neon", "armv7neon"},
 #endif
   };
   for (size_t i = 0; i < T_COUNT(plans); i++) {

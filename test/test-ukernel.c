@@ -374,7 +374,7 @@ static int qc_row_sum_null(const void* kernel) {
     t.n = m % 2 ? nr : nr + 3;
     t.k = m % 2 ? 2 * kr + 3 : 67;
     t.b_zp_mode = uk_bzp_tensor;
-    t.b_zp = kn->cfg->xor_weights ? 128 : 0;
+    t.b_zp = (kn->cfg->flags & GEMMI8_QLAYOUT_XOR) ? 128 : 0;
     if (!uk_qtest_run(kn, &t)) return 0;
   }
   return 1;
@@ -1069,7 +1069,7 @@ static int q_kernel(const uk_qkernel* kn, int supported) {
 static void q_tables(uint32_t type, unsigned long* skipped) {
   const int sgn = type == gemmi8_type_qs8;
   const char* family = sgn ? "qs8" : "qu8";
-  const struct gemmi8_config* in_use = gemmi8_get_config();
+  const struct gemmi8_qgemm_config* in_use = gemmi8_qconfig(type);
   int supported;
   for (size_t i = 0;; i++) {
     const struct gemmi8_qgemm_config* cfg = gemmi8_qgemm_config_at(type, i, &supported);
@@ -1085,8 +1085,8 @@ static void q_tables(uint32_t type, unsigned long* skipped) {
         if (packed && (r != cfg->mr || cfg->pack_a == NULL)) continue;
         const struct gemmi8_qgemm_ukernels* u = packed ? &cfg->pgemm : &cfg->gemm[r - 1];
         const struct gemmi8_qigemm_ukernels* iu = &cfg->igemm[r - 1];
-        const gemmi8_qgemm_ukernel_fn fns[] = {u->s32, u->fixedpoint, u->fp32};
-        const gemmi8_qigemm_ukernel_fn ifns[] = {iu->s32, iu->fixedpoint, iu->fp32};
+        const gemmi8_qgemm_ukernel_fn* fns = u->out;
+        const gemmi8_qigemm_ukernel_fn* ifns = iu->out;
         const char* kind = indirect ? "igemm" : (packed ? "pgemm" : "gemm");
         char tile[32];
         snprintf(tile, sizeof(tile), "%zux%uc%u", r, (unsigned) cfg->nr, (unsigned) cfg->kr);
@@ -1106,11 +1106,13 @@ static void q_tables(uint32_t type, unsigned long* skipped) {
           kn.packed_a = packed;
           snprintf(kn.path, sizeof(kn.path), "%s/%.24s/%s/%s%s", family, cfg->isa, tile,
                    indirect ? "igemm-" : (packed ? "pgemm-" : ""), q_out_names[o]);
+          const char* symbol = gemmi8_kernel_symbol(
+              indirect ? (void (*)(void)) ifns[o] : (void (*)(void)) fns[o]);
           snprintf(kn.name, sizeof(kn.name),
-                   "gemmi8_%s_%s_%s_ukernel_%s__%.24s (%s %s %s[%zu] of the %.24s table, "
-                   "MR %zu NR %u KR %u)",
-                   family, kind, q_out_names[o], tile, cfg->isa, family, q_out_names[o], kind,
-                   r - 1, cfg->isa, r, (unsigned) cfg->nr, (unsigned) cfg->kr);
+                   "%s (%s %s %s[%zu] of the %.24s table, MR %zu NR %u KR %u)",
+                   symbol != NULL ? symbol : "(not in the kernel lists)", family,
+                   q_out_names[o], kind, r - 1, cfg->isa, r, (unsigned) cfg->nr,
+                   (unsigned) cfg->kr);
           if (q_kernel(&kn, supported)) {
             tally.kernels++;
             if (!supported) tally.not_run++, note_tile(&tally, tile);
@@ -1139,7 +1141,7 @@ static void q_tables(uint32_t type, unsigned long* skipped) {
         }
       }
     }
-    if (cfg == (sgn ? in_use->qs8 : in_use->qu8)) {
+    if (cfg == in_use) {
       snprintf(name, sizeof(name), "%s/%.24s/pack/header", family, cfg->isa);
       if (matches(name)) run_case(name, pc_header, &q);
     }
@@ -1160,7 +1162,7 @@ static void b_tables(unsigned long* skipped) {
     memset(&tally, 0, sizeof(tally));
     for (size_t r = 1; r <= GEMMI8_MAX_MR; r++) {
       const struct gemmi8_bgemm_ukernels* u = &cfg->gemm[r - 1];
-      const gemmi8_bgemm_ukernel_fn fns[] = {u->s32, u->f32, u->bits};
+      const gemmi8_bgemm_ukernel_fn* fns = u->out;
       char tile[32];
       if (cfg->kr > 1) {
         snprintf(tile, sizeof(tile), "%zux%uc%u", r, (unsigned) cfg->nr, (unsigned) cfg->kr);
@@ -1176,11 +1178,10 @@ static void b_tables(unsigned long* skipped) {
         kn.output = (enum uk_boutput) o;
         kn.fn = fns[o];
         snprintf(kn.path, sizeof(kn.path), "bin/%.24s/%s/%s", cfg->isa, tile, b_out_names[o]);
-        snprintf(kn.name, sizeof(kn.name),
-                 "gemmi8_bin_gemm_%s_ukernel_%s__%.24s (bin %s gemm[%zu] of the %.24s table, "
-                 "MR %zu NR %u)",
-                 b_out_names[o], tile, cfg->isa, b_out_names[o], r - 1, cfg->isa, r,
-                 (unsigned) cfg->nr);
+        const char* symbol = gemmi8_kernel_symbol((void (*)(void)) fns[o]);
+        snprintf(kn.name, sizeof(kn.name), "%s (bin %s gemm[%zu] of the %.24s table, MR %zu NR %u)",
+                 symbol != NULL ? symbol : "(not in the kernel lists)", b_out_names[o], r - 1,
+                 cfg->isa, r, (unsigned) cfg->nr);
         int any = 0;
         char name[256];
         for (size_t c = 0; c < T_COUNT(bcases); c++) {
@@ -1215,9 +1216,25 @@ unsigned long test_ukernel(uint64_t seed) {
   sigemptyset(&crash.sa_mask);
   sigaction(SIGSEGV, &crash, &old_segv);
   sigaction(SIGBUS, &crash, &old_bus);
-  q_tables(gemmi8_type_qu8, &skipped);
-  q_tables(gemmi8_type_qs8, &skipped);
-  b_tables(&skipped);
+  /* the kernel lists this build compiled (make TYPES=...): qu8's serve qu8s8 too */
+  if (t_type_built("qu8") || t_type_built("qu8s8")) {
+    q_tables(gemmi8_type_qu8, &skipped);
+  } else if (!list_only) {
+    printf("   skipped: the qu8 kernels (not in this build)\n");
+    skipped++;
+  }
+  if (t_type_built("qs8")) {
+    q_tables(gemmi8_type_qs8, &skipped);
+  } else if (!list_only) {
+    printf("   skipped: the qs8 kernels (not in this build)\n");
+    skipped++;
+  }
+  if (t_type_built("bin")) {
+    b_tables(&skipped);
+  } else if (!list_only) {
+    printf("   skipped: the bin kernels (not in this build)\n");
+    skipped++;
+  }
   uk_tester_release();
   sigaction(SIGSEGV, &old_segv, NULL);
   sigaction(SIGBUS, &old_bus, NULL);

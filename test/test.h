@@ -34,6 +34,12 @@ const char* t_isa(void);
 const char* t_isa_level(void);
 void t_isa_return(void);
 
+/* 1 if this build holds the type ("qu8", "qs8", "qu8s8", "bin": gemmi8_types_compiled). */
+int t_type_built(const char* type);
+/* Counts one test skipped because the build lacks a type, printing why once per
+ * distinct reason. */
+void t_skip_type(const char* type, const char* what);
+
 /* Records one passed check. */
 void t_pass(void);
 
@@ -159,6 +165,7 @@ void t_fence_free(t_fence* f);
 /* ---- test groups (one file each) ----------------------------------------------- */
 
 void test_reference_self(void);      /* test-requant.c, run once before the ISAs */
+void test_build(void);               /* test-build.c: what the build holds, kernel lists */
 void test_misc(void);                /* test-errors.c: status strings, version, ISA name */
 void test_errors(void);              /* test-errors.c: bad inputs of every entry point */
 void test_quantize_multiplier(void); /* test-requant.c */

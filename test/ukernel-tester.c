@@ -125,13 +125,13 @@ void uk_q_header(const struct gemmi8_qgemm_config* cfg, int is_signed, size_t n,
                  const int32_t* b_zp, uint32_t* flags, int32_t* coef) {
   /* coef = (B - w) - b_zp: the weights are stored as given, or xor 0x80, which is
    * B - 128 on uint8 and B + 128 on int8 */
-  const int32_t delta = cfg->xor_weights ? (is_signed ? -128 : 128) : 0;
+  const int32_t delta = (cfg->flags & GEMMI8_QLAYOUT_XOR) ? (is_signed ? -128 : 128) : 0;
   const int32_t coef0 = delta - (b_zp != NULL ? b_zp[0] : 0);
   int uniform = 1;
   for (size_t j = 1; j < n; j++) uniform &= delta - (b_zp != NULL ? b_zp[j] : 0) == coef0;
   *flags = 0;
   *coef = 0;
-  if (cfg->column_bytes != 8) {
+  if (!(cfg->flags & GEMMI8_QLAYOUT_COEF)) {
     *flags = GEMMI8_PACKED_NO_ROW_SUM; /* no coef in the layout */
   } else if (uniform) {
     *flags = coef0 == 0 ? GEMMI8_PACKED_NO_ROW_SUM : GEMMI8_PACKED_UNIFORM_COEF;
@@ -550,7 +550,7 @@ int uk_qtest_run(const uk_qkernel* kn, const uk_qtest* t) {
     }
     base.row_sum = fenced_copy(&fs, sums, m * sizeof(int32_t));
     free(sums);
-    base.row_sum_uniform = cfg->scaled_row_sum && (flags & GEMMI8_PACKED_UNIFORM_COEF);
+    base.row_sum_uniform = (cfg->flags & GEMMI8_QLAYOUT_UNIFORM_COEF) && (flags & GEMMI8_PACKED_UNIFORM_COEF);
     base.row_sum_coef = coef;
   }
   qrequant rq;

@@ -115,7 +115,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_bneon_rows(uint32x4_t vd01, uint32x4_t v
 }
 
 /* Fills vacc[4] with the int32 results k - 2 * count of rows 0..3, columns 0..3. */
-static GEMMI8_ALWAYS_INLINE void gemmi8_bgemm_core_4x4__neon(size_t mr, size_t k,
+static GEMMI8_ALWAYS_INLINE void gemmi8_bgemm_core_4x4__armv7neon(size_t mr, size_t k,
                                                             const uint64_t* a, size_t a_stride,
                                                             const uint64_t* w, int32x4_t vacc[4])
 {
@@ -203,7 +203,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_bneon_store4(uint32_t* c, size_t nr, uin
   if (nr & 1) vst1_lane_u32(c, lo, 0);
 }
 
-static GEMMI8_ALWAYS_INLINE void gemmi8_bgemm_store_s32__neon(size_t mr, size_t nr, void* c,
+static GEMMI8_ALWAYS_INLINE void gemmi8_bgemm_store_s32__armv7neon(size_t mr, size_t nr, void* c,
                                                              size_t c_stride, int32x4_t vacc[4])
 {
   GEMMI8_BNEON_C_ROWS(uint32_t)
@@ -280,7 +280,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_bneon_affine(const struct gemmi8_bparams
   }
 }
 
-static GEMMI8_ALWAYS_INLINE void gemmi8_bgemm_store_f32__neon(size_t mr, size_t nr, void* c,
+static GEMMI8_ALWAYS_INLINE void gemmi8_bgemm_store_f32__armv7neon(size_t mr, size_t nr, void* c,
                                                              size_t c_stride,
                                                              const struct gemmi8_bparams* p,
                                                              int32x4_t vacc[4])
@@ -314,7 +314,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_bneon_store_bits(uint64_t* row, size_t n
   *word = (*word & ~field) | ((bits << offset) & field);
 }
 
-static GEMMI8_ALWAYS_INLINE void gemmi8_bgemm_store_bits__neon(size_t mr, size_t nr, void* c,
+static GEMMI8_ALWAYS_INLINE void gemmi8_bgemm_store_bits__armv7neon(size_t mr, size_t nr, void* c,
                                                               size_t c_stride,
                                                               const struct gemmi8_bparams* p,
                                                               int32x4_t vacc[4])
@@ -334,12 +334,12 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_bgemm_store_bits__neon(size_t mr, size_t
           const void* w, void* c, size_t c_stride, const struct gemmi8_bparams* params)  \
   {                                                                                      \
     int32x4_t vacc[4];                                                                   \
-    gemmi8_bgemm_core_4x4__neon(mr, k, a, a_stride, (const uint64_t*) w, vacc);          \
+    gemmi8_bgemm_core_4x4__armv7neon(mr, k, a, a_stride, (const uint64_t*) w, vacc);          \
     GEMMI8_BNEON_STORE_##OUT;                                                            \
   }
 #define GEMMI8_BNEON_STORE_s32 \
-  ((void) params, gemmi8_bgemm_store_s32__neon(mr, nr, c, c_stride, vacc))
-#define GEMMI8_BNEON_STORE_f32 gemmi8_bgemm_store_f32__neon(mr, nr, c, c_stride, params, vacc)
-#define GEMMI8_BNEON_STORE_bits gemmi8_bgemm_store_bits__neon(mr, nr, c, c_stride, params, vacc)
+  ((void) params, gemmi8_bgemm_store_s32__armv7neon(mr, nr, c, c_stride, vacc))
+#define GEMMI8_BNEON_STORE_f32 gemmi8_bgemm_store_f32__armv7neon(mr, nr, c, c_stride, params, vacc)
+#define GEMMI8_BNEON_STORE_bits gemmi8_bgemm_store_bits__armv7neon(mr, nr, c, c_stride, params, vacc)
 
 #endif

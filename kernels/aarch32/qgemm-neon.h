@@ -246,7 +246,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qneon_finish_c8(const size_t ROWS, const
 }
 
 /* The tile of ROWS (1 or 2) rows: vacc[i] = columns 0-3 of row i. */
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_c8__neon(const size_t ROWS, const int is_signed,
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_c8__armv7neon(const size_t ROWS, const int is_signed,
                                                            size_t mr, size_t k, const uint8_t* a,
                                                            size_t a_stride, const void* w,
                                                            const struct gemmi8_qparams* p,
@@ -266,7 +266,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_c8__neon(const size_t ROWS, c
 
 /* The 2 x 4 tile with A through ks taps of 2 row pointers (igemm, convolution): the
  * depth loop once per tap, each tap's weights padded to 8 depths. */
-static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_2x4c8__neon(
+static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_2x4c8__armv7neon(
     const int is_signed, size_t mr, size_t kc, size_t ks, const void* const* a,
     size_t a_offset, const void* zero, const void* w, const struct gemmi8_qparams* p,
     int32x4_t vacc[2])
@@ -342,7 +342,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qneon_store_rows_8(const size_t ROWS, si
   gemmi8_qneon_store_4(GEMMI8_QNEON_C_ROW(uint8_t, 0), nr, v);
 }
 
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_s32__neon(const size_t ROWS, size_t mr,
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_s32__armv7neon(const size_t ROWS, size_t mr,
                                                              size_t nr, void* c,
                                                              size_t c_stride,
                                                              const int32x4_t vacc[2])
@@ -388,7 +388,7 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_qneon_fixedpoint(int32x4_t acc, int
   return vrshlq_s32(y, vright);
 }
 
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint__neon(
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint__armv7neon(
     const size_t ROWS, const int is_signed, size_t mr, size_t nr, void* c, size_t c_stride,
     const struct gemmi8_qparams* p, const int32x4_t vacc[2])
 {
@@ -428,7 +428,7 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_qneon_fp32(int32x4_t acc, float32x4
   return vsubq_s32(vreinterpretq_s32_f32(vaddq_f32(x, vmagic)), vmagic_less_zp);
 }
 
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32__neon(const size_t ROWS, size_t mr,
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32__armv7neon(const size_t ROWS, size_t mr,
                                                               size_t nr, void* c,
                                                               size_t c_stride,
                                                               const struct gemmi8_qparams* p,
@@ -460,7 +460,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32__neon(const size_t ROWS
           void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
   {                                                                                      \
     int32x4_t vacc[2];                                                                   \
-    gemmi8_qgemm_core_c8__neon(ROWS, IS_SIGNED, mr, k, (const uint8_t*) a, a_stride, w,  \
+    gemmi8_qgemm_core_c8__armv7neon(ROWS, IS_SIGNED, mr, k, (const uint8_t*) a, a_stride, w,  \
                                params, vacc);                                            \
     GEMMI8_QNEON_STORE_##OUT(ROWS, IS_SIGNED);                                           \
   }
@@ -471,15 +471,15 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32__neon(const size_t ROWS
           const struct gemmi8_qparams* params)                                           \
   {                                                                                      \
     int32x4_t vacc[2];                                                                   \
-    gemmi8_qigemm_core_2x4c8__neon(IS_SIGNED, mr, kc, ks, a, a_offset, zero, w, params,   \
+    gemmi8_qigemm_core_2x4c8__armv7neon(IS_SIGNED, mr, kc, ks, a, a_offset, zero, w, params,   \
                                    vacc);                                                \
     GEMMI8_QNEON_STORE_##OUT(2, IS_SIGNED);                                              \
   }
 #define GEMMI8_QNEON_STORE_s32(ROWS, IS_SIGNED) \
-  gemmi8_qgemm_store_s32__neon(ROWS, mr, nr, c, c_stride, vacc)
+  gemmi8_qgemm_store_s32__armv7neon(ROWS, mr, nr, c, c_stride, vacc)
 #define GEMMI8_QNEON_STORE_fixedpoint(ROWS, IS_SIGNED) \
-  gemmi8_qgemm_store_fixedpoint__neon(ROWS, IS_SIGNED, mr, nr, c, c_stride, params, vacc)
+  gemmi8_qgemm_store_fixedpoint__armv7neon(ROWS, IS_SIGNED, mr, nr, c, c_stride, params, vacc)
 #define GEMMI8_QNEON_STORE_fp32(ROWS, IS_SIGNED) \
-  gemmi8_qgemm_store_fp32__neon(ROWS, mr, nr, c, c_stride, params, vacc)
+  gemmi8_qgemm_store_fp32__armv7neon(ROWS, mr, nr, c, c_stride, params, vacc)
 
 #endif

@@ -33,7 +33,7 @@ static int32_t gemmi8_qneon_lanes_sum(uint32x4_t vsum)
   return (int32_t) vget_lane_u32(vpadd_u32(v, v), 0);
 }
 
-void gemmi8_qu8_rsum__neon(size_t m, size_t k, const void* a, size_t a_stride, int32_t* sums)
+void gemmi8_qu8_rsum__armv7neon(size_t m, size_t k, const void* a, size_t a_stride, int32_t* sums)
 {
   const uint8_t* row = (const uint8_t*) a;
   for (size_t i = 0; i < m; i++, row += a_stride) {
@@ -41,7 +41,7 @@ void gemmi8_qu8_rsum__neon(size_t m, size_t k, const void* a, size_t a_stride, i
   }
 }
 
-void gemmi8_qu8_irsum__neon(size_t mr, size_t rows, size_t kc, size_t ks, const void* const* a,
+void gemmi8_qu8_irsum__armv7neon(size_t mr, size_t rows, size_t kc, size_t ks, const void* const* a,
                             size_t a_offset, const void* zero, int32_t* sums)
 {
   for (size_t i = 0; i < rows; i++) {

@@ -1,7 +1,0 @@
-/* Binary GEMM, 4x4 (words of depth), ARMv7 NEON (VEOR + VCNT + VPADAL): int32, float
- * and sign-bit outputs. See bgemm-neon.h. */
-#include "bgemm-neon.h"
-
-GEMMI8_BGEMM_4X4_NEON_KERNEL(gemmi8_bin_gemm_s32_ukernel_4x4__neon, s32)
-GEMMI8_BGEMM_4X4_NEON_KERNEL(gemmi8_bin_gemm_f32_ukernel_4x4__neon, f32)
-GEMMI8_BGEMM_4X4_NEON_KERNEL(gemmi8_bin_gemm_bits_ukernel_4x4__neon, bits)

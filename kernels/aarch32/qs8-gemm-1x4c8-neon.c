@@ -1,7 +1,0 @@
-/* qs8 GEMM, 1x4c8, ARMv7 NEON (VMULL.S8 + VPADAL.S16): int32, fixed-point and fp32
- * outputs; the tile for M = 1 (small batches). See qgemm-neon.h. */
-#include "qgemm-neon.h"
-
-GEMMI8_QGEMM_C8_NEON_KERNEL(gemmi8_qs8_gemm_s32_ukernel_1x4c8__neon, 1, 1, s32)
-GEMMI8_QGEMM_C8_NEON_KERNEL(gemmi8_qs8_gemm_fixedpoint_ukernel_1x4c8__neon, 1, 1, fixedpoint)
-GEMMI8_QGEMM_C8_NEON_KERNEL(gemmi8_qs8_gemm_fp32_ukernel_1x4c8__neon, 1, 1, fp32)

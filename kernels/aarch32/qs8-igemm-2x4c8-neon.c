@@ -1,8 +1,0 @@
-/* qs8 igemm (convolution), 2x4c8, ARMv7 NEON (VMULL.S8 + VPADAL.S16): the 2x4 tile
- * on A through row pointers per filter tap; int32, fixed-point and fp32 outputs. See
- * qgemm-neon.h. */
-#include "qgemm-neon.h"
-
-GEMMI8_QIGEMM_2X4C8_NEON_KERNEL(gemmi8_qs8_igemm_s32_ukernel_2x4c8__neon, 1, s32)
-GEMMI8_QIGEMM_2X4C8_NEON_KERNEL(gemmi8_qs8_igemm_fixedpoint_ukernel_2x4c8__neon, 1, fixedpoint)
-GEMMI8_QIGEMM_2X4C8_NEON_KERNEL(gemmi8_qs8_igemm_fp32_ukernel_2x4c8__neon, 1, fp32)

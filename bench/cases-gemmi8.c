@@ -71,7 +71,8 @@ typedef struct g8_state {
 } g8_state;
 
 /* One pool per thread count, created on first use and kept for the run. */
-static const char* g8_parallel(g8_state* s) {
+static const char* g8_parallel(g8_state* s)
+{
   static gemmi8_threadpool* pools[64];
   const int t = bench_threads;
   if (t <= 1) {
@@ -94,7 +95,8 @@ static const char* g8_parallel(g8_state* s) {
 #define QS8_A_ZP (-7)
 #define QS8_C_ZP 5
 
-size_t bench_gemmi8_isas(const char** names, size_t cap) {
+size_t bench_gemmi8_isas(const char** names, size_t cap)
+{
   size_t count = 0;
   for (const char* const* isa = gemmi8_isa_compiled(); *isa != NULL; isa++) {
     if (gemmi8_isa_supported(*isa)) {
@@ -107,7 +109,8 @@ size_t bench_gemmi8_isas(const char** names, size_t cap) {
   return count;
 }
 
-static const char* select_isa(const char* isa) {
+static const char* select_isa(const char* isa)
+{
   if (gemmi8_isa_force(isa) != 0) {
     return bench_error("gemmi8_isa_force(\"%s\") failed", isa);
   }
@@ -117,7 +120,8 @@ static const char* select_isa(const char* isa) {
   return NULL;
 }
 
-static void g8_teardown(void* opaque) {
+static void g8_teardown(void* opaque)
+{
   g8_state* s = opaque;
   if (s == NULL) {
     return;
@@ -131,12 +135,14 @@ static void g8_teardown(void* opaque) {
   free(s);
 }
 
-static const char* g8_prepare(void* opaque) {
+static const char* g8_prepare(void* opaque)
+{
   g8_state* s = opaque;
   return select_isa(s->isa);
 }
 
-static const char* status_error(const char* what, gemmi8_status status) {
+static const char* status_error(const char* what, gemmi8_status status)
+{
   return bench_error("%s: %s", what, gemmi8_status_string(status));
 }
 
@@ -144,7 +150,8 @@ static const char* status_error(const char* what, gemmi8_status status) {
  * sqrt(K) * sd_a * sd_b around the bias) onto most of the 8-bit range. */
 static const char* make_requant(g8_state* s, bench_rng* rng, gemmi8_requant_mode mode,
                                 double sd_a, double sd_b, int32_t zero_point, int32_t min,
-                                int32_t max) {
+                                int32_t max)
+{
   s->multiplier = bench_alloc(s->n * sizeof(int32_t));
   s->shift = bench_alloc(s->n * sizeof(int32_t));
   s->scale = bench_alloc(s->n * sizeof(float));
@@ -174,7 +181,8 @@ static const char* make_requant(g8_state* s, bench_rng* rng, gemmi8_requant_mode
   return NULL;
 }
 
-static int32_t* make_bias(bench_rng* rng, size_t n) {
+static int32_t* make_bias(bench_rng* rng, size_t n)
+{
   int32_t* bias = bench_alloc(n * sizeof(int32_t));
   if (bias != NULL) {
     for (size_t i = 0; i < n; i++) {
@@ -185,13 +193,15 @@ static int32_t* make_bias(bench_rng* rng, size_t n) {
 }
 
 /* Standard deviation of a uniform integer in [lo, hi]. */
-static double uniform_sd(int lo, int hi) {
+static double uniform_sd(int lo, int hi)
+{
   double width = (double) (hi - lo + 1);
   return sqrt((width * width - 1.0) / 12.0);
 }
 
 /* requant: 0 for int32 output, else the requantization mode + 1 */
-static const char* setup_qu8(g8_state* s, bench_rng* rng, int requant) {
+static const char* setup_qu8(g8_state* s, bench_rng* rng, int requant)
+{
   const uint8_t a_zp = QU8_A_ZP, b_zp = QU8_B_ZP;
   size_t size = 0;
   s->a_stride = s->k;
@@ -240,7 +250,8 @@ done:
 
 /* Symmetric int8 weights: qs8 (int8 A, zero point -7; int8 output, zero point 5) or,
  * with a_unsigned, qu8s8 (uint8 A, zero point 119; uint8 output, zero point 128). */
-static const char* setup_s8_weights(g8_state* s, bench_rng* rng, int requant, int a_unsigned) {
+static const char* setup_s8_weights(g8_state* s, bench_rng* rng, int requant, int a_unsigned)
+{
   size_t size = 0;
   s->a_stride = s->k;
   s->a = bench_alloc(bench_mul(s->m, s->k));
@@ -295,7 +306,8 @@ done:
   return err;
 }
 
-static const char* setup_bin(g8_state* s, bench_rng* rng) {
+static const char* setup_bin(g8_state* s, bench_rng* rng)
+{
   const size_t words = GEMMI8_BIN_WORDS(s->k);
   size_t size = 0;
   size_t rows = s->m > s->n ? s->m : s->n;
@@ -347,49 +359,56 @@ done:
   return err;
 }
 
-static const char* run_qu8(void* opaque) {
+static const char* run_qu8(void* opaque)
+{
   const g8_state* s = opaque;
   gemmi8_status st = gemmi8_qu8_gemm_ex(s->m, s->n, s->k, s->a, s->a_stride, s->packed, &s->rq,
                                      s->c, s->c_stride, s->parallel);
   return st == gemmi8_status_success ? NULL : status_error("gemmi8_qu8_gemm", st);
 }
 
-static const char* run_qu8s32(void* opaque) {
+static const char* run_qu8s32(void* opaque)
+{
   const g8_state* s = opaque;
   gemmi8_status st =
       gemmi8_qu8_gemm_s32_ex(s->m, s->n, s->k, s->a, s->a_stride, s->packed, s->c, s->c_stride, s->parallel);
   return st == gemmi8_status_success ? NULL : status_error("gemmi8_qu8_gemm_s32", st);
 }
 
-static const char* run_qs8(void* opaque) {
+static const char* run_qs8(void* opaque)
+{
   const g8_state* s = opaque;
   gemmi8_status st = gemmi8_qs8_gemm_ex(s->m, s->n, s->k, s->a, s->a_stride, s->packed, &s->rq,
                                      s->c, s->c_stride, s->parallel);
   return st == gemmi8_status_success ? NULL : status_error("gemmi8_qs8_gemm", st);
 }
 
-static const char* run_qs8s32(void* opaque) {
+static const char* run_qs8s32(void* opaque)
+{
   const g8_state* s = opaque;
   gemmi8_status st =
       gemmi8_qs8_gemm_s32_ex(s->m, s->n, s->k, s->a, s->a_stride, s->packed, s->c, s->c_stride, s->parallel);
   return st == gemmi8_status_success ? NULL : status_error("gemmi8_qs8_gemm_s32", st);
 }
 
-static const char* run_qu8s8(void* opaque) {
+static const char* run_qu8s8(void* opaque)
+{
   const g8_state* s = opaque;
   gemmi8_status st = gemmi8_qu8s8_gemm_ex(s->m, s->n, s->k, s->a, s->a_stride, s->packed, &s->rq,
                                        s->c, s->c_stride, s->parallel);
   return st == gemmi8_status_success ? NULL : status_error("gemmi8_qu8s8_gemm", st);
 }
 
-static const char* run_qu8s8s32(void* opaque) {
+static const char* run_qu8s8s32(void* opaque)
+{
   const g8_state* s = opaque;
   gemmi8_status st =
       gemmi8_qu8s8_gemm_s32_ex(s->m, s->n, s->k, s->a, s->a_stride, s->packed, s->c, s->c_stride, s->parallel);
   return st == gemmi8_status_success ? NULL : status_error("gemmi8_qu8s8_gemm_s32", st);
 }
 
-static const char* run_bin(void* opaque) {
+static const char* run_bin(void* opaque)
+{
   const g8_state* s = opaque;
   gemmi8_status st =
       gemmi8_bin_gemm_s32_ex(s->m, s->n, s->k, s->a, s->a_stride, s->packed, s->c, s->c_stride, s->parallel);
@@ -397,7 +416,8 @@ static const char* run_bin(void* opaque) {
 }
 
 static const char* g8_setup(const bench_shape* shape, const char* isa, g8_kind kind,
-                            void** state) {
+                            void** state)
+{
   static const char* const salts[] = {
       "gemmi8-qu8",   "gemmi8-qu8",   "gemmi8-qs8",   "gemmi8-qs8", "gemmi8-bin",
       "gemmi8-qu8",   "gemmi8-qs8",   "gemmi8-qu8s8", "gemmi8-qu8s8", "gemmi8-qu8s8",
@@ -466,22 +486,28 @@ static const char* g8_setup(const bench_shape* shape, const char* isa, g8_kind k
   return NULL;
 }
 
-static const char* setup_qu8_requant(const bench_shape* shape, const char* isa, void** state) {
+static const char* setup_qu8_requant(const bench_shape* shape, const char* isa, void** state)
+{
   return g8_setup(shape, isa, G8_QU8, state);
 }
-static const char* setup_qu8_s32(const bench_shape* shape, const char* isa, void** state) {
+static const char* setup_qu8_s32(const bench_shape* shape, const char* isa, void** state)
+{
   return g8_setup(shape, isa, G8_QU8_S32, state);
 }
-static const char* setup_qs8_requant(const bench_shape* shape, const char* isa, void** state) {
+static const char* setup_qs8_requant(const bench_shape* shape, const char* isa, void** state)
+{
   return g8_setup(shape, isa, G8_QS8, state);
 }
-static const char* setup_qs8_s32(const bench_shape* shape, const char* isa, void** state) {
+static const char* setup_qs8_s32(const bench_shape* shape, const char* isa, void** state)
+{
   return g8_setup(shape, isa, G8_QS8_S32, state);
 }
-static const char* setup_qu8_fp32(const bench_shape* shape, const char* isa, void** state) {
+static const char* setup_qu8_fp32(const bench_shape* shape, const char* isa, void** state)
+{
   return g8_setup(shape, isa, G8_QU8_FP32, state);
 }
-static const char* setup_qs8_fp32(const bench_shape* shape, const char* isa, void** state) {
+static const char* setup_qs8_fp32(const bench_shape* shape, const char* isa, void** state)
+{
   return g8_setup(shape, isa, G8_QS8_FP32, state);
 }
 #define G8_SETUP(name, kind)                                                                \
@@ -496,11 +522,13 @@ G8_SETUP(setup_qu8s8_fp32_pt, G8_QU8S8_FP32_PT)
 G8_SETUP(setup_qs8_fixed_pt, G8_QS8_PT)
 G8_SETUP(setup_qs8_fp32_pt, G8_QS8_FP32_PT)
 
-static const char* setup_bin_s32(const bench_shape* shape, const char* isa, void** state) {
+static const char* setup_bin_s32(const bench_shape* shape, const char* isa, void** state)
+{
   return g8_setup(shape, isa, G8_BIN, state);
 }
 
-static double g8_bytes(const void* opaque) {
+static double g8_bytes(const void* opaque)
+{
   const g8_state* s = opaque;
   return (double) s->packed_bytes;
 }
@@ -563,14 +591,16 @@ const bench_case bench_gemmi8_bin = GEMMI8_CASE("bin", 0, bin_skip_isas, setup_b
 /* The kernel set gemmi8 picked by itself, recorded before any case forces one. */
 static char default_isa[32];
 
-static void g8_init(void) {
+static void g8_init(void)
+{
   const char* name = gemmi8_isa_name();
   if (name != NULL && strlen(name) < sizeof(default_isa)) {
     strcpy(default_isa, name);
   }
 }
 
-size_t bench_gemmi8_weight_bytes(size_t n, size_t k) {
+size_t bench_gemmi8_weight_bytes(size_t n, size_t k)
+{
   if (default_isa[0] == '\0' || select_isa(default_isa) != NULL) {
     return 0;
   }
@@ -584,7 +614,8 @@ size_t bench_gemmi8_weight_bytes(size_t n, size_t k) {
 
 /* ---- library ----------------------------------------------------------------- */
 
-static void g8_context(bench_context_fn add, void* ctx) {
+static void g8_context(bench_context_fn add, void* ctx)
+{
   char list[256];
   add(ctx, "gemmi8_version", gemmi8_version());
   add(ctx, "gemmi8_isa_default", gemmi8_isa_name());

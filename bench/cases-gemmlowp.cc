@@ -50,7 +50,8 @@ struct LowpState {
   gemmlowp::GemmContext context;
 };
 
-void Teardown(void* opaque) {
+void Teardown(void* opaque)
+{
   auto* s = static_cast<LowpState*>(opaque);
   if (s == nullptr) return;
   bench_free(s->a);
@@ -60,7 +61,8 @@ void Teardown(void* opaque) {
   delete s;
 }
 
-const char* Run(void* opaque) {
+const char* Run(void* opaque)
+{
   auto* s = static_cast<LowpState*>(opaque);
   using gemmlowp::MapOrder;
   const gemmlowp::MatrixMap<const uint8_t, MapOrder::RowMajor> lhs(s->b, s->n, s->k, s->k);
@@ -92,7 +94,8 @@ const char* Run(void* opaque) {
 
 // A positive real scale below 1 as a Q31 multiplier in [2^30, 2^31) and a right
 // shift: scale = multiplier * 2^-31 * 2^-shift.
-bool QuantizeScale(double scale, int32_t* multiplier, int32_t* right_shift) {
+bool QuantizeScale(double scale, int32_t* multiplier, int32_t* right_shift)
+{
   if (!(scale > 0.0 && scale < 1.0)) return false;
   int exponent = 0;
   const double q = std::frexp(scale, &exponent);  // q in [0.5, 1)
@@ -107,7 +110,8 @@ bool QuantizeScale(double scale, int32_t* multiplier, int32_t* right_shift) {
   return true;
 }
 
-const char* Setup(const bench_shape* shape, bool requant, void** state) {
+const char* Setup(const bench_shape* shape, bool requant, void** state)
+{
   if (shape->row > 0x7fffffff || shape->col > 0x7fffffff || shape->depth > 0x7fffffff) {
     return "shape too large for gemmlowp's int sizes";
   }
@@ -170,17 +174,20 @@ const char* Setup(const bench_shape* shape, bool requant, void** state) {
   return nullptr;
 }
 
-const char* SetupU8(const bench_shape* shape, const char* isa, void** state) {
+const char* SetupU8(const bench_shape* shape, const char* isa, void** state)
+{
   static_cast<void>(isa);
   return Setup(shape, true, state);
 }
 
-const char* SetupS32(const bench_shape* shape, const char* isa, void** state) {
+const char* SetupS32(const bench_shape* shape, const char* isa, void** state)
+{
   static_cast<void>(isa);
   return Setup(shape, false, state);
 }
 
-const char* Unavailable() {
+const char* Unavailable()
+{
 #if defined(GEMMLOWP_AVX2)
   if (!bench_cpu_has("avx2") || !bench_cpu_has("fma")) {
     return "built for gemmlowp's AVX2 kernel; this CPU lacks AVX2 or FMA";
@@ -189,7 +196,8 @@ const char* Unavailable() {
   return nullptr;
 }
 
-void Context(bench_context_fn add, void* ctx) {
+void Context(bench_context_fn add, void* ctx)
+{
   gemmlowp::DefaultKernel<gemmlowp::DefaultL8R8BitDepthParams> kernel;
   std::string path = kernel.Name();
 #if defined(GEMMLOWP_AVX2)
@@ -206,21 +214,24 @@ void Context(bench_context_fn add, void* ctx) {
 
 #else  // !GEMMI8_BENCH_HAVE_GEMMLOWP
 
-const char* Unavailable() {
+const char* Unavailable()
+{
   return "built without gemmlowp (install libgemmlowp-dev, then rebuild: make bench)";
 }
 const char* SetupU8(const bench_shape*, const char*, void**) { return Unavailable(); }
 const char* SetupS32(const bench_shape*, const char*, void**) { return Unavailable(); }
 const char* Run(void*) { return Unavailable(); }
 void Teardown(void*) {}
-void Context(bench_context_fn add, void* ctx) {
+void Context(bench_context_fn add, void* ctx)
+{
   add(ctx, "gemmlowp_kernel", "(not built in)");
 }
 
 #endif
 
 bench_case MakeCase(const char* variant, const char* (*setup)(const bench_shape*, const char*,
-                                                             void**)) {
+                                                             void**))
+{
   bench_case c = {};
   c.library = "gemmlowp";
   c.variant = variant;

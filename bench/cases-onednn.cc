@@ -75,7 +75,8 @@ std::string init_error;
 void (*omp_set_threads)(int) = nullptr;
 int (*omp_max_threads)() = nullptr;
 
-void Init() {
+void Init()
+{
   omp_set_threads = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
   omp_max_threads = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
   if (omp_set_threads != nullptr) omp_set_threads(1);
@@ -87,7 +88,8 @@ void Init() {
   }
 }
 
-const char* Unavailable() {
+const char* Unavailable()
+{
   if (!init_error.empty()) return init_error.c_str();
 #if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
   if (omp_set_threads == nullptr || omp_max_threads == nullptr) {
@@ -101,7 +103,8 @@ const char* Unavailable() {
 
 // oneDNN's threads for the case about to be set up or run: one, or bench_threads for
 // the threaded runs (onednn@2/...). The primitive is created with that count too.
-const char* SetThreads() {
+const char* SetThreads()
+{
 #if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
   omp_set_threads(bench_threads);
   if (omp_max_threads() != bench_threads) return "cannot set oneDNN's OpenMP thread count";
@@ -113,7 +116,8 @@ const char* SetThreads() {
 
 const char* Prepare(void*) { return SetThreads(); }
 
-const char* IsaName(dnnl_cpu_isa_t isa) {
+const char* IsaName(dnnl_cpu_isa_t isa)
+{
   switch (isa) {
     case dnnl_cpu_isa_all: return "all";
     case dnnl_cpu_isa_sse41: return "sse41";
@@ -146,18 +150,21 @@ enum class Kind {
   kMatmulS8S8S8NoZp,
 };
 
-bool IsS8(Kind kind) {
+bool IsS8(Kind kind)
+{
   return kind == Kind::kMatmulS8S8S8 || kind == Kind::kMatmulS8S8S8Fast ||
          kind == Kind::kMatmulS8S8S8Common || kind == Kind::kMatmulS8S8S8NoZp;
 }
 bool IsS32(Kind kind) { return kind == Kind::kGemmU8S8S32 || kind == Kind::kMatmulU8S8S32; }
 // No zero points: they are folded into the bias in setup.
-bool IsFast(Kind kind) {
+bool IsFast(Kind kind)
+{
   return kind == Kind::kMatmulU8S8U8Fast || kind == Kind::kMatmulS8S8S8Fast ||
          kind == Kind::kMatmulU8S8U8NoZp || kind == Kind::kMatmulS8S8S8NoZp;
 }
 // One output scale for the tensor.
-bool IsCommon(Kind kind) {
+bool IsCommon(Kind kind)
+{
   return kind == Kind::kMatmulU8S8U8Fast || kind == Kind::kMatmulS8S8S8Fast ||
          kind == Kind::kMatmulU8S8U8Common || kind == Kind::kMatmulS8S8S8Common;
 }
@@ -175,7 +182,8 @@ struct DnnlState {
   std::string impl;
 };
 
-void Teardown(void* opaque) {
+void Teardown(void* opaque)
+{
   auto* s = static_cast<DnnlState*>(opaque);
   if (s == nullptr) return;
   s->args.clear();
@@ -188,7 +196,8 @@ void Teardown(void* opaque) {
   delete s;
 }
 
-const char* Run(void* opaque) {
+const char* Run(void* opaque)
+{
   auto* s = static_cast<DnnlState*>(opaque);
   if (s->kind == Kind::kGemmU8S8S32) {
     dnnl_status_t st = dnnl_gemm_u8s8s32(
@@ -209,7 +218,8 @@ const char* Run(void* opaque) {
 // Builds the matmul primitive for s (scales: per output channel, or one for the
 // fast kinds; unused for int32 output) and reorders the weights into the layout it
 // chose.
-void BuildMatmul(DnnlState* s, const std::vector<float>& scales) {
+void BuildMatmul(DnnlState* s, const std::vector<float>& scales)
+{
   const bool s8 = IsS8(s->kind);
   const bool s32 = IsS32(s->kind);
   const bool fast = IsFast(s->kind);
@@ -250,7 +260,8 @@ void BuildMatmul(DnnlState* s, const std::vector<float>& scales) {
   s->args[DNNL_ARG_DST] = dnnl::memory(pd.dst_desc(), *engine, s->c);
 }
 
-const char* Setup(const bench_shape* shape, Kind kind, void** state) {
+const char* Setup(const bench_shape* shape, Kind kind, void** state)
+{
   if (const char* why = Unavailable()) return why;
   if (const char* why = SetThreads()) return why;
   auto* s = new (std::nothrow) DnnlState;
@@ -359,38 +370,49 @@ const char* Setup(const bench_shape* shape, Kind kind, void** state) {
 
 const char* Label(const void* opaque) { return static_cast<const DnnlState*>(opaque)->impl.c_str(); }
 
-const char* SetupGemm(const bench_shape* shape, const char*, void** state) {
+const char* SetupGemm(const bench_shape* shape, const char*, void** state)
+{
   return Setup(shape, Kind::kGemmU8S8S32, state);
 }
-const char* SetupU8S8U8(const bench_shape* shape, const char*, void** state) {
+const char* SetupU8S8U8(const bench_shape* shape, const char*, void** state)
+{
   return Setup(shape, Kind::kMatmulU8S8U8, state);
 }
-const char* SetupS8S8S8(const bench_shape* shape, const char*, void** state) {
+const char* SetupS8S8S8(const bench_shape* shape, const char*, void** state)
+{
   return Setup(shape, Kind::kMatmulS8S8S8, state);
 }
-const char* SetupU8S8S32(const bench_shape* shape, const char*, void** state) {
+const char* SetupU8S8S32(const bench_shape* shape, const char*, void** state)
+{
   return Setup(shape, Kind::kMatmulU8S8S32, state);
 }
-const char* SetupU8S8U8Fast(const bench_shape* shape, const char*, void** state) {
+const char* SetupU8S8U8Fast(const bench_shape* shape, const char*, void** state)
+{
   return Setup(shape, Kind::kMatmulU8S8U8Fast, state);
 }
-const char* SetupS8S8S8Fast(const bench_shape* shape, const char*, void** state) {
+const char* SetupS8S8S8Fast(const bench_shape* shape, const char*, void** state)
+{
   return Setup(shape, Kind::kMatmulS8S8S8Fast, state);
 }
-const char* SetupU8S8U8Common(const bench_shape* shape, const char*, void** state) {
+const char* SetupU8S8U8Common(const bench_shape* shape, const char*, void** state)
+{
   return Setup(shape, Kind::kMatmulU8S8U8Common, state);
 }
-const char* SetupS8S8S8Common(const bench_shape* shape, const char*, void** state) {
+const char* SetupS8S8S8Common(const bench_shape* shape, const char*, void** state)
+{
   return Setup(shape, Kind::kMatmulS8S8S8Common, state);
 }
-const char* SetupU8S8U8NoZp(const bench_shape* shape, const char*, void** state) {
+const char* SetupU8S8U8NoZp(const bench_shape* shape, const char*, void** state)
+{
   return Setup(shape, Kind::kMatmulU8S8U8NoZp, state);
 }
-const char* SetupS8S8S8NoZp(const bench_shape* shape, const char*, void** state) {
+const char* SetupS8S8S8NoZp(const bench_shape* shape, const char*, void** state)
+{
   return Setup(shape, Kind::kMatmulS8S8S8NoZp, state);
 }
 
-void Context(bench_context_fn add, void* ctx) {
+void Context(bench_context_fn add, void* ctx)
+{
   const dnnl_version_t* v = dnnl_version();
   char text[256];
   std::snprintf(text, sizeof(text), "%d.%d.%d (%s), cpu runtime %s", v->major, v->minor,
@@ -441,7 +463,8 @@ void Context(bench_context_fn add, void* ctx) {
 #else  // !GEMMI8_BENCH_HAVE_DNNL
 
 void Init() {}
-const char* Unavailable() {
+const char* Unavailable()
+{
 #if defined(GEMMI8_BENCH_DNNL_WRONG_VERSION)
   return "oneDNN found is not 2.x (this file uses the 2.x API)";
 #else

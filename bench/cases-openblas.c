@@ -31,7 +31,8 @@ typedef struct sgemm_state {
   float* c;
 } sgemm_state;
 
-static void sgemm_teardown(void* opaque) {
+static void sgemm_teardown(void* opaque)
+{
   sgemm_state* s = opaque;
   if (s == NULL) {
     return;
@@ -42,7 +43,8 @@ static void sgemm_teardown(void* opaque) {
   free(s);
 }
 
-static const char* sgemm_run(void* opaque) {
+static const char* sgemm_run(void* opaque)
+{
   const sgemm_state* s = opaque;
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s->m, s->n, s->k, 1.0f, s->a, s->k,
               s->b, s->k, 0.0f, s->c, s->n);
@@ -50,13 +52,15 @@ static const char* sgemm_run(void* opaque) {
 }
 
 /* Its threads: one, or bench_threads for the threaded runs (openblas@2/...). */
-static const char* sgemm_prepare(void* opaque) {
+static const char* sgemm_prepare(void* opaque)
+{
   (void) opaque;
   openblas_set_num_threads(bench_threads);
   return NULL;
 }
 
-static const char* sgemm_setup(const bench_shape* shape, const char* isa, void** state) {
+static const char* sgemm_setup(const bench_shape* shape, const char* isa, void** state)
+{
   (void) isa;
   if (shape->col > 0x7FFFFFFF || shape->row > 0x7FFFFFFF || shape->depth > 0x7FFFFFFF) {
     return "shape too large for cblas int sizes";
@@ -100,7 +104,8 @@ const bench_case bench_openblas_sgemm = {
 
 static void openblas_init(void) { openblas_set_num_threads(1); }
 
-static void openblas_context(bench_context_fn add, void* ctx) {
+static void openblas_context(bench_context_fn add, void* ctx)
+{
   char threads[32];
   const char* coretype = getenv("OPENBLAS_CORETYPE");
   snprintf(threads, sizeof(threads), "%d", openblas_get_num_threads());

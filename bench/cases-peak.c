@@ -80,7 +80,8 @@ static const struct {
     {"avxvnni", F_AVXVNNI},
 };
 
-static unsigned detect_features(void) {
+static unsigned detect_features(void)
+{
   unsigned f = 0;
 #if defined(__x86_64__)
   unsigned eax, ebx, ecx, edx;
@@ -141,7 +142,8 @@ static unsigned detect_features(void) {
   return f;
 }
 
-static unsigned features(void) {
+static unsigned features(void)
+{
   static int known;
   static unsigned cached;
   if (!known) {
@@ -151,7 +153,8 @@ static unsigned features(void) {
   return cached;
 }
 
-int bench_cpu_has(const char* feature) {
+int bench_cpu_has(const char* feature)
+{
   for (size_t i = 0; i < sizeof(feature_names) / sizeof(feature_names[0]); i++) {
     if (strcmp(feature_names[i].name, feature) == 0) {
       return (features() & feature_names[i].bit) != 0;
@@ -179,7 +182,8 @@ int bench_cpu_has(const char* feature) {
   DPBUSD(0) DPBUSD(1) DPBUSD(2) DPBUSD(3) DPBUSD(4) DPBUSD(5) DPBUSD(6) DPBUSD(7) DPBUSD(8) \
       DPBUSD(9) DPBUSD(10) DPBUSD(11) DPBUSD(12) DPBUSD(13)
 
-static void loop_vpdpbusd_zmm(uint64_t iterations) {
+static void loop_vpdpbusd_zmm(uint64_t iterations)
+{
   __asm__ volatile(
       "vpternlogd $0xff, %%zmm14, %%zmm14, %%zmm14\n\t" /* 255 as u8 */
       "vpternlogd $0xff, %%zmm15, %%zmm15, %%zmm15\n\t" /* -1 as s8 */
@@ -201,7 +205,8 @@ static void loop_vpdpbusd_zmm(uint64_t iterations) {
   FMA(0) FMA(1) FMA(2) FMA(3) FMA(4) FMA(5) FMA(6) FMA(7) FMA(8) FMA(9) FMA(10) FMA(11) \
       FMA(12) FMA(13)
 
-static void loop_vfmadd_zmm(uint64_t iterations) {
+static void loop_vfmadd_zmm(uint64_t iterations)
+{
   __asm__ volatile(
       ZERO_Z14 ZERO_Z(14) ZERO_Z(15)
       ".p2align 5\n"
@@ -222,7 +227,8 @@ static void loop_vfmadd_zmm(uint64_t iterations) {
 #define MADD7                                                                            \
   MADD(0, 7) MADD(1, 8) MADD(2, 9) MADD(3, 10) MADD(4, 11) MADD(5, 12) MADD(6, 13)
 
-static void loop_vpmaddwd_ymm(uint64_t iterations) {
+static void loop_vpmaddwd_ymm(uint64_t iterations)
+{
   __asm__ volatile(
       "vpcmpeqd %%ymm14, %%ymm14, %%ymm14\n\t" /* -1 as s16 */
       "vpcmpeqd %%ymm15, %%ymm15, %%ymm15\n\t"
@@ -251,7 +257,8 @@ static void loop_vpmaddwd_ymm(uint64_t iterations) {
   "vpaddq %%zmm" #t ", %%zmm" #acc ", %%zmm" #acc "\n\t"
 #define POPQ6 POPQ(0, 6) POPQ(1, 7) POPQ(2, 8) POPQ(3, 9) POPQ(4, 10) POPQ(5, 11)
 
-static void loop_vpopcntq_zmm(uint64_t iterations) {
+static void loop_vpopcntq_zmm(uint64_t iterations)
+{
   __asm__ volatile(
       "vpternlogd $0xff, %%zmm14, %%zmm14, %%zmm14\n\t"
       "vpxord %%zmm15, %%zmm15, %%zmm15\n\t"
@@ -294,7 +301,8 @@ static const uint8_t lut_constants[64] __attribute__((aligned(32))) = {
     0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3,
     4};
 
-static void loop_popcnt_lut_ymm(uint64_t iterations) {
+static void loop_popcnt_lut_ymm(uint64_t iterations)
+{
   __asm__ volatile(
       "vmovdqa 0(%1), %%ymm13\n\t"
       "vmovdqa 32(%1), %%ymm12\n\t"
@@ -334,7 +342,8 @@ static void loop_popcnt_lut_ymm(uint64_t iterations) {
   "vpaddq %%zmm8, %%zmm" #sum ", %%zmm" #sum "\n\t"     \
   "vpxorq %%zmm" #cnt ", %%zmm" #cnt ", %%zmm" #cnt "\n\t"
 
-static void loop_popcnt_lut_zmm(uint64_t iterations) {
+static void loop_popcnt_lut_zmm(uint64_t iterations)
+{
   __asm__ volatile(
       "vbroadcasti64x4 0(%1), %%zmm13\n\t"
       "vbroadcasti64x4 32(%1), %%zmm12\n\t"
@@ -361,7 +370,8 @@ static void loop_popcnt_lut_zmm(uint64_t iterations) {
   "add %[" #t "], %[" #s "]\n\t"
 #define POPR4 POPR(t0, s0) POPR(t1, s1) POPR(t2, s2) POPR(t3, s3)
 
-static void loop_popcnt_r64(uint64_t iterations) {
+static void loop_popcnt_r64(uint64_t iterations)
+{
   uint64_t t0, t1, t2, t3, s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   __asm__ volatile(
       ".p2align 5\n"
@@ -381,7 +391,8 @@ static void loop_popcnt_r64(uint64_t iterations) {
 #define RDZ(i) "vpaddq " #i "*64(%[p]), %%zmm" #i ", %%zmm" #i "\n\t"
 #define RDY(i) "vpaddq " #i "*32(%[p]), %%ymm" #i ", %%ymm" #i "\n\t"
 
-static uint64_t read_zmm(const void* buffer, size_t bytes) {
+static uint64_t read_zmm(const void* buffer, size_t bytes)
+{
   const char* p = buffer;
   uint64_t blocks = bytes / 512, rest = bytes % 512 / 64, sum;
   __asm__ volatile(
@@ -424,7 +435,8 @@ static uint64_t read_zmm(const void* buffer, size_t bytes) {
   return sum;
 }
 
-static uint64_t read_ymm(const void* buffer, size_t bytes) {
+static uint64_t read_ymm(const void* buffer, size_t bytes)
+{
   const char* p = buffer;
   uint64_t blocks = bytes / 256, rest = bytes % 256 / 32, sum;
   __asm__ volatile(
@@ -475,7 +487,8 @@ static uint64_t read_ymm(const void* buffer, size_t bytes) {
 #endif /* __x86_64__ */
 
 /* Portable: 64-bit words, 4 accumulators (bytes is a multiple of 64). */
-static uint64_t read_words(const void* buffer, size_t bytes) {
+static uint64_t read_words(const void* buffer, size_t bytes)
+{
   const uint64_t* w = buffer;
   uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   for (size_t i = 0; i < bytes / 8; i += 4) {
@@ -529,7 +542,8 @@ static const peak_loop loops[P_COUNT] = {
     [P_POPCNT_R64] = {"popcnt-r64", F_POPCNT, LOOP(loop_popcnt_r64), 1u << 19, 8, 2 * 64},
 };
 
-static const char* peak_unavailable(int which) {
+static const char* peak_unavailable(int which)
+{
   const peak_loop* p = &loops[which];
   if (p->loop == NULL) {
     return "not x86-64";
@@ -549,7 +563,8 @@ static const char* peak_unavailable(int which) {
   return why;
 }
 
-static const char* peak_setup(int which, void** state) {
+static const char* peak_setup(int which, void** state)
+{
   const char* why = peak_unavailable(which);
   if (why != NULL) {
     return why;
@@ -559,13 +574,15 @@ static const char* peak_setup(int which, void** state) {
   return NULL;
 }
 
-static const char* peak_run(void* state) {
+static const char* peak_run(void* state)
+{
   const peak_loop* p = state;
   p->loop(p->iterations);
   return NULL;
 }
 
-static double peak_ops(const void* state) {
+static double peak_ops(const void* state)
+{
   const peak_loop* p = state;
   return (double) p->iterations * p->steps * p->ops_per_step;
 }
@@ -613,7 +630,8 @@ typedef struct read_state {
 /* Where each pass's sum goes, so that no pass can be left out. */
 static volatile uint64_t read_sink;
 
-static void read_choose(read_state* s) {
+static void read_choose(read_state* s)
+{
   s->read = read_words;
   s->how = "64-bit words (C)";
 #if defined(__x86_64__)
@@ -627,7 +645,8 @@ static void read_choose(read_state* s) {
 #endif
 }
 
-static void read_teardown(void* opaque) {
+static void read_teardown(void* opaque)
+{
   read_state* s = opaque;
   if (s != NULL) {
     bench_free(s->buffer);
@@ -635,7 +654,8 @@ static void read_teardown(void* opaque) {
   }
 }
 
-static const char* read_setup(const bench_shape* shape, const char* isa, void** state) {
+static const char* read_setup(const bench_shape* shape, const char* isa, void** state)
+{
   (void) isa;
   size_t bytes = bench_gemmi8_weight_bytes(shape->row, shape->depth);
   if (bytes == 0) {
@@ -659,18 +679,21 @@ static const char* read_setup(const bench_shape* shape, const char* isa, void** 
   return NULL;
 }
 
-static const char* read_run(void* opaque) {
+static const char* read_run(void* opaque)
+{
   const read_state* s = opaque;
   read_sink += s->read(s->buffer, s->bytes);
   return NULL;
 }
 
-static double read_bytes(const void* opaque) {
+static double read_bytes(const void* opaque)
+{
   const read_state* s = opaque;
   return (double) s->bytes;
 }
 
-static const char* read_label(const void* opaque) {
+static const char* read_label(const void* opaque)
+{
   const read_state* s = opaque;
   return s->how;
 }
@@ -691,7 +714,8 @@ const bench_case bench_peak_read_bw = {
 };
 
 /* The L2 cache size of CPU 0 in bytes (0 if unknown), and where it was found. */
-static size_t l2_cache(const char** source) {
+static size_t l2_cache(const char** source)
+{
   static char path[96];
   for (int i = 0; i < 16; i++) {
     char name[96], text[64];
@@ -745,7 +769,8 @@ static size_t l2_cache(const char** source) {
 
 /* ---- library ----------------------------------------------------------------------- */
 
-static void peak_context(bench_context_fn add, void* ctx) {
+static void peak_context(bench_context_fn add, void* ctx)
+{
   char list[256] = "";
   for (size_t i = 0; i < sizeof(feature_names) / sizeof(feature_names[0]); i++) {
     if ((features() & feature_names[i].bit) && strlen(list) + 20 < sizeof(list)) {

@@ -29,7 +29,8 @@ namespace {
 
 const char* init_error = nullptr;
 
-void Init() {
+void Init()
+{
   enum xnn_status st = xnn_initialize(nullptr);
   if (st != xnn_status_success) init_error = bench_error("xnn_initialize: status %d", (int) st);
 }
@@ -46,7 +47,8 @@ struct XnnState {
   void* c = nullptr;
 };
 
-void Teardown(void* opaque) {
+void Teardown(void* opaque)
+{
   auto* s = static_cast<XnnState*>(opaque);
   if (s == nullptr) return;
   if (s->op != nullptr) xnn_delete_operator(s->op);
@@ -55,13 +57,15 @@ void Teardown(void* opaque) {
   delete s;
 }
 
-const char* Run(void* opaque) {
+const char* Run(void* opaque)
+{
   auto* s = static_cast<XnnState*>(opaque);
   enum xnn_status st = xnn_run_operator(s->op, nullptr);
   return st == xnn_status_success ? nullptr : bench_error("xnn_run_operator: status %d", (int) st);
 }
 
-const char* Setup(const bench_shape* shape, bool s8, void** state) {
+const char* Setup(const bench_shape* shape, bool s8, void** state)
+{
   if (init_error != nullptr) return init_error;
   auto* s = new (std::nothrow) XnnState;
   if (s == nullptr) return "out of memory";
@@ -154,14 +158,17 @@ const char* Setup(const bench_shape* shape, bool s8, void** state) {
   return nullptr;
 }
 
-const char* SetupQu8(const bench_shape* shape, const char*, void** state) {
+const char* SetupQu8(const bench_shape* shape, const char*, void** state)
+{
   return Setup(shape, false, state);
 }
-const char* SetupQs8(const bench_shape* shape, const char*, void** state) {
+const char* SetupQs8(const bench_shape* shape, const char*, void** state)
+{
   return Setup(shape, true, state);
 }
 
-void Context(bench_context_fn add, void* ctx) {
+void Context(bench_context_fn add, void* ctx)
+{
   add(ctx, "xnnpack_threads", "1 (NULL pthreadpool)");
   add(ctx, "xnnpack_requant", "fp32, per-tensor scale");
   add(ctx, "xnnpack_kernels",
@@ -173,7 +180,8 @@ void Context(bench_context_fn add, void* ctx) {
 #else  // !GEMMI8_BENCH_HAVE_XNNPACK
 
 void Init() {}
-const char* Unavailable() {
+const char* Unavailable()
+{
   return "built without XNNPACK (install libxnnpack-dev and libpthreadpool-dev, then "
          "rebuild: make bench)";
 }
@@ -186,7 +194,8 @@ void Context(bench_context_fn add, void* ctx) { add(ctx, "xnnpack_kernels", "(no
 #endif
 
 bench_case MakeCase(const char* variant,
-                    const char* (*setup)(const bench_shape*, const char*, void**)) {
+                    const char* (*setup)(const bench_shape*, const char*, void**))
+{
   bench_case c = {};
   c.library = "xnnpack";
   c.variant = variant;

@@ -61,12 +61,14 @@ static const bench_case* const cases[] = {
     &bench_peak_read_bw,
 };
 
-const bench_library* const* bench_libraries(size_t* count) {
+const bench_library* const* bench_libraries(size_t* count)
+{
   *count = sizeof(libraries) / sizeof(libraries[0]);
   return libraries;
 }
 
-const bench_case* const* bench_cases(size_t* count) {
+const bench_case* const* bench_cases(size_t* count)
+{
   *count = sizeof(cases) / sizeof(cases[0]);
   return cases;
 }
@@ -77,7 +79,8 @@ const bench_case* const* bench_cases(size_t* count) {
 
 static size_t live_bytes;
 
-size_t bench_mul(size_t a, size_t b) {
+size_t bench_mul(size_t a, size_t b)
+{
   if (a != 0 && b > (size_t) -1 / a) {
     return 0;
   }
@@ -86,7 +89,8 @@ size_t bench_mul(size_t a, size_t b) {
 
 /* A BENCH_ALIGN-byte header in front of each buffer holds its size, so that the
  * buffer itself stays aligned and bench_free can keep the count. */
-void* bench_alloc(size_t size) {
+void* bench_alloc(size_t size)
+{
   if (size == 0 || size > (size_t) -1 - 2 * BENCH_ALIGN) {
     return NULL;
   }
@@ -101,7 +105,8 @@ void* bench_alloc(size_t size) {
   return base + BENCH_ALIGN;
 }
 
-void bench_free(void* p) {
+void bench_free(void* p)
+{
   if (p == NULL) {
     return;
   }
@@ -117,14 +122,16 @@ size_t bench_live_bytes(void) { return live_bytes; }
 /* ---- random data ------------------------------------------------------------- */
 
 /* splitmix64 step. */
-uint64_t bench_rng_next(bench_rng* rng) {
+uint64_t bench_rng_next(bench_rng* rng)
+{
   uint64_t z = (rng->state += UINT64_C(0x9E3779B97F4A7C15));
   z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
   z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
   return z ^ (z >> 31);
 }
 
-void bench_rng_seed(bench_rng* rng, const bench_shape* shape, const char* salt) {
+void bench_rng_seed(bench_rng* rng, const bench_shape* shape, const char* salt)
+{
   uint64_t h = UINT64_C(0xCBF29CE484222325); /* FNV-1a of the salt */
   for (const char* s = salt; *s != '\0'; s++) {
     h = (h ^ (unsigned char) *s) * UINT64_C(0x100000001B3);
@@ -135,46 +142,54 @@ void bench_rng_seed(bench_rng* rng, const bench_shape* shape, const char* salt) 
   rng->state ^= bench_rng_next(rng) + shape->depth;
 }
 
-int32_t bench_rng_int(bench_rng* rng, int32_t lo, int32_t hi) {
+int32_t bench_rng_int(bench_rng* rng, int32_t lo, int32_t hi)
+{
   uint64_t range = (uint64_t) ((int64_t) hi - (int64_t) lo) + 1;
   return (int32_t) ((int64_t) lo + (int64_t) (bench_rng_next(rng) % range));
 }
 
-double bench_rng_real(bench_rng* rng, double lo, double hi) {
+double bench_rng_real(bench_rng* rng, double lo, double hi)
+{
   double u = (double) (bench_rng_next(rng) >> 11) * (1.0 / 9007199254740992.0);
   return lo + (hi - lo) * u;
 }
 
-void bench_fill_u8(bench_rng* rng, uint8_t* x, size_t count) {
+void bench_fill_u8(bench_rng* rng, uint8_t* x, size_t count)
+{
   for (size_t i = 0; i < count; i++) {
     x[i] = (uint8_t) (bench_rng_next(rng) >> 56);
   }
 }
 
-void bench_fill_s8(bench_rng* rng, int8_t* x, size_t count, int8_t lo, int8_t hi) {
+void bench_fill_s8(bench_rng* rng, int8_t* x, size_t count, int8_t lo, int8_t hi)
+{
   for (size_t i = 0; i < count; i++) {
     x[i] = (int8_t) bench_rng_int(rng, lo, hi);
   }
 }
 
-void bench_fill_f32(bench_rng* rng, float* x, size_t count, float lo, float hi) {
+void bench_fill_f32(bench_rng* rng, float* x, size_t count, float lo, float hi)
+{
   for (size_t i = 0; i < count; i++) {
     x[i] = (float) bench_rng_real(rng, lo, hi);
   }
 }
 
-double bench_uniform_sd(int32_t lo, int32_t hi) {
+double bench_uniform_sd(int32_t lo, int32_t hi)
+{
   double width = (double) hi - (double) lo + 1.0;
   return sqrt((width * width - 1.0) / 12.0);
 }
 
-double bench_requant_scale(size_t k, double sd_a, double sd_b) {
+double bench_requant_scale(size_t k, double sd_a, double sd_b)
+{
   return 48.0 / (sqrt((double) k) * sd_a * sd_b);
 }
 
 /* ---- checking a peer's output ---------------------------------------------------- */
 
-static int32_t load(bench_type type, const void* base, size_t index) {
+static int32_t load(bench_type type, const void* base, size_t index)
+{
   switch (type) {
     case BENCH_U8:
       return ((const uint8_t*) base)[index];
@@ -190,7 +205,8 @@ static int32_t load(bench_type type, const void* base, size_t index) {
 #define CHECK_EDGE 3
 #define CHECK_RANDOM 8
 
-static size_t pick(bench_rng* rng, size_t count, size_t i) {
+static size_t pick(bench_rng* rng, size_t count, size_t i)
+{
   if (i < CHECK_EDGE) {
     return i < count ? i : count - 1;
   }
@@ -201,7 +217,8 @@ static size_t pick(bench_rng* rng, size_t count, size_t i) {
   return (size_t) (bench_rng_next(rng) % count);
 }
 
-const char* bench_check_gemm(const bench_gemm_check* chk) {
+const char* bench_check_gemm(const bench_gemm_check* chk)
+{
   const size_t picks = 2 * CHECK_EDGE + CHECK_RANDOM;
   const bench_shape shape = {chk->n, chk->m, chk->k};
   bench_rng rng;
@@ -253,7 +270,8 @@ const char* bench_check_gemm(const bench_gemm_check* chk) {
 
 /* ---- errors ------------------------------------------------------------------ */
 
-const char* bench_error(const char* format, ...) {
+const char* bench_error(const char* format, ...)
+{
   static char message[512];
   va_list args;
   va_start(args, format);

@@ -68,7 +68,8 @@ size_t memory_budget = size_t{4096} << 20;
 
 // Half the physical memory, at most 8 GiB (4 GiB if unknown): the fully-connected
 // shapes keep dozens of weight matrices of up to 90 MB set up at once.
-size_t DefaultMemoryBudget() {
+size_t DefaultMemoryBudget()
+{
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page <= 0) return size_t{4096} << 20;
   const double half = 0.5 * static_cast<double>(pages) * static_cast<double>(page);
@@ -76,7 +77,8 @@ size_t DefaultMemoryBudget() {
   return static_cast<size_t>(half < cap ? half : cap);
 }
 
-void Release(Instance* in) {
+void Release(Instance* in)
+{
   if (in->state != nullptr) {
     in->kase->teardown(in->state);
     in->state = nullptr;
@@ -84,7 +86,8 @@ void Release(Instance* in) {
 }
 
 // Sets the instance up if it is not already, then evicts others over the budget.
-const char* Acquire(Instance* in) {
+const char* Acquire(Instance* in)
+{
   in->last_use = ++use_clock;
   if (in->state != nullptr) return nullptr;
   if (!in->setup_error.empty()) return in->setup_error.c_str();
@@ -110,7 +113,8 @@ const char* Acquire(Instance* in) {
   return nullptr;
 }
 
-void Fail(benchmark::State& st, Instance* in, const char* err) {
+void Fail(benchmark::State& st, Instance* in, const char* err)
+{
   st.SkipWithError(err);
   std::string entry = in->name + ": " + err;
   for (const auto& f : failed) {
@@ -125,14 +129,16 @@ void Fail(benchmark::State& st, Instance* in, const char* err) {
 // threaded run that follows another library's threaded run waits for them to sleep.
 std::string last_threaded_library;
 
-void Settle(const Instance* in) {
+void Settle(const Instance* in)
+{
   if (in->threads <= 1) return;
   const std::string library = in->kase->library;
   if (!last_threaded_library.empty() && last_threaded_library != library) usleep(150000);
   last_threaded_library = library;
 }
 
-void Run(benchmark::State& st, Instance* in) {
+void Run(benchmark::State& st, Instance* in)
+{
   bench_threads = in->threads;
   Settle(in);
   const char* err = Acquire(in);
@@ -169,7 +175,8 @@ void Run(benchmark::State& st, Instance* in) {
   }
 }
 
-bool Listed(const char* const* names, const char* name) {
+bool Listed(const char* const* names, const char* name)
+{
   for (; names != nullptr && *names != nullptr; names++) {
     if (std::strcmp(*names, name) == 0) return true;
   }
@@ -177,19 +184,22 @@ bool Listed(const char* const* names, const char* name) {
 }
 
 // GEMMI8_BENCH_ISAS=generic,avx2 restricts the gemmi8 kernel sets benchmarked.
-bool Wanted(const char* isa) {
+bool Wanted(const char* isa)
+{
   const char* list = std::getenv("GEMMI8_BENCH_ISAS");
   if (list == nullptr || list[0] == '\0') return true;
   std::string padded = std::string(",") + list + ",";
   return padded.find(std::string(",") + isa + ",") != std::string::npos;
 }
 
-std::string ShapeName(const bench_shape& s) {
+std::string ShapeName(const bench_shape& s)
+{
   return std::to_string(s.row) + "x" + std::to_string(s.col) + "x" + std::to_string(s.depth);
 }
 
 // Reads a shape file into shapes; false (after a message) on an error.
-bool ReadShapes(const std::string& path, std::vector<bench_shape>* shapes) {
+bool ReadShapes(const std::string& path, std::vector<bench_shape>* shapes)
+{
   shapes->assign(256, bench_shape{0, 0, 0});
   char err[512];
   long count = bench_read_shapes(path.c_str(), shapes->data(), shapes->size(), err,
@@ -236,13 +246,15 @@ void Register(const bench_case* c, const std::string& isa, const bench_shape& sh
 }
 
 extern "C" {
-static void AddContext(void* ctx, const char* key, const char* value) {
+static void AddContext(void* ctx, const char* key, const char* value)
+{
   static_cast<void>(ctx);
   benchmark::AddCustomContext(key, value != nullptr ? value : "(null)");
 }
 }
 
-void PrintOwnHelp() {
+void PrintOwnHelp()
+{
   std::printf(
       "gemmi8-bench options:\n"
       "  --shapes=FILE   shapes 'Row Col Depth' a line (default $GEMMI8_BENCH_SHAPES or\n"
@@ -263,7 +275,8 @@ void PrintOwnHelp() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv)
+{
   // Our options first; Google Benchmark rejects what it does not know.
   std::string shapes_path, fc_shapes_path;
   double fc_min_time = 0;

@@ -11,7 +11,8 @@
 #include "cases.h"
 
 /* Parses one positive decimal number at *p, advancing past it. */
-static int parse_size(const char** p, size_t* value) {
+static int parse_size(const char** p, size_t* value)
+{
   const char* s = *p;
   while (*s == ' ' || *s == '\t') {
     s++;
@@ -31,7 +32,8 @@ static int parse_size(const char** p, size_t* value) {
 }
 
 long bench_read_shapes(const char* path, bench_shape* shapes, size_t cap, char* err,
-                       size_t err_size) {
+                       size_t err_size)
+{
   FILE* f = fopen(path, "r");
   if (f == NULL) {
     snprintf(err, err_size, "%s: %s", path, strerror(errno));

@@ -15,7 +15,8 @@
 
 #include "test.h"
 
-static size_t page_size(void) {
+static size_t page_size(void)
+{
   static size_t page;
   if (page == 0) {
     long p = sysconf(_SC_PAGESIZE);
@@ -24,19 +25,22 @@ static size_t page_size(void) {
   return page;
 }
 
-static size_t round_up(size_t n, size_t q) {
+static size_t round_up(size_t n, size_t q)
+{
   return (n + q - 1) / q * q;
 }
 
 /* First byte of accessible run s: after the leading inaccessible page at the start
  * side, then one run (and one inaccessible page) every stride bytes (a single run is
  * run 0). */
-static unsigned char* segment(const t_fence* f, size_t s) {
+static unsigned char* segment(const t_fence* f, size_t s)
+{
   return f->map + f->lead + s * f->stride;
 }
 
 /* The geometry of a fence: accessible runs, their size and the stride. */
-static void plan(t_fence* f, t_fence_side side, size_t rows, size_t row_bytes, size_t stride) {
+static void plan(t_fence* f, t_fence_side side, size_t rows, size_t row_bytes, size_t stride)
+{
   const size_t page = page_size();
   f->side = side;
   f->lead = side == T_FENCE_START ? page : 0;
@@ -57,7 +61,8 @@ static void plan(t_fence* f, t_fence_side side, size_t rows, size_t row_bytes, s
 }
 
 /* Fills every run with random bytes; records and returns the first byte of row 0. */
-static void* fill(t_fence* f, size_t rows, size_t row_bytes) {
+static void* fill(t_fence* f, size_t rows, size_t row_bytes)
+{
   for (size_t s = 0; s < f->segments; s++) {
     t_fill_random(segment(f, s), f->segment_bytes);
   }
@@ -72,7 +77,8 @@ static void* fill(t_fence* f, size_t rows, size_t row_bytes) {
 }
 
 void* t_fence_init_at(t_fence* f, t_fence_side side, size_t rows, size_t row_bytes,
-                      size_t stride) {
+                      size_t stride)
+{
   const size_t page = page_size();
   memset(f, 0, sizeof(*f));
   if (rows == 0) rows = 1;
@@ -96,7 +102,8 @@ void* t_fence_init_at(t_fence* f, t_fence_side side, size_t rows, size_t row_byt
 }
 
 void* t_fence_reinit(t_fence* f, t_fence_side side, size_t rows, size_t row_bytes,
-                     size_t stride) {
+                     size_t stride)
+{
   if (rows == 0) rows = 1;
   if (row_bytes == 0) row_bytes = 1;
   if (f->map != NULL) {
@@ -115,11 +122,13 @@ void* t_fence_reinit(t_fence* f, t_fence_side side, size_t rows, size_t row_byte
   return t_fence_init_at(f, side, rows, row_bytes, stride);
 }
 
-void* t_fence_init(t_fence* f, size_t rows, size_t row_bytes, size_t stride) {
+void* t_fence_init(t_fence* f, size_t rows, size_t row_bytes, size_t stride)
+{
   return t_fence_init_at(f, T_FENCE_END, rows, row_bytes, stride);
 }
 
-void t_fence_seal(t_fence* f) {
+void t_fence_seal(t_fence* f)
+{
   free(f->copy);
   f->copy = t_alloc(f->segments * f->segment_bytes);
   for (size_t s = 0; s < f->segments; s++) {
@@ -127,7 +136,8 @@ void t_fence_seal(t_fence* f) {
   }
 }
 
-void* t_fence_image(const t_fence* f, const void* p) {
+void* t_fence_image(const t_fence* f, const void* p)
+{
   const unsigned char* q = p;
   const unsigned char* first = segment(f, 0);
   if (q < first) return NULL;
@@ -140,7 +150,8 @@ void* t_fence_image(const t_fence* f, const void* p) {
   return f->copy + s * f->segment_bytes + offset;
 }
 
-int t_fence_intact(const t_fence* f, long* offset) {
+int t_fence_intact(const t_fence* f, long* offset)
+{
   for (size_t s = 0; s < f->segments; s++) {
     const unsigned char* seg = segment(f, s);
     const unsigned char* copy = f->copy + s * f->segment_bytes;
@@ -154,7 +165,8 @@ int t_fence_intact(const t_fence* f, long* offset) {
   return 1;
 }
 
-void t_fence_free(t_fence* f) {
+void t_fence_free(t_fence* f)
+{
   if (f->map != NULL) munmap(f->map, f->map_size);
   free(f->copy);
   memset(f, 0, sizeof(*f));

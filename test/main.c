@@ -42,7 +42,8 @@ static const char* current_level = "reference";
 
 const char* t_isa_level(void) { return current_level; }
 
-void t_isa_return(void) {
+void t_isa_return(void)
+{
   if (strcmp(current_isa, current_level) == 0) {
     gemmi8_isa_force(current_isa);
   } else {
@@ -50,11 +51,13 @@ void t_isa_return(void) {
   }
 }
 
-const char* t_isa(void) {
+const char* t_isa(void)
+{
   return current_isa;
 }
 
-int t_type_built(const char* type) {
+int t_type_built(const char* type)
+{
   const char* const* types = gemmi8_types_compiled();
   for (size_t i = 0; types != NULL && types[i] != NULL; i++) {
     if (strcmp(types[i], type) == 0) return 1;
@@ -64,7 +67,8 @@ int t_type_built(const char* type) {
 
 static unsigned long types_skipped = 0;
 
-void t_skip_type(const char* type, const char* what) {
+void t_skip_type(const char* type, const char* what)
+{
   static char seen[32][96];
   static size_t nseen = 0;
   char key[96];
@@ -77,11 +81,13 @@ void t_skip_type(const char* type, const char* what) {
   printf("   skipped: %s (%s is not in this build; counted each time)\n", what, type);
 }
 
-void t_pass(void) {
+void t_pass(void)
+{
   passed++;
 }
 
-static void vfail(const char* func, const char* fmt, va_list ap) {
+static void vfail(const char* func, const char* fmt, va_list ap)
+{
   failed++;
   if (printed < max_printed_per_isa) {
     printf("FAIL [%s] %s: ", current_isa, func);
@@ -94,14 +100,16 @@ static void vfail(const char* func, const char* fmt, va_list ap) {
   fflush(stdout);
 }
 
-void t_fail(const char* func, const char* fmt, ...) {
+void t_fail(const char* func, const char* fmt, ...)
+{
   va_list ap;
   va_start(ap, fmt);
   vfail(func, fmt, ap);
   va_end(ap);
 }
 
-int t_expect(int ok, const char* func, const char* fmt, ...) {
+int t_expect(int ok, const char* func, const char* fmt, ...)
+{
   if (ok) {
     t_pass();
     return 1;
@@ -113,7 +121,8 @@ int t_expect(int ok, const char* func, const char* fmt, ...) {
   return 0;
 }
 
-static double now_seconds(void) {
+static double now_seconds(void)
+{
   struct timespec ts;
   timespec_get(&ts, TIME_UTC);
   return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
@@ -144,7 +153,8 @@ static const group groups[] = {
 };
 
 /* The first type of the list this build lacks, or NULL. */
-static const char* missing_type(const char* types) {
+static const char* missing_type(const char* types)
+{
   static char word[16];
   for (const char* p = types; *p != '\0';) {
     while (*p == ' ') p++;
@@ -160,7 +170,8 @@ static const char* missing_type(const char* types) {
 static const char* only_groups = NULL;
 
 /* 1 if group name is in the comma-separated list (or there is no list). */
-static int group_wanted(const char* name) {
+static int group_wanted(const char* name)
+{
   if (only_groups == NULL) return 1;
   const size_t len = strlen(name);
   for (const char* p = only_groups; *p != '\0';) {
@@ -172,7 +183,8 @@ static int group_wanted(const char* name) {
   return 0;
 }
 
-static void run_isa(const char* name) {
+static void run_isa(const char* name)
+{
   current_isa = name;
   printed = 0;
   unsigned long p0 = passed, f0 = failed;
@@ -199,7 +211,8 @@ static void run_isa(const char* name) {
   fflush(stdout);
 }
 
-int main(void) {
+int main(void)
+{
   const char* quick = getenv("GEMMI8_TEST_QUICK");
   t_quick = quick != NULL && strcmp(quick, "") != 0 && strcmp(quick, "0") != 0;
   const char* seed_env = getenv("GEMMI8_TEST_SEED");

@@ -13,23 +13,28 @@
 #include "ref.h"
 #include "test.h"
 
-int32_t q_min(const qproblem* p) {
+int32_t q_min(const qproblem* p)
+{
   return p->is_signed ? -128 : 0;
 }
-int32_t q_max(const qproblem* p) {
+int32_t q_max(const qproblem* p)
+{
   return p->is_signed ? 127 : 255;
 }
 
-size_t q_bytes(size_t rows, size_t cols, size_t stride) {
+size_t q_bytes(size_t rows, size_t cols, size_t stride)
+{
   return (rows - 1) * stride + cols;
 }
 
-static size_t b_bytes(const qproblem* p) {
+static size_t b_bytes(const qproblem* p)
+{
   return p->b_kn ? q_bytes(p->k, p->n, p->b_stride) : q_bytes(p->n, p->k, p->b_stride);
 }
 
 void q_alloc(qproblem* p, int kind, size_t m, size_t n, size_t k, size_t a_stride,
-             size_t b_stride, int b_kn, size_t c_stride) {
+             size_t b_stride, int b_kn, size_t c_stride)
+{
   memset(p, 0, sizeof(*p));
   p->kind = kind;
   p->is_signed = kind == Q_QS8;
@@ -52,12 +57,14 @@ void q_alloc(qproblem* p, int kind, size_t m, size_t n, size_t k, size_t a_strid
   memset(p->bias, 0, n * sizeof(int32_t));
 }
 
-void q_no_bias(qproblem* p) {
+void q_no_bias(qproblem* p)
+{
   free(p->bias);
   p->bias = NULL;
 }
 
-void q_free(qproblem* p) {
+void q_free(qproblem* p)
+{
   free(p->a);
   free(p->b);
   free(p->b_zp);
@@ -74,7 +81,8 @@ void q_free(qproblem* p) {
 
 /* ---- random contents ------------------------------------------------------------ */
 
-static int32_t pick_zero_point(int is_signed) {
+static int32_t pick_zero_point(int is_signed)
+{
   static const int32_t u8_zps[] = {0, 1, 127, 128, 255};
   static const int32_t s8_zps[] = {-128, -1, 0, 1, 127};
   if (t_below(6) == 0) return is_signed ? (int32_t) t_range(-128, 127) : (int32_t) t_range(0, 255);
@@ -82,16 +90,19 @@ static int32_t pick_zero_point(int is_signed) {
 }
 
 /* A byte holding value v of the type. */
-static uint8_t q_byte(int32_t v) {
+static uint8_t q_byte(int32_t v)
+{
   return (uint8_t) (v & 0xFF);
 }
 
-static int32_t clamp_type(int is_signed, int32_t v) {
+static int32_t clamp_type(int is_signed, int32_t v)
+{
   int32_t lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
   return v < lo ? lo : v > hi ? hi : v;
 }
 
-void q_fill_random(qproblem* p) {
+void q_fill_random(qproblem* p)
+{
   int s = p->is_signed;
   p->a_zp = pick_zero_point(s);
   if (p->b_signed) {
@@ -151,11 +162,13 @@ void q_fill_random(qproblem* p) {
 
 /* ---- packing -------------------------------------------------------------------- */
 
-static const char* type_name(const qproblem* p) {
+static const char* type_name(const qproblem* p)
+{
   return p->kind == Q_QS8 ? "qs8" : (p->kind == Q_QU8S8 ? "qu8s8" : "qu8");
 }
 
-int q_prepare(qproblem* p, const char* what) {
+int q_prepare(qproblem* p, const char* what)
+{
   ref_q8_acc_mixed(p->is_signed, p->b_signed, p->m, p->n, p->k, p->a, p->a_stride, p->a_zp, p->b,
                    p->b_stride, p->b_kn, p->b_zp, p->bias, p->acc);
   char bzp[48];
@@ -251,7 +264,8 @@ int q_prepare(qproblem* p, const char* what) {
 
 /* After a GEMM: status, inputs unchanged, then every byte of the output. */
 static void verify(qproblem* p, const char* func, const qrq* r, gemmi8_status st,
-                   const t_out* out) {
+                   const t_out* out)
+{
   const char* rqdesc = r != NULL ? r->desc : "int32 output";
   if (st != gemmi8_status_success) {
     t_fail(func, "%s, %s: status \"%s\"", p->desc, rqdesc, gemmi8_status_string(st));
@@ -288,7 +302,8 @@ static void verify(qproblem* p, const char* func, const qrq* r, gemmi8_status st
   t_fail(func, "%s, %s: %s%s", p->desc, rqdesc, msg, extra);
 }
 
-void q_check_s32(qproblem* p) {
+void q_check_s32(qproblem* p)
+{
   t_out out;
   t_out_init(&out, T_S32, p->m, p->n, p->c_stride);
   for (size_t i = 0; i < p->m; i++)
@@ -312,7 +327,8 @@ void q_check_s32(qproblem* p) {
   t_out_free(&out);
 }
 
-void q_check_requant(qproblem* p, const qrq* r) {
+void q_check_requant(qproblem* p, const qrq* r)
+{
   t_out out;
   t_out_init(&out, p->is_signed ? T_S8 : T_U8, p->m, p->n, p->c_stride);
   const gemmi8_requant* rq = &r->rq;
@@ -347,7 +363,8 @@ void q_check_requant(qproblem* p, const qrq* r) {
 
 /* ---- requantization parameters ---------------------------------------------------- */
 
-void qrq_alloc(qrq* r, gemmi8_requant_mode mode, int per_channel, size_t n) {
+void qrq_alloc(qrq* r, gemmi8_requant_mode mode, int per_channel, size_t n)
+{
   memset(r, 0, sizeof(*r));
   size_t count = per_channel ? n : 1;
   r->rq.mode = mode;
@@ -372,14 +389,16 @@ void qrq_alloc(qrq* r, gemmi8_requant_mode mode, int per_channel, size_t n) {
   r->rq.scale = r->scale;
 }
 
-void qrq_free(qrq* r) {
+void qrq_free(qrq* r)
+{
   free(r->multiplier);
   free(r->shift);
   free(r->scale);
   memset(r, 0, sizeof(*r));
 }
 
-void qrq_describe(qrq* r) {
+void qrq_describe(qrq* r)
+{
   const gemmi8_requant* rq = &r->rq;
   char params[72] = "";
   if (!rq->per_channel) {
@@ -395,7 +414,8 @@ void qrq_describe(qrq* r) {
       rq->per_channel ? "per-channel" : "per-tensor", params, rq->zero_point, rq->min, rq->max);
 }
 
-void q_auto_requant(const qproblem* p, qrq* r, gemmi8_requant_mode mode, int per_channel) {
+void q_auto_requant(const qproblem* p, qrq* r, gemmi8_requant_mode mode, int per_channel)
+{
   qrq_alloc(r, mode, per_channel, p->n);
   int32_t qmin = q_min(p), qmax = q_max(p);
   size_t count = per_channel ? p->n : 1;

@@ -8,28 +8,32 @@
 #include <math.h>
 #include <stdlib.h>
 
-int32_t ref_wrap_s32(int64_t v) {
+int32_t ref_wrap_s32(int64_t v)
+{
   uint64_t low = (uint64_t) v & UINT64_C(0xFFFFFFFF);
   int64_t s = low >= UINT64_C(0x80000000) ? (int64_t) low - INT64_C(0x100000000) : (int64_t) low;
   return (int32_t) s;
 }
 
 /* An 8-bit element as its integer value. */
-static int32_t q8_value(int is_signed, uint8_t byte) {
+static int32_t q8_value(int is_signed, uint8_t byte)
+{
   if (is_signed && byte >= 128) return (int32_t) byte - 256;
   return (int32_t) byte;
 }
 
 void ref_q8_acc(int is_signed, size_t m, size_t n, size_t k, const uint8_t* a, size_t a_stride,
                 int32_t a_zp, const uint8_t* b, size_t b_stride, int b_kn, const int32_t* b_zp,
-                const int32_t* bias, int32_t* acc) {
+                const int32_t* bias, int32_t* acc)
+{
   ref_q8_acc_mixed(is_signed, is_signed, m, n, k, a, a_stride, a_zp, b, b_stride, b_kn, b_zp, bias,
                    acc);
 }
 
 void ref_q8_acc_mixed(int a_signed, int b_signed, size_t m, size_t n, size_t k, const uint8_t* a,
                       size_t a_stride, int32_t a_zp, const uint8_t* b, size_t b_stride, int b_kn,
-                      const int32_t* b_zp, const int32_t* bias, int32_t* acc) {
+                      const int32_t* b_zp, const int32_t* bias, int32_t* acc)
+{
   for (size_t i = 0; i < m; i++) {
     for (size_t j = 0; j < n; j++) {
       int64_t sum = bias != NULL ? (int64_t) bias[j] : 0;
@@ -45,7 +49,8 @@ void ref_q8_acc_mixed(int a_signed, int b_signed, size_t m, size_t n, size_t k, 
 }
 
 void ref_conv_acc(const struct ref_conv* c, const uint8_t* in, const uint8_t* w, int32_t a_zp,
-                  const int32_t* b_zp, const int32_t* bias, int32_t* acc) {
+                  const int32_t* b_zp, const int32_t* bias, int32_t* acc)
+{
   const size_t cout = c->groups * c->co;
   for (size_t b = 0; b < c->batch; b++) {
     for (size_t oy = 0; oy < c->oh; oy++) {
@@ -80,18 +85,21 @@ void ref_conv_acc(const struct ref_conv* c, const uint8_t* in, const uint8_t* w,
 
 /* ---- fixed-point requantization ---------------------------------------------- */
 
-static int32_t saturate_s32(int64_t v) {
+static int32_t saturate_s32(int64_t v)
+{
   if (v > INT32_MAX) return INT32_MAX;
   if (v < INT32_MIN) return INT32_MIN;
   return (int32_t) v;
 }
 
-int32_t ref_saturating_left_shift(int32_t x, int32_t shift) {
+int32_t ref_saturating_left_shift(int32_t x, int32_t shift)
+{
   /* |x| * 2^31 < 2^62: exact in int64. */
   return saturate_s32((int64_t) x * ((int64_t) 1 << shift));
 }
 
-int32_t ref_srdhm(int32_t x, int32_t multiplier) {
+int32_t ref_srdhm(int32_t x, int32_t multiplier)
+{
   int64_t product = (int64_t) x * (int64_t) multiplier;
   int64_t nudge = product >= 0 ? ((int64_t) 1 << 30) : 1 - ((int64_t) 1 << 30);
   /* C division truncates toward zero, as the definition says. */
@@ -99,7 +107,8 @@ int32_t ref_srdhm(int32_t x, int32_t multiplier) {
   return saturate_s32(high);
 }
 
-int32_t ref_rounding_divide_by_pot(int32_t x, int32_t exponent) {
+int32_t ref_rounding_divide_by_pot(int32_t x, int32_t exponent)
+{
   if (exponent == 0) return x;
   int64_t divisor = (int64_t) 1 << exponent;
   int64_t q = (int64_t) x / divisor;
@@ -109,7 +118,8 @@ int32_t ref_rounding_divide_by_pot(int32_t x, int32_t exponent) {
   return (int32_t) q;
 }
 
-int32_t ref_requantize_fixedpoint(int32_t acc, int32_t multiplier, int32_t shift) {
+int32_t ref_requantize_fixedpoint(int32_t acc, int32_t multiplier, int32_t shift)
+{
   int32_t left = shift > 0 ? shift : 0;
   int32_t right = shift < 0 ? -shift : 0;
   int32_t x = ref_saturating_left_shift(acc, left);
@@ -118,7 +128,8 @@ int32_t ref_requantize_fixedpoint(int32_t acc, int32_t multiplier, int32_t shift
 }
 
 int32_t ref_output_fixedpoint(int32_t acc, int32_t multiplier, int32_t shift, int32_t zero_point,
-                              int32_t min, int32_t max) {
+                              int32_t min, int32_t max)
+{
   /* gemmlowp adds the zero point in int32, which wraps */
   int64_t v = ref_wrap_s32((int64_t) zero_point + ref_requantize_fixedpoint(acc, multiplier, shift));
   if (v < min) v = min;
@@ -128,7 +139,8 @@ int32_t ref_output_fixedpoint(int32_t acc, int32_t multiplier, int32_t shift, in
 
 /* ---- fp32 requantization ------------------------------------------------------ */
 
-static double round_half_even(double v) {
+static double round_half_even(double v)
+{
   /* Every double of magnitude >= 2^52 is an integer; so are infinities. */
   if (!isfinite(v) || fabs(v) >= 0x1p52) return v;
   double f = floor(v);
@@ -138,14 +150,16 @@ static double round_half_even(double v) {
   return fmod(f, 2.0) == 0.0 ? f : f + 1.0;
 }
 
-double ref_requantize_fp32(int32_t acc, float scale) {
+double ref_requantize_fp32(int32_t acc, float scale)
+{
   float facc = (float) acc;                      /* int32 to float: rounded */
   double exact = (double) facc * (double) scale; /* 24 x 24 bits: exact */
   float product = (float) exact;                 /* the one float rounding */
   return round_half_even((double) product);
 }
 
-int32_t ref_output_fp32(int32_t acc, float scale, int32_t zero_point, int32_t min, int32_t max) {
+int32_t ref_output_fp32(int32_t acc, float scale, int32_t zero_point, int32_t min, int32_t max)
+{
   double v = (double) zero_point + ref_requantize_fp32(acc, scale);
   if (v < (double) min) v = (double) min;
   if (v > (double) max) v = (double) max;
@@ -154,7 +168,8 @@ int32_t ref_output_fp32(int32_t acc, float scale, int32_t zero_point, int32_t mi
 
 /* ---- QuantizeMultiplier --------------------------------------------------------- */
 
-int ref_quantize_multiplier(double scale, int32_t* multiplier, int32_t* shift) {
+int ref_quantize_multiplier(double scale, int32_t* multiplier, int32_t* shift)
+{
   if (isnan(scale) || isinf(scale) || scale < 0.0) return -1;
   if (scale == 0.0) {
     *multiplier = 0;
@@ -185,12 +200,14 @@ int ref_quantize_multiplier(double scale, int32_t* multiplier, int32_t* shift) {
 
 /* ---- binary ----------------------------------------------------------------------- */
 
-int ref_bin_value(const uint64_t* row, size_t j) {
+int ref_bin_value(const uint64_t* row, size_t j)
+{
   return ((row[j / 64] >> (j % 64)) & 1u) ? -1 : 1;
 }
 
 void ref_bin_acc(size_t m, size_t n, size_t k, const uint64_t* a, size_t a_stride,
-                 const uint64_t* b, size_t b_stride, int b_kn, int32_t* acc) {
+                 const uint64_t* b, size_t b_stride, int b_kn, int32_t* acc)
+{
   /* Unpack both operands to +1/-1 integers, then multiply and add. */
   signed char* av = malloc(m * k);
   signed char* bv = malloc(n * k);
@@ -217,7 +234,8 @@ void ref_bin_acc(size_t m, size_t n, size_t k, const uint64_t* a, size_t a_strid
   free(bv);
 }
 
-float ref_bin_f32(int32_t acc, const float* scale, const float* bias, size_t channel) {
+float ref_bin_f32(int32_t acc, const float* scale, const float* bias, size_t channel)
+{
   float s = scale != NULL ? scale[channel] : 1.0f;
   float b = bias != NULL ? bias[channel] : 0.0f;
   float facc = (float) acc;
@@ -229,7 +247,8 @@ float ref_bin_f32(int32_t acc, const float* scale, const float* bias, size_t cha
 
 static void pack_rows(size_t rows, size_t k, size_t out_stride, uint64_t* out,
                       int (*negative)(const void* x, size_t i, size_t j, const void* ctx),
-                      const void* x, const void* ctx) {
+                      const void* x, const void* ctx)
+{
   size_t words = (k + 63) / 64;
   for (size_t i = 0; i < rows; i++) {
     for (size_t w = 0; w < words; w++) out[i * out_stride + w] = 0;
@@ -238,12 +257,14 @@ static void pack_rows(size_t rows, size_t k, size_t out_stride, uint64_t* out,
   }
 }
 
-static int f32_negative(const void* x, size_t i, size_t j, const void* ctx) {
+static int f32_negative(const void* x, size_t i, size_t j, const void* ctx)
+{
   size_t stride = *(const size_t*) ctx;
   return ((const float*) x)[i * stride + j] < 0.0f;
 }
 
-static int s8_negative(const void* x, size_t i, size_t j, const void* ctx) {
+static int s8_negative(const void* x, size_t i, size_t j, const void* ctx)
+{
   size_t stride = *(const size_t*) ctx;
   return ((const int8_t*) x)[i * stride + j] < 0;
 }
@@ -253,23 +274,27 @@ typedef struct u8_ctx {
   int zero_point;
 } u8_ctx;
 
-static int u8_negative(const void* x, size_t i, size_t j, const void* ctx) {
+static int u8_negative(const void* x, size_t i, size_t j, const void* ctx)
+{
   const u8_ctx* c = ctx;
   return (int) ((const uint8_t*) x)[i * c->stride + j] - c->zero_point < 0;
 }
 
 void ref_bin_pack_f32(size_t rows, size_t k, const float* x, size_t x_stride, uint64_t* out,
-                      size_t out_stride) {
+                      size_t out_stride)
+{
   pack_rows(rows, k, out_stride, out, f32_negative, x, &x_stride);
 }
 
 void ref_bin_pack_s8(size_t rows, size_t k, const int8_t* x, size_t x_stride, uint64_t* out,
-                     size_t out_stride) {
+                     size_t out_stride)
+{
   pack_rows(rows, k, out_stride, out, s8_negative, x, &x_stride);
 }
 
 void ref_bin_pack_u8(size_t rows, size_t k, const uint8_t* x, size_t x_stride, uint8_t zero_point,
-                     uint64_t* out, size_t out_stride) {
+                     uint64_t* out, size_t out_stride)
+{
   u8_ctx c = {x_stride, zero_point};
   pack_rows(rows, k, out_stride, out, u8_negative, x, &c);
 }

@@ -27,18 +27,21 @@ static const size_t bin_k_list[] = {
     1,   2,   3,   5,   7,   8,   15,  16,  17,  31,  32,  33,  63,  64,   65,   100,  127,  128,
     129, 191, 192, 193, 255, 256, 257, 300, 311, 511, 512, 513, 640, 1000, 1023, 1024, 1025, 1500};
 
-static size_t word_pad(void) {
+static size_t word_pad(void)
+{
   static const size_t pads[] = {0, 0, 1, 2, 3, 5};
   return T_PICK(pads);
 }
 
-static size_t words_bytes(size_t rows, size_t words, size_t stride) {
+static size_t words_bytes(size_t rows, size_t words, size_t stride)
+{
   return ((rows - 1) * stride + words) * sizeof(uint64_t);
 }
 
 /* Random bits; the padding bits past `bits` in each row get garbage (random or all
  * ones: they must never count). */
-static void fill_bits(uint64_t* p, size_t rows, size_t bits, size_t stride) {
+static void fill_bits(uint64_t* p, size_t rows, size_t bits, size_t stride)
+{
   size_t words = WORDS(bits);
   t_fill_random(p, words_bytes(rows, words, stride));
   if (bits % 64 != 0 && t_below(3) == 0)
@@ -59,12 +62,14 @@ typedef struct bproblem {
   char desc[200];
 } bproblem;
 
-static size_t b_words_total(const bproblem* p) {
+static size_t b_words_total(const bproblem* p)
+{
   return p->b_kn ? words_bytes(p->k, WORDS(p->n), p->b_stride)
                  : words_bytes(p->n, WORDS(p->k), p->b_stride);
 }
 
-static void bp_free(bproblem* p) {
+static void bp_free(bproblem* p)
+{
   free(p->a);
   free(p->b);
   free(p->acc);
@@ -78,7 +83,8 @@ static void bp_free(bproblem* p) {
 }
 
 /* Allocates and fills a random problem, computes the reference, packs. */
-static int bp_make(bproblem* p, size_t m, size_t n, size_t k, const char* what) {
+static int bp_make(bproblem* p, size_t m, size_t n, size_t k, const char* what)
+{
   memset(p, 0, sizeof(*p));
   p->m = m;
   p->n = n;
@@ -149,7 +155,8 @@ typedef struct fold {
   char desc[64];
 } fold;
 
-static void fold_make(fold* f, size_t n, size_t k) {
+static void fold_make(fold* f, size_t n, size_t k)
+{
   unsigned kind = t_below(4); /* 0 none, 1 scale, 2 bias, 3 both */
   f->scale = kind & 1 ? t_alloc(n * sizeof(float)) : NULL;
   f->bias = kind & 2 ? t_alloc(n * sizeof(float)) : NULL;
@@ -185,7 +192,8 @@ static void fold_make(fold* f, size_t n, size_t k) {
            f->bias ? "given" : "NULL");
 }
 
-static void fold_free(fold* f) {
+static void fold_free(fold* f)
+{
   free(f->scale);
   free(f->bias);
 }
@@ -193,7 +201,8 @@ static void fold_free(fold* f) {
 /* ---- checks ---------------------------------------------------------------------------- */
 
 static void verify(const bproblem* p, const char* func, const char* extra_desc, gemmi8_status st,
-                   const t_out* out, const fold* f) {
+                   const t_out* out, const fold* f)
+{
   if (st != gemmi8_status_success) {
     t_fail(func, "%s, %s: status \"%s\"", p->desc, extra_desc, gemmi8_status_string(st));
     return;
@@ -238,7 +247,8 @@ static void verify(const bproblem* p, const char* func, const char* extra_desc, 
   t_fail(func, "%s, %s: %s%s", p->desc, extra_desc, msg, extra);
 }
 
-static void check_s32(const bproblem* p) {
+static void check_s32(const bproblem* p)
+{
   size_t c_stride = p->n + word_pad();
   t_out out;
   t_out_init(&out, T_S32, p->m, p->n, c_stride);
@@ -252,7 +262,8 @@ static void check_s32(const bproblem* p) {
   t_out_free(&out);
 }
 
-static void check_f32(const bproblem* p) {
+static void check_f32(const bproblem* p)
+{
   size_t c_stride = p->n + word_pad();
   fold f;
   fold_make(&f, p->n, p->k);
@@ -272,7 +283,8 @@ static void check_f32(const bproblem* p) {
   fold_free(&f);
 }
 
-static void check_bits(const bproblem* p) {
+static void check_bits(const bproblem* p)
+{
   size_t words = WORDS(p->n);
   size_t c_stride = words + word_pad();
   fold f;
@@ -302,7 +314,8 @@ static void check_bits(const bproblem* p) {
   fold_free(&f);
 }
 
-static void bin_case(size_t m, size_t n, size_t k, const char* what) {
+static void bin_case(size_t m, size_t n, size_t k, const char* what)
+{
   bproblem p;
   if (bp_make(&p, m, n, k, what)) {
     check_s32(&p);
@@ -312,7 +325,8 @@ static void bin_case(size_t m, size_t n, size_t k, const char* what) {
   bp_free(&p);
 }
 
-static void sweeps(void) {
+static void sweeps(void)
+{
   size_t step = t_quick ? 4 : 1;
   for (size_t m = 1; m <= 50; m += step)
     bin_case(m, 1 + t_below(70), T_PICK(bin_k_list), "M sweep");
@@ -335,7 +349,8 @@ static void sweeps(void) {
 
 /* ---- bit-packing helpers ---------------------------------------------------------------- */
 
-static float random_f32(void) {
+static float random_f32(void)
+{
   static const float specials[] = {0.0f,         -0.0f,         INFINITY, -INFINITY,
                                    FLT_TRUE_MIN, -FLT_TRUE_MIN, FLT_MIN,  -FLT_MIN,
                                    FLT_MAX,      -FLT_MAX,      1.0f,     -1.0f};
@@ -353,7 +368,8 @@ static float random_f32(void) {
 
 typedef enum src_type { SRC_F32, SRC_S8, SRC_U8 } src_type;
 
-static void pack_helper_case(src_type type, size_t rows, size_t k) {
+static void pack_helper_case(src_type type, size_t rows, size_t k)
+{
   size_t x_stride = k + word_pad() * 3;
   size_t words = WORDS(k);
   size_t out_stride = words + word_pad();
@@ -413,7 +429,8 @@ static void pack_helper_case(src_type type, size_t rows, size_t k) {
   t_out_free(&out);
 }
 
-static void pack_helpers(void) {
+static void pack_helpers(void)
+{
   static const size_t rows_list[] = {1, 2, 3, 5, 8, 13};
   for (int type = SRC_F32; type <= SRC_U8; type++) {
     for (size_t i = 0; i < T_COUNT(bin_k_list); i += t_quick ? 3 : 1)
@@ -423,7 +440,8 @@ static void pack_helpers(void) {
 
 /* +1/-1 values through all three helpers (identical bits, unpacked back to the
  * values) and through a GEMM computed from the values directly. */
-static void round_trip(size_t m, size_t n, size_t k) {
+static void round_trip(size_t m, size_t n, size_t k)
+{
   size_t words = WORDS(k);
   int8_t* va = t_alloc(m * k);
   int8_t* vb = t_alloc(n * k);
@@ -506,7 +524,8 @@ static void round_trip(size_t m, size_t n, size_t k) {
 }
 
 /* The bit output of one layer is the A of the next. */
-static void chain(size_t m, size_t n1, size_t k, size_t n2) {
+static void chain(size_t m, size_t n1, size_t k, size_t n2)
+{
   bproblem p;
   if (!bp_make(&p, m, n1, k, "layer 1 of 2,")) {
     bp_free(&p);
@@ -551,7 +570,8 @@ static void chain(size_t m, size_t n1, size_t k, size_t n2) {
 }
 
 /* Weights packed under another kernel set: rejected with C untouched, or exact. */
-static void cross_isa(void) {
+static void cross_isa(void)
+{
   const char* here = t_isa();
   const char* const* isas = gemmi8_isa_compiled();
   for (size_t i = 0; isas != NULL && isas[i] != NULL; i++) {
@@ -588,7 +608,8 @@ static void cross_isa(void) {
   }
 }
 
-void test_bin(void) {
+void test_bin(void)
+{
   sweeps();
   pack_helpers();
   static const size_t rt[][3] = {{1, 1, 1}, {3, 5, 64}, {7, 9, 65}, {13, 17, 200}, {5, 70, 1000}};

@@ -14,7 +14,8 @@
 
 static const char* const all_types[] = {"qu8", "qs8", "qu8s8", "bin"};
 
-static void types_listed(void) {
+static void types_listed(void)
+{
   const char* const* types = gemmi8_types_compiled();
   if (!t_expect(types != NULL, "gemmi8_types_compiled", "returned NULL")) return;
   size_t count = 0;
@@ -35,7 +36,8 @@ static void types_listed(void) {
 }
 
 /* The entry points of a type the build lacks: unsupported_parameter, nothing written. */
-static void type_absent(const char* type) {
+static void type_absent(const char* type)
+{
   enum { N = 8, K = 16 };
   uint8_t b[N * K], a[N * K];
   int32_t bias[N] = {0};
@@ -82,7 +84,8 @@ static void type_absent(const char* type) {
 }
 
 /* The tile a kernel's symbol spells ("_ukernel_<mr>x<nr>[c<kr>]__"), or 0. */
-static int symbol_tile(const char* symbol, unsigned* mr, unsigned* nr, unsigned* kr) {
+static int symbol_tile(const char* symbol, unsigned* mr, unsigned* nr, unsigned* kr)
+{
   const char* p = symbol != NULL ? strstr(symbol, "_ukernel_") : NULL;
   if (p == NULL) return 0;
   *kr = 1;
@@ -95,7 +98,8 @@ static int symbol_tile(const char* symbol, unsigned* mr, unsigned* nr, unsigned*
 }
 
 static void check_slot(void (*fn)(void), const char* table, const char* kind, size_t mr,
-                       unsigned nr, unsigned kr) {
+                       unsigned nr, unsigned kr)
+{
   const char* symbol = gemmi8_kernel_symbol(fn);
   unsigned smr = 0, snr = 0, skr = 0;
   if (!t_expect(symbol != NULL, "kernel lists", "%s %s[%zu]: a kernel no list names", table,
@@ -106,7 +110,8 @@ static void check_slot(void (*fn)(void), const char* table, const char* kind, si
            symbol, mr, nr, kr);
 }
 
-static void lists(void) {
+static void lists(void)
+{
   for (uint32_t type = gemmi8_type_qu8; type <= gemmi8_type_qs8; type++) {
     const struct gemmi8_qgemm_config* cfg;
     for (size_t i = 0; (cfg = gemmi8_qgemm_config_at(type, i, NULL)) != NULL; i++) {
@@ -144,7 +149,8 @@ static void lists(void) {
   }
 }
 
-void test_build(void) {
+void test_build(void)
+{
   types_listed();
   for (size_t t = 0; t < T_COUNT(all_types); t++) {
     if (!t_type_built(all_types[t])) type_absent(all_types[t]);

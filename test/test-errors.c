@@ -25,20 +25,23 @@ static struct {
 } watched[max_watched];
 static size_t n_watched = 0;
 
-static void watch(void* p, size_t size) {
+static void watch(void* p, size_t size)
+{
   watched[n_watched].ptr = p;
   watched[n_watched].size = size;
   watched[n_watched].copy = t_dup(p, size);
   n_watched++;
 }
 
-static void unwatch_all(void) {
+static void unwatch_all(void)
+{
   for (size_t i = 0; i < n_watched; i++) free(watched[i].copy);
   n_watched = 0;
 }
 
 /* 1 if every watched buffer is as it was; then restores them all. */
-static int untouched_then_restore(void) {
+static int untouched_then_restore(void)
+{
   int same = 1;
   for (size_t i = 0; i < n_watched; i++) {
     if (memcmp(watched[i].ptr, watched[i].copy, watched[i].size) != 0) same = 0;
@@ -47,7 +50,8 @@ static int untouched_then_restore(void) {
   return same;
 }
 
-static const char* name(gemmi8_status s) {
+static const char* name(gemmi8_status s)
+{
   const char* n = gemmi8_status_string(s);
   return n != NULL ? n : "(NULL)";
 }
@@ -55,7 +59,8 @@ static const char* name(gemmi8_status s) {
 /* The call must return want (or want2, when the header allows both) and, unless it
  * succeeded, write nothing. */
 static void expect2(const char* func, const char* what, gemmi8_status got, gemmi8_status want,
-                    gemmi8_status want2) {
+                    gemmi8_status want2)
+{
   int same = untouched_then_restore();
   int status_ok = got == want || got == want2;
   int ok = status_ok && (same || got == gemmi8_status_success);
@@ -68,7 +73,8 @@ static void expect2(const char* func, const char* what, gemmi8_status got, gemmi
              same || got == gemmi8_status_success ? "" : "; an output was written");
 }
 
-static void expect(const char* func, const char* what, gemmi8_status got, gemmi8_status want) {
+static void expect(const char* func, const char* what, gemmi8_status got, gemmi8_status want)
+{
   expect2(func, what, got, want, want);
 }
 
@@ -95,7 +101,8 @@ typedef struct fixture {
   void* bin;
 } fixture;
 
-static int fixture_make(fixture* f) {
+static int fixture_make(fixture* f)
+{
   memset(f, 0, sizeof(*f));
   t_fill_random(f->a, sizeof(f->a));
   t_fill_random(f->b, sizeof(f->b));
@@ -121,7 +128,8 @@ static int fixture_make(fixture* f) {
                   "N %d, K %d: statuses \"%s\" \"%s\" \"%s\"", N, K, name(s1), name(s2), name(s3));
 }
 
-static void fixture_free(fixture* f) {
+static void fixture_free(fixture* f)
+{
   free(f->qu8);
   free(f->qs8);
   free(f->bin);
@@ -137,7 +145,8 @@ static const char* const qfunc_names[] = {"gemmi8_qu8_gemm",     "gemmi8_qs8_gem
 
 static gemmi8_status call_q(qfunc f, size_t m, size_t n, size_t k, const void* a, size_t a_stride,
                             const void* packed, const gemmi8_requant* rq, void* c,
-                            size_t c_stride) {
+                            size_t c_stride)
+{
   switch (f) {
     case QU8:
       return gemmi8_qu8_gemm(m, n, k, a, a_stride, packed, rq, c, c_stride);
@@ -155,7 +164,8 @@ static gemmi8_status call_q(qfunc f, size_t m, size_t n, size_t k, const void* a
   return SUCCESS;
 }
 
-static void qgemm_errors(const fixture* fx) {
+static void qgemm_errors(const fixture* fx)
+{
   int32_t c[M * N + 16]; /* big enough for either output type */
   int32_t mult1 = INT32_C(1) << 30, shift1 = -3;
   for (int fi = QU8; fi <= QU8S8_S32; fi++) {
@@ -211,7 +221,8 @@ static void qgemm_errors(const fixture* fx) {
 }
 
 /* Requantization parameters of the two requantizing GEMMs. */
-static void requant_errors(const fixture* fx) {
+static void requant_errors(const fixture* fx)
+{
   int8_t c[M * N + 16];
   for (int fi = QU8; fi <= QS8; fi++) {
     qfunc f = (qfunc) fi;
@@ -334,7 +345,8 @@ static void requant_errors(const fixture* fx) {
 /* ---- weight packing ---------------------------------------------------------------------- */
 
 static gemmi8_status pack_q(int is_signed, size_t n, size_t k, const uint8_t* b, size_t b_stride,
-                            uint32_t flags, const uint8_t* b_zp, void* packed, size_t packed_size) {
+                            uint32_t flags, const uint8_t* b_zp, void* packed, size_t packed_size)
+{
   if (is_signed)
     return gemmi8_qs8_pack(n, k, (const int8_t*) b, b_stride, flags, -3, NULL, packed, packed_size);
   return gemmi8_qu8_pack(n, k, b, b_stride, flags, 7, b_zp, 1, NULL, packed, packed_size);
@@ -342,13 +354,15 @@ static gemmi8_status pack_q(int is_signed, size_t n, size_t k, const uint8_t* b,
 
 static gemmi8_status pack_q_alloc(int is_signed, size_t n, size_t k, const uint8_t* b,
                                   size_t b_stride, uint32_t flags, const uint8_t* b_zp,
-                                  void** packed) {
+                                  void** packed)
+{
   if (is_signed)
     return gemmi8_qs8_pack_alloc(n, k, (const int8_t*) b, b_stride, flags, -3, NULL, packed);
   return gemmi8_qu8_pack_alloc(n, k, b, b_stride, flags, 7, b_zp, 1, NULL, packed);
 }
 
-static void qpack_errors(const fixture* fx) {
+static void qpack_errors(const fixture* fx)
+{
   for (int is_signed = 0; is_signed <= 1; is_signed++) {
     const char* fn = is_signed ? "gemmi8_qs8_pack" : "gemmi8_qu8_pack";
     const char* fn_alloc = is_signed ? "gemmi8_qs8_pack_alloc" : "gemmi8_qu8_pack_alloc";
@@ -480,7 +494,8 @@ static const char* const bpfunc_names[] = {"gemmi8_bin_pack_rows_f32", "gemmi8_b
                                            "gemmi8_bin_pack_rows_u8"};
 
 static gemmi8_status call_bp(bpfunc f, size_t rows, size_t k, const void* x, size_t x_stride,
-                             uint64_t* out, size_t out_stride) {
+                             uint64_t* out, size_t out_stride)
+{
   switch (f) {
     case BP_F32:
       return gemmi8_bin_pack_rows_f32(rows, k, x, x_stride, out, out_stride);
@@ -492,7 +507,8 @@ static gemmi8_status call_bp(bpfunc f, size_t rows, size_t k, const void* x, siz
   return SUCCESS;
 }
 
-static void bin_pack_rows_errors(void) {
+static void bin_pack_rows_errors(void)
+{
   enum { rows = 3, k = 70, words = 2 };
   float x[rows * k];
   for (size_t i = 0; i < rows * k; i++) x[i] = (float) t_range(-5, 5);
@@ -516,7 +532,8 @@ static void bin_pack_rows_errors(void) {
   }
 }
 
-static void bin_pack_errors(const fixture* fx) {
+static void bin_pack_errors(const fixture* fx)
+{
   const char* fn = "gemmi8_bin_pack";
   size_t out = 0x5A5A5A;
   watch(&out, sizeof(out));
@@ -590,7 +607,8 @@ static const char* const bfunc_names[] = {"gemmi8_bin_gemm_s32", "gemmi8_bin_gem
                                           "gemmi8_bin_gemm_bits"};
 
 static gemmi8_status call_b(bfunc f, size_t m, size_t n, size_t k, const uint64_t* a,
-                            size_t a_stride, const void* packed, void* c, size_t c_stride) {
+                            size_t a_stride, const void* packed, void* c, size_t c_stride)
+{
   static const float scale[N + 1] = {1, -1, 0.5f, 0, 2, 3};
   static const float bias[N + 1] = {0, 1, -1, 0.5f, -0.5f, 9};
   switch (f) {
@@ -604,7 +622,8 @@ static gemmi8_status call_b(bfunc f, size_t m, size_t n, size_t k, const uint64_
   return SUCCESS;
 }
 
-static void bin_gemm_errors(const fixture* fx) {
+static void bin_gemm_errors(const fixture* fx)
+{
   uint64_t c[M * N + 8]; /* big enough for every output kind */
   const uint64_t* a = fx->a_bits;
   for (int fi = B_S32; fi <= B_BITS; fi++) {
@@ -643,7 +662,8 @@ static void bin_gemm_errors(const fixture* fx) {
   }
 }
 
-void test_errors(void) {
+void test_errors(void)
+{
   fixture fx;
   if (fixture_make(&fx)) {
     qgemm_errors(&fx);
@@ -658,7 +678,8 @@ void test_errors(void) {
 
 /* ---- status strings, version, ISA -------------------------------------------------------- */
 
-void test_misc(void) {
+void test_misc(void)
+{
   const gemmi8_status all[] = {gemmi8_status_success, gemmi8_status_invalid_parameter,
                                gemmi8_status_unsupported_parameter, gemmi8_status_out_of_memory,
                                gemmi8_status_unsupported_hardware};

@@ -55,7 +55,8 @@ static volatile sig_atomic_t fault_signal;
 static void* volatile fault_address;
 static struct sigaction saved_segv, saved_bus;
 
-static void on_fault(int sig, siginfo_t* info, void* context) {
+static void on_fault(int sig, siginfo_t* info, void* context)
+{
   (void) context;
   if (fault_armed) {
     fault_armed = 0;
@@ -67,7 +68,8 @@ static void on_fault(int sig, siginfo_t* info, void* context) {
   raise(sig);
 }
 
-static void faults_catch(void) {
+static void faults_catch(void)
+{
   struct sigaction sa;
   memset(&sa, 0, sizeof(sa));
   sa.sa_sigaction = on_fault;
@@ -77,7 +79,8 @@ static void faults_catch(void) {
   sigaction(SIGBUS, &sa, &saved_bus);
 }
 
-static void faults_release(void) {
+static void faults_release(void)
+{
   sigaction(SIGSEGV, &saved_segv, NULL);
   sigaction(SIGBUS, &saved_bus, NULL);
 }
@@ -141,7 +144,8 @@ typedef struct api {
   void** allocated;   /* *_pack_alloc */
 } api;
 
-static gemmi8_status api_run(const api* x) {
+static gemmi8_status api_run(const api* x)
+{
   const size_t m = x->m, n = x->n, k = x->k;
   switch (x->entry) {
     case E_QU8_PACK:
@@ -204,7 +208,8 @@ static gemmi8_status api_run(const api* x) {
 }
 
 /* Runs the call with faults caught: 0 and its status in *st, or 1 if it faulted. */
-static int api_guarded(const api* x, gemmi8_status* st) {
+static int api_guarded(const api* x, gemmi8_status* st)
+{
   if (sigsetjmp(fault_env, 1) != 0) return 1;
   fault_armed = 1;
   const gemmi8_status status = api_run(x);
@@ -220,7 +225,8 @@ static int api_guarded(const api* x, gemmi8_status* st) {
 enum layout { L_TIGHT, L_PADDED, L_ROWS, L_COUNT };
 static const char* const layout_names[] = {"stride = row", "padded", "a page per row"};
 
-static const char* side_name(t_fence_side side) {
+static const char* side_name(t_fence_side side)
+{
   return side == T_FENCE_START ? "start" : "end";
 }
 
@@ -247,7 +253,8 @@ typedef struct gcase {
 
 static gcase cases[2];
 
-static gcase* g_begin(t_fence_side side) {
+static gcase* g_begin(t_fence_side side)
+{
   gcase* g = &cases[side == T_FENCE_START];
   g->side = side;
   g->count = 0;
@@ -256,11 +263,13 @@ static gcase* g_begin(t_fence_side side) {
 }
 
 /* Ends the use of the buffers from index `mark` on (their pages stay mapped). */
-static void g_release(gcase* g, size_t mark) {
+static void g_release(gcase* g, size_t mark)
+{
   if (g->count > mark) g->count = mark;
 }
 
-static void g_unmap_all(void) {
+static void g_unmap_all(void)
+{
   for (size_t c = 0; c < T_COUNT(cases); c++) {
     for (size_t i = 0; i < max_fenced; i++) t_fence_free(&cases[c].buf[i].f);
     cases[c].count = 0;
@@ -273,7 +282,8 @@ enum { max_row_pages = 24 };
 
 /* A fenced matrix of rows x cols elements (contents random, not sealed). */
 static fenced* g_matrix(gcase* g, const char* name, t_elem elem, size_t rows, size_t cols,
-                        enum layout layout) {
+                        enum layout layout)
+{
   if (g->count == max_fenced) {
     fprintf(stderr, "test-guard: too many buffers in one case\n");
     exit(2);
@@ -298,13 +308,15 @@ static fenced* g_matrix(gcase* g, const char* name, t_elem elem, size_t rows, si
   return b;
 }
 
-static void* body(const fenced* b) {
+static void* body(const fenced* b)
+{
   return b->f.body;
 }
 
 /* A fenced, sealed copy of rows x cols elements given at src (stride src_stride). */
 static fenced* g_input(gcase* g, const char* name, t_elem elem, size_t rows, size_t cols,
-                       enum layout layout, const void* src, size_t src_stride) {
+                       enum layout layout, const void* src, size_t src_stride)
+{
   fenced* b = g_matrix(g, name, elem, rows, cols, layout);
   const size_t es = t_elem_size(elem);
   for (size_t r = 0; r < rows; r++) {
@@ -317,17 +329,20 @@ static fenced* g_input(gcase* g, const char* name, t_elem elem, size_t rows, siz
 }
 
 /* A fenced, sealed array of exactly count elements. */
-static void* g_array(gcase* g, const char* name, t_elem elem, const void* src, size_t count) {
+static void* g_array(gcase* g, const char* name, t_elem elem, const void* src, size_t count)
+{
   return body(g_input(g, name, elem, 1, count, L_TIGHT, src, count));
 }
 
 /* Where the expected value of element (r, c) of an output goes. */
-static void* g_want(const fenced* b, size_t r, size_t c) {
+static void* g_want(const fenced* b, size_t r, size_t c)
+{
   return t_fence_image(&b->f, b->f.body + (r * b->stride + c) * t_elem_size(b->elem));
 }
 
 /* Where byte `offset` (counted from the first element) of buffer b lies, as text. */
-static void describe_offset(const fenced* b, long offset, char* s, size_t size) {
+static void describe_offset(const fenced* b, long offset, char* s, size_t size)
+{
   const size_t es = t_elem_size(b->elem), stride = b->stride * es;
   if (offset < 0) {
     snprintf(s, size, "%ld byte%s before its first element", -offset, offset == -1 ? "" : "s");
@@ -347,7 +362,8 @@ static void describe_offset(const fenced* b, long offset, char* s, size_t size) 
 }
 
 /* Names the buffer a fault address belongs to (its map, guard pages included). */
-static void describe_fault(const gcase* g, char* s, size_t size) {
+static void describe_fault(const gcase* g, char* s, size_t size)
+{
   const unsigned char* p = fault_address;
   const char* sig = fault_signal == SIGBUS ? "SIGBUS" : "SIGSEGV";
   for (size_t i = 0; i < g->count; i++) {
@@ -364,7 +380,8 @@ static void describe_fault(const gcase* g, char* s, size_t size) {
 
 /* 1 if every buffer of the case equals its sealed image (outputs: with the expected
  * elements written in); else describes the first difference in s. */
-static int g_intact(const gcase* g, char* s, size_t size) {
+static int g_intact(const gcase* g, char* s, size_t size)
+{
   for (size_t i = 0; i < g->count; i++) {
     const fenced* b = &g->buf[i];
     long offset;
@@ -397,7 +414,8 @@ static int g_intact(const gcase* g, char* s, size_t size) {
  * of the case: one check. `written`, when not NULL, is an output whose new contents
  * are taken as they are (packed weights) once the call has succeeded. Returns 1 if
  * all is well. */
-static int g_call(gcase* g, const api* x, const char* what, fenced* written) {
+static int g_call(gcase* g, const api* x, const char* what, fenced* written)
+{
   gemmi8_status st = gemmi8_status_invalid_parameter;
   const int faulted = api_guarded(x, &st);
   const char* func = entry_names[x->entry];
@@ -452,7 +470,8 @@ typedef struct list {
 #define LIST(full, quick) \
   (t_quick ? (list){quick, T_COUNT(quick)} : (list){full, T_COUNT(full)})
 
-static size_t pick(list l) {
+static size_t pick(list l)
+{
   return l.v[t_below((uint32_t) l.count)];
 }
 
@@ -462,7 +481,8 @@ typedef struct layouts {
   int b_kn;
 } layouts;
 
-static layouts layouts_of(unsigned serial) {
+static layouts layouts_of(unsigned serial)
+{
   layouts l;
   l.a = (enum layout) (serial % L_COUNT);
   l.b = (enum layout) (serial / L_COUNT % L_COUNT);
@@ -477,7 +497,8 @@ enum qtype { QU8, QS8, QU8S8 };
 static const char* const qtype_names[] = {"qu8", "qs8", "qu8s8"};
 
 /* The entry point of the type: first is the qu8 one (E_QU8_PACK, ...). */
-static enum entry q_entry(enum entry first, enum qtype type) {
+static enum entry q_entry(enum entry first, enum qtype type)
+{
   return (enum entry) ((int) first + (int) type);
 }
 
@@ -496,15 +517,18 @@ typedef struct qdata {
 } qdata;
 
 /* Range of A and C: int8 for qs8, uint8 otherwise. */
-static int32_t q_lo(const qdata* d) {
+static int32_t q_lo(const qdata* d)
+{
   return d->type == QS8 ? -128 : 0;
 }
-static int32_t q_hi(const qdata* d) {
+static int32_t q_hi(const qdata* d)
+{
   return d->type == QS8 ? 127 : 255;
 }
 
 static void q_make(qdata* d, enum qtype type, size_t m, size_t n, size_t k,
-                   unsigned serial_number) {
+                   unsigned serial_number)
+{
   memset(d, 0, sizeof(*d));
   d->type = type;
   d->m = m;
@@ -537,7 +561,8 @@ static void q_make(qdata* d, enum qtype type, size_t m, size_t n, size_t k,
                    d->lay.b_kn ? n : k, d->lay.b_kn, d->b_zp32, d->bias, d->acc);
 }
 
-static void q_free(qdata* d) {
+static void q_free(qdata* d)
+{
   free(d->a);
   free(d->b);
   free(d->b_zp);
@@ -554,7 +579,8 @@ typedef struct qrequant {
   float* scale;
 } qrequant;
 
-static void q_requant(const qdata* d, int per_channel, qrequant* r, gemmi8_requant* rq) {
+static void q_requant(const qdata* d, int per_channel, qrequant* r, gemmi8_requant* rq)
+{
   const size_t count = per_channel ? d->n : 1;
   r->multiplier = t_alloc(count * sizeof(int32_t));
   r->shift = t_alloc(count * sizeof(int32_t));
@@ -596,7 +622,8 @@ static void q_requant(const qdata* d, int per_channel, qrequant* r, gemmi8_requa
   }
 }
 
-static void q_requant_free(qrequant* r) {
+static void q_requant_free(qrequant* r)
+{
   free(r->multiplier);
   free(r->shift);
   free(r->scale);
@@ -610,7 +637,8 @@ static const char* const q_output_names[] = {"int32 output", "fixedpoint per-ten
 /* One GEMM from the fenced A and packed buffer into a fenced C, checked; the
  * requantization arrays (exactly 1 or N values) fenced too. */
 static void q_gemm(gcase* g, const qdata* d, const fenced* a, const fenced* packed,
-                   enum q_output output) {
+                   enum q_output output)
+{
   const size_t mark = g->count, m = d->m, n = d->n;
   const t_elem elem = output == Q_S32 ? T_S32 : (d->type == QS8 ? T_S8 : T_U8);
   fenced* c = g_matrix(g, "C", elem, m, n, d->lay.c);
@@ -667,7 +695,8 @@ static void q_gemm(gcase* g, const qdata* d, const fenced* a, const fenced* pack
 
 /* A fenced buffer of exactly the packed size: it must start at a
  * GEMMI8_PACK_ALIGNMENT boundary whichever side touches the page. */
-static fenced* g_packed(gcase* g, const char* name, enum entry entry, size_t size) {
+static fenced* g_packed(gcase* g, const char* name, enum entry entry, size_t size)
+{
   fenced* b = g_matrix(g, name, T_U8, 1, size, L_TIGHT);
   t_expect((uintptr_t) body(b) % GEMMI8_PACK_ALIGNMENT == 0, entry_names[entry],
            "%s, guard at the %s: %s of exactly %zu bytes does not start at a %d-byte boundary "
@@ -681,7 +710,8 @@ static fenced* g_packed(gcase* g, const char* name, enum entry entry, size_t siz
  * C). */
 static void check_allocated(gcase* g, enum entry pack_entry, enum entry gemm_entry,
                             const api* proto, const void* allocated, const int32_t* want,
-                            enum layout c_layout) {
+                            enum layout c_layout)
+{
   const size_t mark = g->count, m = proto->m, n = proto->n;
   t_expect((uintptr_t) allocated % GEMMI8_PACK_ALIGNMENT == 0, entry_names[pack_entry],
            "%s, guard at the %s: the allocated buffer %p is not %d-byte aligned", g->desc,
@@ -703,7 +733,8 @@ static void check_allocated(gcase* g, enum entry pack_entry, enum entry gemm_ent
   g_release(g, mark);
 }
 
-static void q_side(const qdata* d, t_fence_side side) {
+static void q_side(const qdata* d, t_fence_side side)
+{
   gcase* g = g_begin(side);
   const size_t m = d->m, n = d->n, k = d->k;
   const layouts lay = d->lay;
@@ -786,7 +817,8 @@ static void q_side(const qdata* d, t_fence_side side) {
 
 static unsigned serial; /* cases so far in this run of the group: picks the layouts */
 
-static void q_case(enum qtype type, size_t m, size_t n, size_t k) {
+static void q_case(enum qtype type, size_t m, size_t n, size_t k)
+{
   qdata d;
   q_make(&d, type, m, n, k, serial++);
   q_side(&d, T_FENCE_END);
@@ -794,7 +826,8 @@ static void q_case(enum qtype type, size_t m, size_t n, size_t k) {
   q_free(&d);
 }
 
-static void q_sweep(enum qtype type) {
+static void q_sweep(enum qtype type)
+{
   const list ms = LIST(m_full, m_quick), ns = LIST(q_n_full, q_n_quick),
              ks = LIST(q_k_full, q_k_quick);
   for (size_t i = 0; i < ms.count; i++) {
@@ -818,13 +851,15 @@ typedef struct bdata {
 } bdata;
 
 /* Random bits, the padding bits past `bits` in each row random too (never counted). */
-static uint64_t* random_bits(size_t rows, size_t bits) {
+static uint64_t* random_bits(size_t rows, size_t bits)
+{
   uint64_t* p = t_alloc(rows * WORDS(bits) * sizeof(uint64_t));
   t_fill_random(p, rows * WORDS(bits) * sizeof(uint64_t));
   return p;
 }
 
-static void b_make(bdata* d, size_t m, size_t n, size_t k, unsigned serial_number) {
+static void b_make(bdata* d, size_t m, size_t n, size_t k, unsigned serial_number)
+{
   memset(d, 0, sizeof(*d));
   d->m = m;
   d->n = n;
@@ -849,7 +884,8 @@ static void b_make(bdata* d, size_t m, size_t n, size_t k, unsigned serial_numbe
   }
 }
 
-static void b_free(bdata* d) {
+static void b_free(bdata* d)
+{
   free(d->a);
   free(d->b);
   free(d->acc);
@@ -860,7 +896,8 @@ static void b_free(bdata* d) {
 /* One binary GEMM (s32, f32 or bits) from the fenced A and packed buffer into a
  * fenced C; scale and bias, when given, exactly N fenced floats. */
 static void b_gemm(gcase* g, const bdata* d, const fenced* a, const fenced* packed,
-                   enum entry entry, int with_scale, int with_bias) {
+                   enum entry entry, int with_scale, int with_bias)
+{
   const size_t mark = g->count, m = d->m, n = d->n;
   fenced* c = entry == E_BIN_GEMM_BITS
                   ? g_matrix(g, "C", T_U64, m, WORDS(n), d->lay.c)
@@ -915,7 +952,8 @@ static void b_gemm(gcase* g, const bdata* d, const fenced* a, const fenced* pack
   g_release(g, mark);
 }
 
-static void b_side(const bdata* d, t_fence_side side) {
+static void b_side(const bdata* d, t_fence_side side)
+{
   gcase* g = g_begin(side);
   const size_t m = d->m, n = d->n, k = d->k;
   const layouts lay = d->lay;
@@ -978,7 +1016,8 @@ static void b_side(const bdata* d, t_fence_side side) {
   g_release(g, 0);
 }
 
-static void b_case(size_t m, size_t n, size_t k) {
+static void b_case(size_t m, size_t n, size_t k)
+{
   bdata d;
   b_make(&d, m, n, k, serial++);
   b_side(&d, T_FENCE_END);
@@ -986,7 +1025,8 @@ static void b_case(size_t m, size_t n, size_t k) {
   b_free(&d);
 }
 
-static void b_sweep(void) {
+static void b_sweep(void)
+{
   const list ms = LIST(m_full, m_quick), ns = LIST(b_n_full, b_n_quick),
              ks = LIST(b_k_full, b_k_quick);
   for (size_t i = 0; i < ms.count; i++) {
@@ -999,7 +1039,8 @@ static void b_sweep(void) {
 
 /* ---- bit packing ---------------------------------------------------------------------- */
 
-static float random_float(void) {
+static float random_float(void)
+{
   static const float special[] = {0.0f,    -0.0f,    INFINITY,     -INFINITY,    NAN,
                                   FLT_MIN, -FLT_MIN, FLT_TRUE_MIN, -FLT_TRUE_MIN};
   if (t_below(8) == 0) return T_PICK(special);
@@ -1009,7 +1050,8 @@ static float random_float(void) {
 /* rows x k values (x, stride k) binarized by `entry` from a fenced copy into fenced
  * bit rows. */
 static void x_side(enum entry entry, size_t rows, size_t k, const void* x, uint8_t zero_point,
-                   layouts lay, t_fence_side side) {
+                   layouts lay, t_fence_side side)
+{
   gcase* g = g_begin(side);
   const t_elem elem = entry == E_ROWS_F32 ? T_F32 : (entry == E_ROWS_S8 ? T_S8 : T_U8);
   const size_t words = WORDS(k);
@@ -1046,7 +1088,8 @@ static void x_side(enum entry entry, size_t rows, size_t k, const void* x, uint8
   g_release(g, 0);
 }
 
-static void x_case(size_t rows, size_t k) {
+static void x_case(size_t rows, size_t k)
+{
   const layouts lay = layouts_of(serial++);
   float* xf = t_alloc(rows * k * sizeof(float));
   for (size_t i = 0; i < rows * k; i++) xf[i] = random_float();
@@ -1063,7 +1106,8 @@ static void x_case(size_t rows, size_t k) {
   free(xb);
 }
 
-static void x_sweep(void) {
+static void x_sweep(void)
+{
   static const size_t rows_full[] = {1, 2, 3, 4, 5, 7, 8, 13};
   static const size_t rows_quick[] = {1, 2, 3, 5};
   /* every k to 70 (vectors of 8, 16, 32 and 64 elements and their tails), then the
@@ -1080,7 +1124,8 @@ static void x_sweep(void) {
   }
 }
 
-void test_guard(void) {
+void test_guard(void)
+{
   serial = 0;
   faults_catch();
   q_sweep(QU8);

@@ -31,7 +31,8 @@ typedef struct canary {
   unsigned char copy[1024];
 } canary;
 
-static void canary_init(canary* c) {
+static void canary_init(canary* c)
+{
   t_fill_random(c->bytes, sizeof(c->bytes));
   memcpy(c->copy, c->bytes, sizeof(c->bytes));
 }
@@ -40,7 +41,8 @@ static int canary_intact(const canary* c) { return memcmp(c->bytes, c->copy, siz
 
 /* got must be want and the canary intact. */
 static void expect_refused(const char* defect, const char* what, gemmi8_status got,
-                           gemmi8_status want, const canary* c) {
+                           gemmi8_status want, const canary* c)
+{
   const int intact = c == NULL || canary_intact(c);
   t_expect(got == want && intact, defect, "%s: status \"%s\", expected \"%s\"%s", what, sname(got),
            sname(want), intact ? "" : "; output written");
@@ -48,7 +50,8 @@ static void expect_refused(const char* defect, const char* what, gemmi8_status g
 
 /* ---- 1 --------------------------------------------------------------------------------- */
 
-static void bin_pack_rows_extent_overflow(void) {
+static void bin_pack_rows_extent_overflow(void)
+{
   const char* defect = "defect 1 bin_pack_rows_extent_overflow";
   float x[64] = {0};
   canary out;
@@ -87,7 +90,8 @@ static void bin_pack_rows_extent_overflow(void) {
 
 /* ---- 2 --------------------------------------------------------------------------------- */
 
-static void bin_words_and_block_count_wrap(void) {
+static void bin_words_and_block_count_wrap(void)
+{
   const char* defect = "defect 2 bin_words_and_block_count_wrap";
   /* the public macro: ceil(k / 64) for every k, no wrap */
   static const size_t ks[] = {0, 1, 63, 64, 65, SIZE_MAX - 64, SIZE_MAX - 63, SIZE_MAX - 62,
@@ -174,7 +178,8 @@ static void bin_words_and_block_count_wrap(void) {
 /* One row at c_stride = a_stride = SIZE_MAX (legal for M = 1): a kernel whose tile is
  * taller must neither address nor store rows past M (UBSan reports the pointer
  * overflow; natively a store there would fault). Every width across the tiles. */
-static void store_past_m_huge_stride(void) {
+static void store_past_m_huge_stride(void)
+{
   const char* defect = "defect 3 store_past_m_huge_stride";
   enum { K = 8, NMAX = 100 };
   uint8_t a[K], b[NMAX * K];
@@ -267,7 +272,8 @@ typedef struct packed_case {
 } packed_case;
 
 /* Runs the GEMM of the case's type on a (possibly damaged) packed buffer. */
-static gemmi8_status run_case(const packed_case* pc, const void* packed, void* c) {
+static gemmi8_status run_case(const packed_case* pc, const void* packed, void* c)
+{
   static uint8_t a[3 * 200];
   static uint64_t abits[3 * 3];
   const int32_t mult = 1 << 30, shift = -4;
@@ -282,7 +288,8 @@ static gemmi8_status run_case(const packed_case* pc, const void* packed, void* c
   return gemmi8_bin_gemm_s32(3, pc->n, pc->k, abits, 3, packed, c, pc->n);
 }
 
-static void packed_header_damage(void) {
+static void packed_header_damage(void)
+{
   const char* defect = "defect 4 packed_header_damage";
   enum { N = 50, K = 130 };
   uint8_t b[N * K];
@@ -394,7 +401,8 @@ static void packed_header_damage(void) {
 
 /* ---- 5 --------------------------------------------------------------------------------- */
 
-static void pack_alloc_validates_first(void) {
+static void pack_alloc_validates_first(void)
+{
   const char* defect = "defect 5 pack_alloc_validates_first";
   uint8_t b[64] = {0};
   uint64_t bits[8] = {0};
@@ -428,7 +436,8 @@ static void pack_alloc_validates_first(void) {
 typedef gemmi8_status (*size_fn)(size_t n, size_t k, size_t* size);
 
 /* The largest n with a packed size is where one more block would overflow size_t. */
-static void pack_size_edge(const char* defect, const char* name, size_fn fn, size_t k) {
+static void pack_size_edge(const char* defect, const char* name, size_fn fn, size_t k)
+{
   size_t one = 0;
   if (!t_expect(fn(1, k, &one) == SUCCESS && one > GEMMI8_PACKED_HEADER_BYTES, defect,
                 "%s(1, %zu) failed", name, k)) {
@@ -456,7 +465,8 @@ static void pack_size_edge(const char* defect, const char* name, size_fn fn, siz
   }
 }
 
-static void pack_size_exact(void) {
+static void pack_size_exact(void)
+{
   const char* defect = "defect 6 pack_size_exact";
   static const size_t ks[] = {1, 100, 1024, 33025};
   for (size_t i = 0; i < T_COUNT(ks); i++) {
@@ -475,7 +485,8 @@ static void pack_size_exact(void) {
 
 /* multiplier 2^31 - 1, shift 30 (or 0), an accumulator that saturates: r is 2^31 - 2
  * and r + zero_point wraps to a negative int32 (gemmlowp's bytes), clamping to min. */
-static void zero_point_add_wraps(void) {
+static void zero_point_add_wraps(void)
+{
   const char* defect = "defect 7 zero_point_add_wraps";
   enum { NMAX = 100 };
   static const size_t ns[] = {1, 8, 16, 17, 48, 50, 100};
@@ -538,7 +549,8 @@ static void zero_point_add_wraps(void) {
 
 /* ---- 8 --------------------------------------------------------------------------------- */
 
-static void isa_names_and_env(void) {
+static void isa_names_and_env(void)
+{
   const char* defect = "defect 8 isa_names_and_env";
   const char* const* names = gemmi8_isa_compiled();
   int in_list = 0;
@@ -567,7 +579,8 @@ static void isa_names_and_env(void) {
            sname(gemmi8_isa_env_status()), sname(want));
 }
 
-void test_hardening(void) {
+void test_hardening(void)
+{
   bin_pack_rows_extent_overflow();
   bin_words_and_block_count_wrap();
   store_past_m_huge_stride();

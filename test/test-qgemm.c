@@ -25,13 +25,15 @@
 static const size_t k_list[] = {1,  2,  3,  4,  5,   7,   8,   15,  16,  17,  31,  32,
                                 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 300, 311};
 
-static size_t pad(void) {
+static size_t pad(void)
+{
   static const size_t pads[] = {0, 0, 1, 2, 3, 5, 7, 13, 17, 31, 64};
   return T_PICK(pads);
 }
 
 /* One random problem of the given shape, checked with every output kind. */
-static void run_case(int kind, size_t m, size_t n, size_t k, const char* what) {
+static void run_case(int kind, size_t m, size_t n, size_t k, const char* what)
+{
   int b_kn = (int) t_below(2);
   qproblem p;
   q_alloc(&p, kind, m, n, k, k + pad(), (b_kn ? n : k) + pad(), b_kn, n + pad());
@@ -53,14 +55,17 @@ static void run_case(int kind, size_t m, size_t n, size_t k, const char* what) {
   q_free(&p);
 }
 
-static size_t rand_m(void) {
+static size_t rand_m(void)
+{
   return 1 + t_below(50);
 }
-static size_t rand_n(void) {
+static size_t rand_n(void)
+{
   return 1 + t_below(70);
 }
 
-static void sweeps(int kind) {
+static void sweeps(int kind)
+{
   size_t step = t_quick ? 4 : 1;
   for (size_t m = 1; m <= 50; m += step)
     run_case(kind, m, rand_n(), T_PICK(k_list), "M sweep");
@@ -90,7 +95,8 @@ static void sweeps(int kind) {
 }
 
 /* K at the exact-int32 limit with the largest products of both signs. */
-static void max_k(int kind, int32_t a_zp) {
+static void max_k(int kind, int32_t a_zp)
+{
   const int is_signed = kind == Q_QS8, b_signed = kind != Q_QU8;
   size_t k = kind == Q_QS8 ? GEMMI8_QS8_MAX_K
              : kind == Q_QU8S8 ? GEMMI8_QU8S8_MAX_K : GEMMI8_QU8_MAX_K;
@@ -139,7 +145,8 @@ static void max_k(int kind, int32_t a_zp) {
 
 /* Weights packed under another kernel set: either rejected with C untouched, or
  * (same layout) exact. */
-static void cross_isa(int kind) {
+static void cross_isa(int kind)
+{
   const char* here = t_isa();
   const char* const* isas = gemmi8_isa_compiled();
   for (size_t i = 0; isas != NULL && isas[i] != NULL; i++) {
@@ -195,7 +202,8 @@ typedef struct job {
   gemmi8_status status;
 } job;
 
-static int worker(void* arg) {
+static int worker(void* arg)
+{
   job* j = arg;
   j->status = gemmi8_status_success;
   for (int i = 0; i < j->iterations; i++) {
@@ -209,7 +217,8 @@ static int worker(void* arg) {
 #endif
 
 /* Two threads run GEMMs with one packed weight buffer at the same time. */
-static void threads(void) {
+static void threads(void)
+{
 #if defined(__STDC_NO_THREADS__)
   printf("   (threads test skipped: no <threads.h>)\n");
 #else
@@ -256,7 +265,8 @@ static void threads(void) {
 
 /* qu8s8 on kernels that multiply uint8 by int8 directly (weights stored xor 0x80):
  * the activation zero point is all in the packed bias, no row sums. */
-static void qu8s8_no_row_sums(void) {
+static void qu8s8_no_row_sums(void)
+{
   const struct gemmi8_qgemm_config* cfg = gemmi8_qu8s8_config();
   int8_t b[40 * 64];
   t_fill_random(b, sizeof(b));
@@ -273,7 +283,8 @@ static void qu8s8_no_row_sums(void) {
   gemmi8_packed_free(packed);
 }
 
-void test_qgemm(void) {
+void test_qgemm(void)
+{
   static const char* const type_names[] = {"qu8", "qs8", "qu8s8"};
   if (t_type_built("qu8s8")) {
     qu8s8_no_row_sums();

@@ -29,11 +29,13 @@
 
 /* ---- the reference itself -------------------------------------------------------- */
 
-static void self_int(const char* what, int32_t got, int32_t want) {
+static void self_int(const char* what, int32_t got, int32_t want)
+{
   t_expect(got == want, "reference", "%s = %" PRId32 ", expected %" PRId32, what, got, want);
 }
 
-void test_reference_self(void) {
+void test_reference_self(void)
+{
   self_int("wrap(2^31)", ref_wrap_s32(INT64_C(2147483648)), INT32_MIN);
   self_int("wrap(-2^31 - 1)", ref_wrap_s32(INT64_C(-2147483649)), INT32_MAX);
   self_int("wrap(2^32 + 5)", ref_wrap_s32(INT64_C(4294967301)), 5);
@@ -161,7 +163,8 @@ static const qm_case qm_cases[] = {
     {1234.5678, 1294538165, 11},
 };
 
-static void qm_one(double scale, int32_t want_m, int32_t want_s, const char* source) {
+static void qm_one(double scale, int32_t want_m, int32_t want_s, const char* source)
+{
   int32_t m = INT32_MIN + 7, s = INT32_MIN + 7;
   gemmi8_status st = gemmi8_quantize_multiplier(scale, &m, &s);
   t_expect(st == gemmi8_status_success && m == want_m && s == want_s, "gemmi8_quantize_multiplier",
@@ -170,7 +173,8 @@ static void qm_one(double scale, int32_t want_m, int32_t want_s, const char* sou
            scale, scale, gemmi8_status_string(st), m, s, want_m, want_s, source);
 }
 
-static double random_scale(void) {
+static double random_scale(void)
+{
   switch (t_below(3)) {
     case 0: /* any exponent the function handles, and beyond */
       return ldexp(0.5 + 0.5 * t_unit(), (int) t_range(-40, 40));
@@ -183,7 +187,8 @@ static double random_scale(void) {
   }
 }
 
-static void qm_bad(double scale, int null_multiplier, int null_shift) {
+static void qm_bad(double scale, int null_multiplier, int null_shift)
+{
   int32_t m = 0x5A5A5A5A, s = 0x3C3C3C3C;
   gemmi8_status st =
       gemmi8_quantize_multiplier(scale, null_multiplier ? NULL : &m, null_shift ? NULL : &s);
@@ -195,7 +200,8 @@ static void qm_bad(double scale, int null_multiplier, int null_shift) {
            gemmi8_status_string(st), m == 0x5A5A5A5A && s == 0x3C3C3C3C ? "untouched" : "written");
 }
 
-void test_quantize_multiplier(void) {
+void test_quantize_multiplier(void)
+{
   for (size_t i = 0; i < T_COUNT(qm_cases); i++) {
     const qm_case* c = &qm_cases[i];
     qm_one(c->scale, c->multiplier, c->shift, "table");
@@ -332,7 +338,8 @@ static const out_config u8_configs[] = {{128, 0, 255}, {0, 0, 255}, {255, 0, 255
  * requantization in r under every output configuration.
  */
 static void run_chosen(int is_signed, size_t k, size_t n, const int32_t* acc, qrq* r,
-                       const char* what) {
+                       const char* what)
+{
   qproblem p;
   q_alloc(&p, is_signed, 3, n, k, k + 3, k, 0, n + 5);
   p.a_zp = is_signed ? -3 : 200;
@@ -370,7 +377,8 @@ typedef struct fixed_list {
   size_t count, capacity;
 } fixed_list;
 
-static void fixed_add(fixed_list* l, int64_t acc, int32_t multiplier, int32_t shift) {
+static void fixed_add(fixed_list* l, int64_t acc, int32_t multiplier, int32_t shift)
+{
   if (acc < INT32_MIN || acc > INT32_MAX) return;
   if (l->count == l->capacity) {
     l->capacity = l->capacity ? 2 * l->capacity : 256;
@@ -382,7 +390,8 @@ static void fixed_add(fixed_list* l, int64_t acc, int32_t multiplier, int32_t sh
   l->v[l->count++] = (fixed_case){(int32_t) acc, multiplier, shift};
 }
 
-static void fixed_point_traps(void) {
+static void fixed_point_traps(void)
+{
   fixed_list l = {NULL, 0, 0};
   static const int64_t odd[] = {1, 3, 5, 11, 1001};
   /* Exact ties of the final rounding at every right shift. With multiplier 2^30
@@ -482,7 +491,8 @@ static void fixed_point_traps(void) {
 }
 
 /* round half to even of a float value (the test's own copy, for trap searches) */
-static double round_half_even_of_float(float f) {
+static double round_half_even_of_float(float f)
+{
   return nearbyint((double) f); /* default rounding mode: to nearest, ties to even */
 }
 
@@ -493,7 +503,8 @@ typedef struct fp32_case {
 
 /* A scale for which (float) acc * scale rounds to the tie `target` while the exact
  * product is on the side where rounding it directly would give another result. */
-static int find_product_trap(int32_t acc, double target, float* out) {
+static int find_product_trap(int32_t acc, double target, float* out)
+{
   float center = (float) (target / (double) acc);
   float up = center, down = center;
   for (int i = 0; i < 256; i++) {
@@ -515,7 +526,8 @@ static int find_product_trap(int32_t acc, double target, float* out) {
   return 0;
 }
 
-static void fp32_traps(void) {
+static void fp32_traps(void)
+{
   fp32_case v[600];
   size_t n = 0;
   static const int32_t half_accs[] = {1, 3, 5, 7, 9, 255, 257};
@@ -627,14 +639,16 @@ static void fp32_traps(void) {
 /* ---- every shift on random data ------------------------------------------------------ */
 
 /* A byte of the type within 1 of v. */
-static uint8_t near(int is_signed, int32_t v) {
+static uint8_t near(int is_signed, int32_t v)
+{
   int32_t lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
   v += (int32_t) t_range(-1, 1);
   v = v < lo ? lo : v > hi ? hi : v;
   return (uint8_t) (v & 0xFF);
 }
 
-static void shift_sweep(void) {
+static void shift_sweep(void)
+{
   for (int s = -31; s <= 30; s++) {
     for (int is_signed = 0; is_signed <= 1; is_signed++) {
       size_t n = 13, m = 5, k = 1 + t_below(20);
@@ -692,11 +706,13 @@ static void shift_sweep(void) {
 
 /* ---- against a float reference ---------------------------------------------------------- */
 
-static double round_half_away(double v) {
+static double round_half_away(double v)
+{
   return v < 0 ? -floor(-v + 0.5) : floor(v + 0.5);
 }
 
-static void float_reference_case(int is_signed, gemmi8_requant_mode mode, int per_channel) {
+static void float_reference_case(int is_signed, gemmi8_requant_mode mode, int per_channel)
+{
   static const size_t ks[] = {1, 3, 16, 17, 64, 129, 311, 1000};
   size_t m = 1 + t_below(40), n = 1 + t_below(70), k = T_PICK(ks);
   qproblem p;
@@ -776,7 +792,8 @@ static void float_reference_case(int is_signed, gemmi8_requant_mode mode, int pe
   q_free(&p);
 }
 
-static void float_reference(void) {
+static void float_reference(void)
+{
   size_t cases = t_quick ? 8 : 40;
   for (size_t i = 0; i < cases; i++) {
     int is_signed = (int) (i % 2);
@@ -786,7 +803,8 @@ static void float_reference(void) {
   }
 }
 
-void test_requant(void) {
+void test_requant(void)
+{
   fixed_point_traps();
   fp32_traps();
   shift_sweep();

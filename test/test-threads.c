@@ -30,7 +30,8 @@ typedef struct shuffler {
   size_t capacity;
 } shuffler;
 
-static void shuffled_for(void* context, gemmi8_task_fn task, void* task_context, size_t count) {
+static void shuffled_for(void* context, gemmi8_task_fn task, void* task_context, size_t count)
+{
   shuffler* s = context;
   s->calls++;
   if (count > s->capacity) {
@@ -65,14 +66,16 @@ typedef struct runner {
   gemmi8_parallel par;
 } runner;
 
-static size_t out_bytes(size_t m, size_t n, size_t elem) {
+static size_t out_bytes(size_t m, size_t n, size_t elem)
+{
   return m * n * elem;
 }
 
 /* Runs one quantized GEMM kind through _ex with par; 0 if the status was not success. */
 static gemmi8_status run_q(int kind, int out, size_t m, size_t n, size_t k, const uint8_t* a,
                            const void* packed, const gemmi8_requant* rq, void* c,
-                           const gemmi8_parallel* par) {
+                           const gemmi8_parallel* par)
+{
   if (out == 0) {
     switch (kind) {
       case 0: return gemmi8_qu8_gemm_s32_ex(m, n, k, a, k, packed, c, n, par);
@@ -87,7 +90,8 @@ static gemmi8_status run_q(int kind, int out, size_t m, size_t n, size_t k, cons
   }
 }
 
-static void quantized(const runner* runners, size_t nrunners) {
+static void quantized(const runner* runners, size_t nrunners)
+{
   static const char* const kinds[] = {"qu8", "qs8", "qu8s8"};
   static const char* const outs[] = {"s32", "fixedpoint", "fp32"};
   for (size_t si = 0; si < T_COUNT(shapes); si++) {
@@ -156,7 +160,8 @@ static void quantized(const runner* runners, size_t nrunners) {
 
 static gemmi8_status run_b(int out, size_t m, size_t n, size_t k, const uint64_t* a,
                            size_t words, const void* packed, const float* scale,
-                           const float* bias, void* c, const gemmi8_parallel* par) {
+                           const float* bias, void* c, const gemmi8_parallel* par)
+{
   switch (out) {
     case 0: return gemmi8_bin_gemm_s32_ex(m, n, k, a, words, packed, c, n, par);
     case 1: return gemmi8_bin_gemm_f32_ex(m, n, k, a, words, packed, scale, bias, c, n, par);
@@ -166,7 +171,8 @@ static gemmi8_status run_b(int out, size_t m, size_t n, size_t k, const uint64_t
   }
 }
 
-static void binary(const runner* runners, size_t nrunners) {
+static void binary(const runner* runners, size_t nrunners)
+{
   static const qcase bshapes[] = {{5, 7, 100},      {1, 1000, 4096}, {300, 200, 1000},
                                   {64, 130, 8192},  {1000, 33, 2000}, {8, 4096, 2048}};
   static const char* const outs[] = {"s32", "f32", "bits"};
@@ -220,13 +226,15 @@ static void binary(const runner* runners, size_t nrunners) {
 
 /* ---- the bad-input contract of the _ex variants ----------------------------------- */
 
-static void counting_for(void* context, gemmi8_task_fn task, void* task_context, size_t count) {
+static void counting_for(void* context, gemmi8_task_fn task, void* task_context, size_t count)
+{
   size_t* calls = context;
   (*calls)++;
   for (size_t i = 0; i < count; i++) task(task_context, i);
 }
 
-static void errors(void) {
+static void errors(void)
+{
   enum { M = 64, N = 100, K = 640 };
   uint8_t* a = t_alloc(M * K);
   int8_t* b = t_alloc(N * K);
@@ -315,7 +323,8 @@ typedef struct pool_job {
   int ok;
 } pool_job;
 
-static void* pool_worker(void* arg) {
+static void* pool_worker(void* arg)
+{
   pool_job* j = arg;
   gemmi8_parallel par;
   gemmi8_threadpool_parallel(j->pool, &par);
@@ -331,7 +340,8 @@ static void* pool_worker(void* arg) {
   return NULL;
 }
 
-static void two_pools(void) {
+static void two_pools(void)
+{
   enum { M = 150, N = 200, K = 300 };
   uint8_t* a = t_alloc(M * K);
   int8_t* b = t_alloc(N * K);
@@ -370,20 +380,23 @@ static void two_pools(void) {
 /* ---- pthreadpool and OpenMP as the caller's parallel-for -------------------------- */
 
 #if defined(GEMMI8_TEST_PTHREADPOOL)
-static void pthreadpool_for(void* pool, gemmi8_task_fn task, void* task_context, size_t count) {
+static void pthreadpool_for(void* pool, gemmi8_task_fn task, void* task_context, size_t count)
+{
   pthreadpool_parallelize_1d(pool, task, task_context, count, 0);
 }
 #endif
 
 #if defined(_OPENMP)
-static void openmp_for(void* context, gemmi8_task_fn task, void* task_context, size_t count) {
+static void openmp_for(void* context, gemmi8_task_fn task, void* task_context, size_t count)
+{
   (void) context;
 #pragma omp parallel for schedule(dynamic, 1)
   for (long i = 0; i < (long) count; i++) task(task_context, (size_t) i);
 }
 #endif
 
-void test_threads(void) {
+void test_threads(void)
+{
   runner runners[2 * max_threads + 2];
   size_t nrunners = 0;
   gemmi8_threadpool* pools[max_threads + 1] = {NULL};

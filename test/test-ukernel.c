@@ -72,20 +72,23 @@ static uint64_t base_seed;
 static unsigned long cases_run;
 static char current_case[256];
 
-static uint64_t fnv1a(const char* s) {
+static uint64_t fnv1a(const char* s)
+{
   uint64_t h = UINT64_C(0xcbf29ce484222325);
   for (; *s != '\0'; s++) h = (h ^ (unsigned char) *s) * UINT64_C(0x100000001b3);
   return h;
 }
 
-static int matches(const char* name) {
+static int matches(const char* name)
+{
   if (filter == NULL) return 1;
   if (strpbrk(filter, "*?[") != NULL) return fnmatch(filter, name, 0) == 0;
   return strstr(name, filter) != NULL;
 }
 
 /* Runs one named case (or lists it): one pass or one failure. */
-static void run_case(const char* name, int (*run)(const void* kernel), const void* kernel) {
+static void run_case(const char* name, int (*run)(const void* kernel), const void* kernel)
+{
   if (list_only) {
     printf("%s\n", name);
     return;
@@ -97,7 +100,8 @@ static void run_case(const char* name, int (*run)(const void* kernel), const voi
   current_case[0] = '\0';
 }
 
-static void on_crash(int sig) {
+static void on_crash(int sig)
+{
   /* async-signal-safe: write() only */
   static const char head[] = "\ncrashed in kernel case: ";
   if (write(2, head, sizeof(head) - 1) < 0 ||
@@ -107,7 +111,8 @@ static void on_crash(int sig) {
   raise(sig);
 }
 
-static size_t next_prime(size_t n) {
+static size_t next_prime(size_t n)
+{
   for (;; n++) {
     int prime = n >= 2;
     for (size_t d = 2; d * d <= n && prime; d++) prime = n % d != 0;
@@ -116,7 +121,8 @@ static size_t next_prime(size_t n) {
 }
 
 /* Loop steps: every value, or a sample of them with GEMMI8_TEST_QUICK. */
-static size_t step(size_t full_count) {
+static size_t step(size_t full_count)
+{
   return t_quick && full_count > 8 ? 3 : 1;
 }
 
@@ -128,7 +134,8 @@ static size_t step(size_t full_count) {
   (void) mr, (void) nr, (void) kr
 #define Q_NEW(t) uk_qtest t = uk_qtest_defaults(kn)
 
-static int qc_k_eq_kr(const void* kernel) {
+static int qc_k_eq_kr(const void* kernel)
+{
   Q_KERNEL;
   Q_DIMS;
   Q_NEW(t);
@@ -136,7 +143,8 @@ static int qc_k_eq_kr(const void* kernel) {
   return uk_qtest_run(kn, &t);
 }
 
-static int qc_k_lt_kr(const void* kernel) {
+static int qc_k_lt_kr(const void* kernel)
+{
   Q_KERNEL;
   Q_DIMS;
   for (size_t k = 1; k < kr; k++) {
@@ -147,7 +155,8 @@ static int qc_k_lt_kr(const void* kernel) {
   return 1;
 }
 
-static int qc_k_gt_kr(const void* kernel) {
+static int qc_k_gt_kr(const void* kernel)
+{
   Q_KERNEL;
   Q_DIMS;
   for (size_t k = kr + 1; k < 2 * kr + (kr == 1 ? 2 : 0); k++) {
@@ -158,7 +167,8 @@ static int qc_k_gt_kr(const void* kernel) {
   return 1;
 }
 
-static int qc_k_div_kr(const void* kernel) {
+static int qc_k_div_kr(const void* kernel)
+{
   Q_KERNEL;
   Q_DIMS;
   static const size_t factors[] = {2, 3, 5, 8, 16};
@@ -170,7 +180,8 @@ static int qc_k_div_kr(const void* kernel) {
   return 1;
 }
 
-static int qc_k_long(const void* kernel) {
+static int qc_k_long(const void* kernel)
+{
   Q_KERNEL;
   Q_DIMS;
   Q_NEW(t);
@@ -179,7 +190,8 @@ static int qc_k_long(const void* kernel) {
   return uk_qtest_run(kn, &t);
 }
 
-static int qc_data_extremes(const void* kernel) {
+static int qc_data_extremes(const void* kernel)
+{
   Q_KERNEL;
   Q_DIMS;
   const size_t ks[] = {kr, 2 * kr + 3, t_quick ? 259 : 1031};
@@ -194,7 +206,8 @@ static int qc_data_extremes(const void* kernel) {
 
 /* Extremes on blocks the packer marks pair-safe (qs8): -128 and 127 everywhere but
  * never -128 at depths d and d + 8 of a group of 16 in one column. */
-static int qc_data_unpaired(const void* kernel) {
+static int qc_data_unpaired(const void* kernel)
+{
   Q_KERNEL;
   Q_DIMS;
   const size_t ks[] = {16, 17, 40, 64, t_quick ? 259 : 1031};
@@ -208,7 +221,8 @@ static int qc_data_unpaired(const void* kernel) {
   return 1;
 }
 
-static int qc_subtile(const void* kernel) {
+static int qc_subtile(const void* kernel)
+{
   Q_KERNEL;
   Q_DIMS;
   const size_t ks[] = {1, kr, 2 * kr + 3};
@@ -224,7 +238,8 @@ static int qc_subtile(const void* kernel) {
   return 1;
 }
 
-static int qc_m_lt_mr(const void* kernel) {
+static int qc_m_lt_mr(const void* kernel)
+{
   Q_KERNEL;
   Q_DIMS;
   for (size_t m = 1; m < mr; m++) {
@@ -235,7 +250,8 @@ static int qc_m_lt_mr(const void* kernel) {
   return 1;
 }
 
-static int qc_n_lt_nr(const void* kernel) {
+static int qc_n_lt_nr(const void* kernel)
+{
   Q_KERNEL;
   Q_DIMS;
   for (size_t n = 1; n < nr; n += step(nr)) {
@@ -246,7 +262,8 @@ static int qc_n_lt_nr(const void* kernel) {
   return 1;
 }
 
-static int qc_n_gt_nr(const void* kernel) {
+static int qc_n_gt_nr(const void* kernel)
+{
   Q_KERNEL;
   Q_DIMS;
   for (size_t n = nr + 1; n < 2 * nr + (nr == 1 ? 2 : 0); n += step(nr)) {
@@ -257,7 +274,8 @@ static int qc_n_gt_nr(const void* kernel) {
   return 1;
 }
 
-static int qc_n_div_nr(const void* kernel) {
+static int qc_n_div_nr(const void* kernel)
+{
   Q_KERNEL;
   Q_DIMS;
   for (size_t f = 2; f <= 3; f++) {
@@ -268,7 +286,8 @@ static int qc_n_div_nr(const void* kernel) {
   return 1;
 }
 
-static int qc_n_gt_nr_m_lt_mr(const void* kernel) {
+static int qc_n_gt_nr_m_lt_mr(const void* kernel)
+{
   Q_KERNEL;
   Q_DIMS;
   for (size_t m = 1; m <= mr; m++) {
@@ -281,7 +300,8 @@ static int qc_n_gt_nr_m_lt_mr(const void* kernel) {
   return 1;
 }
 
-static int qc_strides_prime(const void* kernel) {
+static int qc_strides_prime(const void* kernel)
+{
   Q_KERNEL;
   Q_DIMS;
   const size_t ks[] = {kr, kr + 1, 2 * kr + 3, 37};
@@ -297,7 +317,8 @@ static int qc_strides_prime(const void* kernel) {
   return 1;
 }
 
-static int qc_a_row_pages(const void* kernel) {
+static int qc_a_row_pages(const void* kernel)
+{
   Q_KERNEL;
   Q_DIMS;
   const size_t ks[] = {1, kr > 1 ? kr - 1 : 2, kr, kr + 1, 2 * kr + 3, 17, 33, 63, 65, 127};
@@ -313,7 +334,8 @@ static int qc_a_row_pages(const void* kernel) {
 
 /* Zero points: a default tile and a longer, wider one. */
 static int q_zero_point(const uk_qkernel* kn, int a_given, int32_t a_zp, enum uk_b_zp mode,
-                        int32_t b_zp) {
+                        int32_t b_zp)
+{
   Q_DIMS;
   for (int run = 0; run < 2; run++) {
     Q_NEW(t);
@@ -330,42 +352,53 @@ static int q_zero_point(const uk_qkernel* kn, int a_given, int32_t a_zp, enum uk
   return 1;
 }
 
-static int qc_a_zp_0(const void* kernel) {
+static int qc_a_zp_0(const void* kernel)
+{
   return q_zero_point(kernel, 1, 0, uk_bzp_random, 0);
 }
-static int qc_a_zp_128(const void* kernel) {
+static int qc_a_zp_128(const void* kernel)
+{
   return q_zero_point(kernel, 1, 128, uk_bzp_random, 0);
 }
-static int qc_a_zp_255(const void* kernel) {
+static int qc_a_zp_255(const void* kernel)
+{
   return q_zero_point(kernel, 1, 255, uk_bzp_random, 0);
 }
-static int qc_a_zp_m128(const void* kernel) {
+static int qc_a_zp_m128(const void* kernel)
+{
   return q_zero_point(kernel, 1, -128, uk_bzp_random, 0);
 }
-static int qc_a_zp_127(const void* kernel) {
+static int qc_a_zp_127(const void* kernel)
+{
   return q_zero_point(kernel, 1, 127, uk_bzp_random, 0);
 }
-static int qc_b_zp_0(const void* kernel) {
+static int qc_b_zp_0(const void* kernel)
+{
   return q_zero_point(kernel, 0, 0, uk_bzp_tensor, 0);
 }
-static int qc_b_zp_128(const void* kernel) {
+static int qc_b_zp_128(const void* kernel)
+{
   return q_zero_point(kernel, 0, 0, uk_bzp_tensor, 128);
 }
-static int qc_b_zp_255(const void* kernel) {
+static int qc_b_zp_255(const void* kernel)
+{
   return q_zero_point(kernel, 0, 0, uk_bzp_tensor, 255);
 }
-static int qc_b_zp_per_channel(const void* kernel) {
+static int qc_b_zp_per_channel(const void* kernel)
+{
   return q_zero_point(kernel, 0, 0, uk_bzp_channel, 0);
 }
 
-static int qc_b_zp_per_channel_extremes(const void* kernel) {
+static int qc_b_zp_per_channel_extremes(const void* kernel)
+{
   Q_KERNEL;
   return q_zero_point(kn, 1, 0, uk_bzp_channel_extremes, 0) &&
          q_zero_point(kn, 1, 255, uk_bzp_channel_extremes, 0);
 }
 
 /* The zero point that makes every coef 0: the driver passes no row sums. */
-static int qc_row_sum_null(const void* kernel) {
+static int qc_row_sum_null(const void* kernel)
+{
   Q_KERNEL;
   Q_DIMS;
   for (size_t m = 1; m <= mr; m++) {
@@ -380,14 +413,16 @@ static int qc_row_sum_null(const void* kernel) {
   return 1;
 }
 
-static int qc_bias_none(const void* kernel) {
+static int qc_bias_none(const void* kernel)
+{
   Q_KERNEL;
   Q_NEW(t);
   t.bias = uk_bias_none;
   return uk_qtest_run(kn, &t);
 }
 
-static int qc_bias_wrap(const void* kernel) {
+static int qc_bias_wrap(const void* kernel)
+{
   Q_KERNEL;
   Q_DIMS;
   for (int run = 0; run < 2; run++) {
@@ -403,7 +438,8 @@ static int qc_bias_wrap(const void* kernel) {
 /* K at the exact-int32 limit: run 0 columns of both signs, run 1 one sign per
  * tensor (qu8: b_zp per tensor, uniform coef), run 2 (full runs only) columns of both
  * signs from the other a_zp, in two blocks. */
-static int q_k_max(const uk_qkernel* kn, enum uk_scale scale) {
+static int q_k_max(const uk_qkernel* kn, enum uk_scale scale)
+{
   Q_DIMS;
   const int sgn = kn->is_signed;
   const int runs = t_quick ? 1 : 3;
@@ -427,17 +463,20 @@ static int q_k_max(const uk_qkernel* kn, enum uk_scale scale) {
   return 1;
 }
 
-static int qc_k_max(const void* kernel) {
+static int qc_k_max(const void* kernel)
+{
   return q_k_max(kernel, uk_scale_span);
 }
 
-static int qc_k_max_saturate(const void* kernel) {
+static int qc_k_max_saturate(const void* kernel)
+{
   return q_k_max(kernel, uk_scale_huge);
 }
 
 /* Requantization variants on a default tile and on a wider, longer one. */
 static int q_requant(const uk_qkernel* kn, int per_channel, enum uk_scale scale,
-                     enum uk_data data, enum uk_clamp clamp, enum uk_c_zp c_zp) {
+                     enum uk_data data, enum uk_clamp clamp, enum uk_c_zp c_zp)
+{
   Q_DIMS;
   for (int run = 0; run < 2; run++) {
     Q_NEW(t);
@@ -460,48 +499,61 @@ static int q_requant(const uk_qkernel* kn, int per_channel, enum uk_scale scale,
   return 1;
 }
 
-static int qc_rq_per_channel(const void* kernel) {
+static int qc_rq_per_channel(const void* kernel)
+{
   return q_requant(kernel, 1, uk_scale_span, uk_data_random, uk_clamp_none, uk_czp_span);
 }
-static int qc_scale_above_1(const void* kernel) {
+static int qc_scale_above_1(const void* kernel)
+{
   return q_requant(kernel, 0, uk_scale_above_1, uk_data_small, uk_clamp_none, uk_czp_span);
 }
-static int qc_scale_above_1_per_channel(const void* kernel) {
+static int qc_scale_above_1_per_channel(const void* kernel)
+{
   return q_requant(kernel, 1, uk_scale_above_1, uk_data_small, uk_clamp_none, uk_czp_span);
 }
-static int qc_scale_huge(const void* kernel) {
+static int qc_scale_huge(const void* kernel)
+{
   return q_requant(kernel, 0, uk_scale_huge, uk_data_random, uk_clamp_none, uk_czp_span) &&
          q_requant(kernel, 1, uk_scale_huge, uk_data_small, uk_clamp_none, uk_czp_span);
 }
-static int qc_scale_mixed_per_channel(const void* kernel) {
+static int qc_scale_mixed_per_channel(const void* kernel)
+{
   return q_requant(kernel, 1, uk_scale_mixed, uk_data_small, uk_clamp_none, uk_czp_span) &&
          q_requant(kernel, 1, uk_scale_mixed, uk_data_random, uk_clamp_none, uk_czp_span);
 }
-static int qc_scale_sweep_per_channel(const void* kernel) {
+static int qc_scale_sweep_per_channel(const void* kernel)
+{
   return q_requant(kernel, 1, uk_scale_sweep, uk_data_random, uk_clamp_none, uk_czp_span) &&
          q_requant(kernel, 1, uk_scale_sweep, uk_data_small, uk_clamp_none, uk_czp_span);
 }
-static int qc_ties(const void* kernel) {
+static int qc_ties(const void* kernel)
+{
   return q_requant(kernel, 0, uk_scale_ties, uk_data_small, uk_clamp_none, uk_czp_span) &&
          q_requant(kernel, 1, uk_scale_ties, uk_data_small, uk_clamp_none, uk_czp_span);
 }
-static int qc_clamp_narrow(const void* kernel) {
+static int qc_clamp_narrow(const void* kernel)
+{
   return q_requant(kernel, 0, uk_scale_span, uk_data_random, uk_clamp_narrow, uk_czp_span) &&
          q_requant(kernel, 1, uk_scale_span, uk_data_random, uk_clamp_narrow, uk_czp_span);
 }
-static int qc_clamp_relu(const void* kernel) {
+static int qc_clamp_relu(const void* kernel)
+{
   return q_requant(kernel, 0, uk_scale_span, uk_data_random, uk_clamp_relu, uk_czp_span);
 }
-static int qc_clamp_max(const void* kernel) {
+static int qc_clamp_max(const void* kernel)
+{
   return q_requant(kernel, 0, uk_scale_span, uk_data_random, uk_clamp_max, uk_czp_span);
 }
-static int qc_clamp_point(const void* kernel) {
+static int qc_clamp_point(const void* kernel)
+{
   return q_requant(kernel, 0, uk_scale_span, uk_data_random, uk_clamp_point, uk_czp_span);
 }
-static int qc_c_zp_min(const void* kernel) {
+static int qc_c_zp_min(const void* kernel)
+{
   return q_requant(kernel, 0, uk_scale_span, uk_data_random, uk_clamp_none, uk_czp_min);
 }
-static int qc_c_zp_max(const void* kernel) {
+static int qc_c_zp_max(const void* kernel)
+{
   return q_requant(kernel, 0, uk_scale_span, uk_data_random, uk_clamp_none, uk_czp_max);
 }
 
@@ -527,7 +579,8 @@ typedef struct qcase {
 
 /* igemm: tap counts from 1 (no padding between taps) to a 7x7 filter, with depths
  * below, at and above KR, some taps at the zero buffer. */
-static int qc_i_taps(const void* kernel) {
+static int qc_i_taps(const void* kernel)
+{
   Q_KERNEL;
   Q_DIMS;
   static const size_t tap_counts[] = {1, 2, 3, 4, 9, 25, 49};
@@ -545,7 +598,8 @@ static int qc_i_taps(const void* kernel) {
 }
 
 /* Every pointer at the zero buffer (a pixel in the padding everywhere), and none. */
-static int qc_i_zero_taps(const void* kernel) {
+static int qc_i_zero_taps(const void* kernel)
+{
   Q_KERNEL;
   Q_DIMS;
   for (int z = 0; z <= 2; z += 2) {
@@ -562,7 +616,8 @@ static int qc_i_zero_taps(const void* kernel) {
 
 /* Offsets into the pixels (a group's channels), with rows at page ends: the kernel
  * reads kc bytes from pointer + a_offset and no further. */
-static int qc_i_a_offset(const void* kernel) {
+static int qc_i_a_offset(const void* kernel)
+{
   Q_KERNEL;
   Q_DIMS;
   static const size_t offsets[] = {0, 1, 3, 16, 63, 64, 100};
@@ -625,7 +680,8 @@ static const qcase qcases[] = {
     {"c_zp_max", when_requant, qc_c_zp_max},
 };
 
-static int q_applies(const uk_qkernel* kn, unsigned when) {
+static int q_applies(const uk_qkernel* kn, unsigned when)
+{
   if ((when & when_requant) && kn->output == uk_out_s32) return 0;
   if ((when & when_qu8) && kn->is_signed) return 0;
   if ((when & when_qs8) && !kn->is_signed) return 0;
@@ -644,7 +700,8 @@ typedef struct qtable {
   int is_signed;
 } qtable;
 
-static int rc_k_sweep(const void* table) {
+static int rc_k_sweep(const void* table)
+{
   const qtable* q = table;
   for (size_t k = 1; k <= 200; k += t_quick ? 3 : 1) {
     if (!uk_rsum_run(q->cfg, q->is_signed, 1 + k % 8, k, 0, 0, k % 2 ? uk_data_random : uk_data_extremes)) {
@@ -654,7 +711,8 @@ static int rc_k_sweep(const void* table) {
   return 1;
 }
 
-static int rc_m_sweep(const void* table) {
+static int rc_m_sweep(const void* table)
+{
   const qtable* q = table;
   for (size_t m = 1; m <= 2 * GEMMI8_MAX_MR + 1; m++) {
     if (!uk_rsum_run(q->cfg, q->is_signed, m, 64 + m, 0, 0, uk_data_random)) return 0;
@@ -662,14 +720,16 @@ static int rc_m_sweep(const void* table) {
   return 1;
 }
 
-static int rc_k_max(const void* table) {
+static int rc_k_max(const void* table)
+{
   const qtable* q = table;
   const size_t k = q->is_signed ? GEMMI8_QS8_MAX_K : GEMMI8_QU8_MAX_K;
   return uk_rsum_run(q->cfg, q->is_signed, 3, k, 0, 0, uk_data_extremes) &&
          uk_rsum_run(q->cfg, q->is_signed, 2, k, 0, 0, uk_data_random);
 }
 
-static int rc_strides_prime(const void* table) {
+static int rc_strides_prime(const void* table)
+{
   const qtable* q = table;
   static const size_t ks[] = {1, 15, 16, 17, 63, 64, 65, 129};
   for (size_t i = 0; i < T_COUNT(ks); i++) {
@@ -680,7 +740,8 @@ static int rc_strides_prime(const void* table) {
   return 1;
 }
 
-static int rc_a_row_pages(const void* table) {
+static int rc_a_row_pages(const void* table)
+{
   const qtable* q = table;
   static const size_t ks[] = {1, 7, 15, 16, 17, 31, 63, 64, 65, 127, 200};
   for (size_t i = 0; i < T_COUNT(ks); i++) {
@@ -691,7 +752,8 @@ static int rc_a_row_pages(const void* table) {
 
 /* Row sums through pointers: depths below, at and past one 64-byte piece, 1 to 49
  * taps, every row count of the tile, offsets. */
-static int rc_indirect(const void* table) {
+static int rc_indirect(const void* table)
+{
   const qtable* q = table;
   static const size_t kcs[] = {1, 3, 4, 15, 21, 63, 64, 65, 130};
   static const size_t taps[] = {1, 2, 3, 9, 49};
@@ -717,7 +779,8 @@ static const qcase rcases[] = {
 
 /* The public packer of the table in use writes the header flags uk_q_header()
  * derives, and the blocks the table's packer writes. */
-static int pc_header(const void* table) {
+static int pc_header(const void* table)
+{
   const qtable* q = table;
   const struct gemmi8_qgemm_config* cfg = q->cfg;
   /* qu8: per tensor 0, 128, 255; per channel random; per channel all 128 */
@@ -791,7 +854,8 @@ static int pc_header(const void* table) {
   (void) mr, (void) nr
 #define B_NEW(t) uk_btest t = uk_btest_defaults(kn)
 
-static int b_k_list(const uk_bkernel* kn, const size_t* ks, size_t count) {
+static int b_k_list(const uk_bkernel* kn, const size_t* ks, size_t count)
+{
   for (size_t i = 0; i < count; i++) {
     B_NEW(t);
     t.k = ks[i];
@@ -800,12 +864,14 @@ static int b_k_list(const uk_bkernel* kn, const size_t* ks, size_t count) {
   return 1;
 }
 
-static int bc_k_64(const void* kernel) {
+static int bc_k_64(const void* kernel)
+{
   static const size_t ks[] = {64};
   return b_k_list(kernel, ks, 1);
 }
 
-static int bc_k_lt_64(const void* kernel) {
+static int bc_k_lt_64(const void* kernel)
+{
   B_KERNEL;
   for (size_t k = 1; k < 64; k += step(64)) {
     B_NEW(t);
@@ -815,7 +881,8 @@ static int bc_k_lt_64(const void* kernel) {
   return 1;
 }
 
-static int bc_k_gt_64(const void* kernel) {
+static int bc_k_gt_64(const void* kernel)
+{
   B_KERNEL;
   for (size_t k = 65; k < 128; k += step(64)) {
     B_NEW(t);
@@ -825,19 +892,22 @@ static int bc_k_gt_64(const void* kernel) {
   return 1;
 }
 
-static int bc_k_div_64(const void* kernel) {
+static int bc_k_div_64(const void* kernel)
+{
   static const size_t ks[] = {128, 192, 256, 512, 1024};
   return b_k_list(kernel, ks, T_COUNT(ks));
 }
 
-static int bc_k_long(const void* kernel) {
+static int bc_k_long(const void* kernel)
+{
   const size_t ks[] = {t_quick ? 1001 : 4099};
   return b_k_list(kernel, ks, 1);
 }
 
 /* Every depth from 1 to 200 bits: odd and even word counts, whatever the kernel's
  * group of words; odd depths with rows of A ending at a page. */
-static int bc_k_1_200(const void* kernel) {
+static int bc_k_1_200(const void* kernel)
+{
   B_KERNEL;
   for (size_t k = 1; k <= 200; k += step(200)) {
     B_NEW(t);
@@ -851,7 +921,8 @@ static int bc_k_1_200(const void* kernel) {
 /* Depths past the kernels' narrow-counter chunks (the NEON kernels add 16-bit counts
  * for 4095 iterations of one or two words), every product of some row and column
  * different: a missing flush wraps. */
-static int bc_k_chunk(const void* kernel) {
+static int bc_k_chunk(const void* kernel)
+{
   B_KERNEL;
   static const size_t ks[] = {4096 * 64 + 1, 8194 * 64 - 63, 8195 * 64};
   for (size_t i = 0; i < T_COUNT(ks); i++) {
@@ -864,7 +935,8 @@ static int bc_k_chunk(const void* kernel) {
   return 1;
 }
 
-static int bc_subtile(const void* kernel) {
+static int bc_subtile(const void* kernel)
+{
   B_KERNEL;
   B_DIMS;
   static const size_t ks[] = {1, 64, 100};
@@ -880,7 +952,8 @@ static int bc_subtile(const void* kernel) {
   return 1;
 }
 
-static int bc_m_lt_mr(const void* kernel) {
+static int bc_m_lt_mr(const void* kernel)
+{
   B_KERNEL;
   B_DIMS;
   for (size_t m = 1; m < mr; m++) {
@@ -891,7 +964,8 @@ static int bc_m_lt_mr(const void* kernel) {
   return 1;
 }
 
-static int bc_n_lt_nr(const void* kernel) {
+static int bc_n_lt_nr(const void* kernel)
+{
   B_KERNEL;
   B_DIMS;
   for (size_t n = 1; n < nr; n += step(nr)) {
@@ -902,7 +976,8 @@ static int bc_n_lt_nr(const void* kernel) {
   return 1;
 }
 
-static int bc_n_gt_nr(const void* kernel) {
+static int bc_n_gt_nr(const void* kernel)
+{
   B_KERNEL;
   B_DIMS;
   for (size_t n = nr + 1; n < 2 * nr + (nr == 1 ? 2 : 0); n += step(nr)) {
@@ -913,7 +988,8 @@ static int bc_n_gt_nr(const void* kernel) {
   return 1;
 }
 
-static int bc_n_words(const void* kernel) {
+static int bc_n_words(const void* kernel)
+{
   B_KERNEL;
   B_DIMS;
   const size_t ns[] = {63, 64, 65, 127, 128, 129, 130, 64 + nr + 3, 200};
@@ -927,7 +1003,8 @@ static int bc_n_words(const void* kernel) {
   return 1;
 }
 
-static int bc_strides_prime(const void* kernel) {
+static int bc_strides_prime(const void* kernel)
+{
   B_KERNEL;
   B_DIMS;
   const size_t ks[] = {1, 64, 200, 333};
@@ -944,7 +1021,8 @@ static int bc_strides_prime(const void* kernel) {
   return 1;
 }
 
-static int bc_a_row_pages(const void* kernel) {
+static int bc_a_row_pages(const void* kernel)
+{
   B_KERNEL;
   static const size_t ks[] = {1, 63, 64, 65, 200, 1000};
   for (size_t i = 0; i < T_COUNT(ks); i++) {
@@ -957,7 +1035,8 @@ static int bc_a_row_pages(const void* kernel) {
   return 1;
 }
 
-static int bc_pad_ones(const void* kernel) {
+static int bc_pad_ones(const void* kernel)
+{
   B_KERNEL;
   static const size_t ks[] = {1, 63, 65, 130, 1001};
   for (size_t i = 0; i < T_COUNT(ks); i++) {
@@ -969,7 +1048,8 @@ static int bc_pad_ones(const void* kernel) {
   return 1;
 }
 
-static int b_params(const uk_bkernel* kn, enum uk_bparams params, const size_t* ks, size_t count) {
+static int b_params(const uk_bkernel* kn, enum uk_bparams params, const size_t* ks, size_t count)
+{
   B_DIMS;
   for (size_t i = 0; i < count; i++) {
     B_NEW(t);
@@ -984,22 +1064,28 @@ static int b_params(const uk_bkernel* kn, enum uk_bparams params, const size_t* 
 static const size_t b_param_ks[] = {1, 64, 200};
 static const size_t b_zero_ks[] = {2, 4, 7, 64, 65};
 
-static int bc_scale_null(const void* kernel) {
+static int bc_scale_null(const void* kernel)
+{
   return b_params(kernel, uk_bp_no_scale, b_param_ks, T_COUNT(b_param_ks));
 }
-static int bc_bias_null(const void* kernel) {
+static int bc_bias_null(const void* kernel)
+{
   return b_params(kernel, uk_bp_no_bias, b_param_ks, T_COUNT(b_param_ks));
 }
-static int bc_scale_bias_null(const void* kernel) {
+static int bc_scale_bias_null(const void* kernel)
+{
   return b_params(kernel, uk_bp_none, b_param_ks, T_COUNT(b_param_ks));
 }
-static int bc_exact_zeros(const void* kernel) {
+static int bc_exact_zeros(const void* kernel)
+{
   return b_params(kernel, uk_bp_zeros, b_zero_ks, T_COUNT(b_zero_ks));
 }
-static int bc_neg_zero(const void* kernel) {
+static int bc_neg_zero(const void* kernel)
+{
   return b_params(kernel, uk_bp_neg_zero, b_zero_ks, T_COUNT(b_zero_ks));
 }
-static int bc_nonfinite(const void* kernel) {
+static int bc_nonfinite(const void* kernel)
+{
   return b_params(kernel, uk_bp_nonfinite, b_zero_ks, T_COUNT(b_zero_ks));
 }
 
@@ -1027,7 +1113,8 @@ static const qcase bcases[] = {
     {"nonfinite", when_bits, bc_nonfinite},
 };
 
-static int b_applies(const uk_bkernel* kn, unsigned when) {
+static int b_applies(const uk_bkernel* kn, unsigned when)
+{
   if ((when & when_f32) && kn->output == uk_bout_s32) return 0;
   if ((when & when_bits) && kn->output != uk_bout_bits) return 0;
   if ((when & when_mr2) && kn->mr < 2) return 0;
@@ -1046,14 +1133,16 @@ typedef struct table_tally {
   char tiles[160];        /* tiles of a skipped table, for the message */
 } table_tally;
 
-static void note_tile(table_tally* tally, const char* tile) {
+static void note_tile(table_tally* tally, const char* tile)
+{
   if (strstr(tally->tiles, tile) != NULL) return;
   const size_t used = strlen(tally->tiles);
   snprintf(tally->tiles + used, sizeof(tally->tiles) - used, "%s%s", used ? " " : "", tile);
 }
 
 /* Runs (or counts) the matching cases of one kernel; returns 1 if any matched. */
-static int q_kernel(const uk_qkernel* kn, int supported) {
+static int q_kernel(const uk_qkernel* kn, int supported)
+{
   int any = 0;
   char name[256];
   for (size_t c = 0; c < T_COUNT(qcases); c++) {
@@ -1066,7 +1155,8 @@ static int q_kernel(const uk_qkernel* kn, int supported) {
   return any;
 }
 
-static void q_tables(uint32_t type, unsigned long* skipped) {
+static void q_tables(uint32_t type, unsigned long* skipped)
+{
   const int sgn = type == gemmi8_type_qs8;
   const char* family = sgn ? "qs8" : "qu8";
   const struct gemmi8_qgemm_config* in_use = gemmi8_qconfig(type);
@@ -1153,7 +1243,8 @@ static void q_tables(uint32_t type, unsigned long* skipped) {
   }
 }
 
-static void b_tables(unsigned long* skipped) {
+static void b_tables(unsigned long* skipped)
+{
   int supported;
   for (size_t i = 0;; i++) {
     const struct gemmi8_bgemm_config* cfg = gemmi8_bgemm_config_at(i, &supported);
@@ -1202,7 +1293,8 @@ static void b_tables(unsigned long* skipped) {
   }
 }
 
-unsigned long test_ukernel(uint64_t seed) {
+unsigned long test_ukernel(uint64_t seed)
+{
   const char* f = getenv("GEMMI8_TEST_FILTER");
   filter = f != NULL && *f != '\0' ? f : NULL;
   const char* l = getenv("GEMMI8_TEST_LIST");

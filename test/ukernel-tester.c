@@ -26,7 +26,8 @@
 static sigjmp_buf fault_env;
 static volatile sig_atomic_t fault_armed;
 
-static void on_fault(int sig) {
+static void on_fault(int sig)
+{
   if (fault_armed) {
     fault_armed = 0;
     siglongjmp(fault_env, sig);
@@ -38,7 +39,8 @@ static void on_fault(int sig) {
 /* Runs call(ctx) with the fault handler in place (the runner's own handler, which
  * names the case before the process dies, is back afterwards); 0, or the number of
  * the signal the call raised. */
-static int guarded(void (*call)(void*), void* ctx) {
+static int guarded(void (*call)(void*), void* ctx)
+{
   struct sigaction sa, old_segv, old_bus;
   memset(&sa, 0, sizeof(sa));
   sa.sa_handler = on_fault;
@@ -56,7 +58,8 @@ static int guarded(void (*call)(void*), void* ctx) {
   return sig;
 }
 
-static const char* signal_name(int sig) {
+static const char* signal_name(int sig)
+{
   return sig == SIGSEGV ? "SIGSEGV" : (sig == SIGBUS ? "SIGBUS" : "signal");
 }
 
@@ -65,13 +68,15 @@ static const char* signal_name(int sig) {
 static char case_name[256] = "(no case)";
 static uint64_t case_seed;
 
-void uk_case_start(const char* name, uint64_t seed) {
+void uk_case_start(const char* name, uint64_t seed)
+{
   snprintf(case_name, sizeof(case_name), "%s", name);
   case_seed = seed;
   t_seed(seed);
 }
 
-void uk_tester_release(void) {
+void uk_tester_release(void)
+{
   /* nothing is kept between problems: every buffer is mapped and unmapped per problem */
 }
 
@@ -82,7 +87,8 @@ typedef struct text {
 } text;
 
 static void add(text* x, const char* fmt, ...) T_PRINTF(2, 3);
-static void add(text* x, const char* fmt, ...) {
+static void add(text* x, const char* fmt, ...)
+{
   if (x->len >= sizeof(x->s)) return;
   va_list ap;
   va_start(ap, fmt);
@@ -94,12 +100,14 @@ static void add(text* x, const char* fmt, ...) {
 
 /* ---- shared helpers ------------------------------------------------------------------ */
 
-static int32_t clamp32(int64_t v, int32_t lo, int32_t hi) {
+static int32_t clamp32(int64_t v, int32_t lo, int32_t hi)
+{
   return v < lo ? lo : (v > hi ? hi : (int32_t) v);
 }
 
 /* An input for the kernel: bytes that end at an inaccessible page. */
-static void* fenced_copy(t_fence* f, const void* data, size_t bytes) {
+static void* fenced_copy(t_fence* f, const void* data, size_t bytes)
+{
   void* p = t_fence_init(f, 1, bytes, bytes);
   memcpy(p, data, bytes);
   return p;
@@ -107,7 +115,8 @@ static void* fenced_copy(t_fence* f, const void* data, size_t bytes) {
 
 /* 1 if every fence is intact; else describes the first changed one in msg. */
 static int fences_intact(const t_fence* const* fences, const char* const* names, size_t count,
-                         char* msg, size_t msg_size) {
+                         char* msg, size_t msg_size)
+{
   for (size_t i = 0; i < count; i++) {
     long offset;
     if (fences[i]->map != NULL && !t_fence_intact(fences[i], &offset)) {
@@ -122,7 +131,8 @@ static int fences_intact(const t_fence* const* fences, const char* const* names,
 /* ---- quantized ------------------------------------------------------------------------- */
 
 void uk_q_header(const struct gemmi8_qgemm_config* cfg, int is_signed, size_t n,
-                 const int32_t* b_zp, uint32_t* flags, int32_t* coef) {
+                 const int32_t* b_zp, uint32_t* flags, int32_t* coef)
+{
   /* coef = (B - w) - b_zp: the weights are stored as given, or xor 0x80, which is
    * B - 128 on uint8 and B + 128 on int8 */
   const int32_t delta = (cfg->flags & GEMMI8_QLAYOUT_XOR) ? (is_signed ? -128 : 128) : 0;
@@ -139,7 +149,8 @@ void uk_q_header(const struct gemmi8_qgemm_config* cfg, int is_signed, size_t n,
   }
 }
 
-uk_qtest uk_qtest_defaults(const uk_qkernel* kn) {
+uk_qtest uk_qtest_defaults(const uk_qkernel* kn)
+{
   uk_qtest t;
   memset(&t, 0, sizeof(t));
   t.m = kn->mr;
@@ -181,19 +192,22 @@ struct qicall {
   const struct gemmi8_qparams* params;
 };
 
-static void qcall_run(void* ctx) {
+static void qcall_run(void* ctx)
+{
   const struct qcall* q = ctx;
   q->fn(q->mr, q->nr, q->k, q->a, q->a_stride, q->w, q->c, q->c_stride, q->params);
 }
 
-static void qicall_run(void* ctx) {
+static void qicall_run(void* ctx)
+{
   const struct qicall* q = ctx;
   q->fn(q->mr, q->nr, q->kc, q->ks, q->a, q->w, q->c, q->c_stride, q->a_offset, q->zero,
         q->params);
 }
 
 /* One element of A or B for the data mode (zp: the operand's zero point). */
-static uint8_t q_draw(enum uk_data data, int32_t zp, int32_t lo, int32_t hi) {
+static uint8_t q_draw(enum uk_data data, int32_t zp, int32_t lo, int32_t hi)
+{
   switch (data) {
     case uk_data_random:
       return (uint8_t) t_rand64();
@@ -209,7 +223,8 @@ static uint8_t q_draw(enum uk_data data, int32_t zp, int32_t lo, int32_t hi) {
 }
 
 /* Largest |acc| over the entries of one channel (per tensor: all), at least 1. */
-static double acc_range(const int32_t* acc, size_t m, size_t n, int per_channel, size_t ch) {
+static double acc_range(const int32_t* acc, size_t m, size_t n, int per_channel, size_t ch)
+{
   double r = 1.0;
   for (size_t i = 0; i < m; i++) {
     for (size_t j = per_channel ? ch : 0; j < (per_channel ? ch + 1 : n); j++) {
@@ -230,7 +245,8 @@ typedef struct qrequant {
   int32_t zero_point, min, max;
 } qrequant;
 
-static void q_requant(const uk_qtest* t, int is_signed, const int32_t* acc, qrequant* rq) {
+static void q_requant(const uk_qtest* t, int is_signed, const int32_t* acc, qrequant* rq)
+{
   const int32_t lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
   const size_t m = t->m, n = t->n;
   rq->channels = t->per_channel ? n : 1;
@@ -322,13 +338,15 @@ static void q_requant(const uk_qtest* t, int is_signed, const int32_t* acc, qreq
   }
 }
 
-static void q_requant_free(qrequant* rq) {
+static void q_requant_free(qrequant* rq)
+{
   free(rq->multiplier);
   free(rq->shift);
   free(rq->scale);
 }
 
-static int32_t q_expected(enum uk_output output, const qrequant* rq, int32_t acc, size_t ch) {
+static int32_t q_expected(enum uk_output output, const qrequant* rq, int32_t acc, size_t ch)
+{
   switch (output) {
     case uk_out_s32:
       return acc;
@@ -347,7 +365,8 @@ static const char* const bias_names[] = {"random", "none", "wrap"};
 /* The problem in words, for failure messages. */
 static void q_describe(text* x, const uk_qkernel* kn, const uk_qtest* t, size_t a_stride,
                        size_t c_stride, int32_t a_zp, const int32_t* b_zp,
-                       const struct gemmi8_qparams* p, const qrequant* rq) {
+                       const struct gemmi8_qparams* p, const qrequant* rq)
+{
   add(x, "%s, M x N x K = %zu x %zu x %zu, a_stride %zu%s, c_stride %zu, a_zp %" PRId32,
       kn->name, t->m, t->n, t->k, a_stride,
       t->a_stride == 0 && t->a_row_pages ? " (rows at page ends)" : "", c_stride, a_zp);
@@ -379,11 +398,13 @@ static void q_describe(text* x, const uk_qkernel* kn, const uk_qtest* t, size_t 
 }
 
 /* Fails the current case: the problem, then what went wrong, then the seed. */
-static void fail_case(const text* problem, const char* what) {
+static void fail_case(const text* problem, const char* what)
+{
   t_fail(case_name, "%s: %s [seed 0x%016" PRIx64 "]", problem->s, what, case_seed);
 }
 
-int uk_qtest_run(const uk_qkernel* kn, const uk_qtest* t) {
+int uk_qtest_run(const uk_qkernel* kn, const uk_qtest* t)
+{
   const struct gemmi8_qgemm_config* cfg = kn->cfg;
   const int is_signed = kn->is_signed;
   const int32_t lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
@@ -687,7 +708,8 @@ int uk_qtest_run(const uk_qkernel* kn, const uk_qtest* t) {
 
 /* ---- binary ------------------------------------------------------------------------------- */
 
-uk_btest uk_btest_defaults(const uk_bkernel* kn) {
+uk_btest uk_btest_defaults(const uk_bkernel* kn)
+{
   uk_btest t;
   memset(&t, 0, sizeof(t));
   t.m = kn->mr;
@@ -708,13 +730,15 @@ struct bcall {
   const struct gemmi8_bparams* params;
 };
 
-static void bcall_run(void* ctx) {
+static void bcall_run(void* ctx)
+{
   const struct bcall* q = ctx;
   q->fn(q->mr, q->nr, q->k, q->a, q->a_stride, q->w, q->c, q->c_stride, q->params);
 }
 
 /* Random bits; padding bits past k random or all ones. */
-static void fill_bit_row(uint64_t* row, size_t k, int pad_ones) {
+static void fill_bit_row(uint64_t* row, size_t k, int pad_ones)
+{
   const size_t words = GEMMI8_BIN_WORDS(k);
   t_fill_random(row, words * sizeof(uint64_t));
   if (pad_ones && k % 64 != 0) row[words - 1] |= ~UINT64_C(0) << (k % 64);
@@ -725,7 +749,8 @@ static const char* const bparams_names[] = {"random", "scale NULL", "bias NULL",
                                             "negative zeros", "infinities and NaN"};
 
 static void b_params(const uk_btest* t, enum uk_boutput output, const int32_t* acc, float** scale,
-                     float** bias) {
+                     float** bias)
+{
   const size_t m = t->m, n = t->n, k = t->k;
   *scale = *bias = NULL;
   if (output == uk_bout_s32) return; /* the driver passes NULL for int32 outputs */
@@ -768,7 +793,8 @@ static void b_params(const uk_btest* t, enum uk_boutput output, const int32_t* a
   *bias = b;
 }
 
-int uk_btest_run(const uk_bkernel* kn, const uk_btest* t) {
+int uk_btest_run(const uk_bkernel* kn, const uk_btest* t)
+{
   const struct gemmi8_bgemm_config* cfg = kn->cfg;
   const size_t m = t->m, n = t->n, k = t->k, nr_main = cfg->nr;
   const size_t words = GEMMI8_BIN_WORDS(k);
@@ -930,13 +956,15 @@ struct rcall {
   int32_t* sums;
 };
 
-static void rcall_run(void* ctx) {
+static void rcall_run(void* ctx)
+{
   const struct rcall* r = ctx;
   r->fn(r->m, r->k, r->a, r->a_stride, r->sums);
 }
 
 int uk_rsum_run(const struct gemmi8_qgemm_config* cfg, int is_signed, size_t m, size_t k,
-                size_t a_stride, int a_row_pages, enum uk_data data) {
+                size_t a_stride, int a_row_pages, enum uk_data data)
+{
   const int32_t lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
   t_fence fa;
   uint8_t* a;
@@ -1008,13 +1036,15 @@ struct ircall {
   int32_t* sums;
 };
 
-static void ircall_run(void* ctx) {
+static void ircall_run(void* ctx)
+{
   const struct ircall* r = ctx;
   r->fn(r->mr, r->rows, r->kc, r->ks, r->a, r->a_offset, r->zero, r->sums);
 }
 
 int uk_irsum_run(const struct gemmi8_qgemm_config* cfg, int is_signed, size_t rows, size_t kc,
-                 size_t ks, size_t a_offset, enum uk_data data) {
+                 size_t ks, size_t a_offset, enum uk_data data)
+{
   const int32_t lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
   const size_t mr = cfg->mr;
   /* one row per tap and row, each ending at an inaccessible page; the zero buffer too */

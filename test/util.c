@@ -14,11 +14,13 @@
 /* A 64-bit counter passed through a mixing function (the splitmix construction). */
 static uint64_t rng_state = 1;
 
-void t_seed(uint64_t seed) {
+void t_seed(uint64_t seed)
+{
   rng_state = seed;
 }
 
-uint64_t t_rand64(void) {
+uint64_t t_rand64(void)
+{
   rng_state += UINT64_C(0x9E3779B97F4A7C15);
   uint64_t z = rng_state;
   z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
@@ -26,22 +28,26 @@ uint64_t t_rand64(void) {
   return z ^ (z >> 31);
 }
 
-uint32_t t_below(uint32_t n) {
+uint32_t t_below(uint32_t n)
+{
   /* The bias of a plain modulo of 64 random bits is far below what a test sees. */
   return (uint32_t) (t_rand64() % n);
 }
 
-int64_t t_range(int64_t lo, int64_t hi) {
+int64_t t_range(int64_t lo, int64_t hi)
+{
   uint64_t span = (uint64_t) hi - (uint64_t) lo + 1;
   uint64_t r = span == 0 ? t_rand64() : t_rand64() % span;
   return (int64_t) ((uint64_t) lo + r);
 }
 
-double t_unit(void) {
+double t_unit(void)
+{
   return (double) (t_rand64() >> 11) * 0x1.0p-53;
 }
 
-void t_fill_random(void* p, size_t bytes) {
+void t_fill_random(void* p, size_t bytes)
+{
   unsigned char* q = p;
   while (bytes >= 8) {
     uint64_t r = t_rand64();
@@ -57,7 +63,8 @@ void t_fill_random(void* p, size_t bytes) {
 
 /* ---- memory ------------------------------------------------------------------- */
 
-void* t_alloc(size_t size) {
+void* t_alloc(size_t size)
+{
   void* p = malloc(size == 0 ? 1 : size);
   if (p == NULL) {
     fprintf(stderr, "test: out of memory allocating %zu bytes\n", size);
@@ -66,7 +73,8 @@ void* t_alloc(size_t size) {
   return p;
 }
 
-void* t_alloc_aligned(size_t size) {
+void* t_alloc_aligned(size_t size)
+{
   size_t rounded =
       (size + GEMMI8_PACK_ALIGNMENT - 1) / GEMMI8_PACK_ALIGNMENT * GEMMI8_PACK_ALIGNMENT;
   if (rounded == 0) rounded = GEMMI8_PACK_ALIGNMENT;
@@ -78,7 +86,8 @@ void* t_alloc_aligned(size_t size) {
   return p;
 }
 
-void* t_dup(const void* p, size_t size) {
+void* t_dup(const void* p, size_t size)
+{
   void* q = t_alloc(size);
   if (size != 0) memcpy(q, p, size);
   return q;
@@ -86,7 +95,8 @@ void* t_dup(const void* p, size_t size) {
 
 /* ---- guarded output buffers ---------------------------------------------------- */
 
-size_t t_elem_size(t_elem elem) {
+size_t t_elem_size(t_elem elem)
+{
   switch (elem) {
     case T_U8:
     case T_S8:
@@ -100,7 +110,8 @@ size_t t_elem_size(t_elem elem) {
   return 1;
 }
 
-void t_out_init(t_out* out, t_elem elem, size_t rows, size_t cols, size_t stride) {
+void t_out_init(t_out* out, t_elem elem, size_t rows, size_t cols, size_t stride)
+{
   size_t es = t_elem_size(elem);
   size_t body = ((rows - 1) * stride + cols) * es;
   out->elem = elem;
@@ -115,22 +126,26 @@ void t_out_init(t_out* out, t_elem elem, size_t rows, size_t cols, size_t stride
   t_out_refill(out);
 }
 
-void t_out_free(t_out* out) {
+void t_out_free(t_out* out)
+{
   free(out->mem);
   free(out->expect);
   out->mem = out->expect = NULL;
 }
 
-void t_out_refill(t_out* out) {
+void t_out_refill(t_out* out)
+{
   t_fill_random(out->mem, out->total);
   memcpy(out->expect, out->mem, out->total);
 }
 
-void* t_out_want(const t_out* out, size_t row, size_t col) {
+void* t_out_want(const t_out* out, size_t row, size_t col)
+{
   return out->expect + T_GUARD + (row * out->stride + col) * t_elem_size(out->elem);
 }
 
-void t_format_elem(t_elem elem, const unsigned char* p, char* s, size_t size) {
+void t_format_elem(t_elem elem, const unsigned char* p, char* s, size_t size)
+{
   switch (elem) {
     case T_U8:
       snprintf(s, size, "%u", (unsigned) p[0]);
@@ -163,7 +178,8 @@ void t_format_elem(t_elem elem, const unsigned char* p, char* s, size_t size) {
   }
 }
 
-int t_out_same(const t_out* out, char* msg, size_t msg_size, size_t* row, size_t* col) {
+int t_out_same(const t_out* out, char* msg, size_t msg_size, size_t* row, size_t* col)
+{
   *row = *col = SIZE_MAX;
   if (memcmp(out->mem, out->expect, out->total) == 0) return 1;
   size_t i = 0;
@@ -199,6 +215,7 @@ int t_out_same(const t_out* out, char* msg, size_t msg_size, size_t* row, size_t
   return 0;
 }
 
-int t_out_untouched(const t_out* out) {
+int t_out_untouched(const t_out* out)
+{
   return memcmp(out->mem, out->expect, out->total) == 0;
 }

@@ -80,12 +80,14 @@ enum class Kind {
   kDnnlU8, kDnnlU8Fast, kDnnlS8, kDnnlS8Fast,
 };
 
-bool SignedInput(Kind k) {
+bool SignedInput(Kind k)
+{
   return k == Kind::kQc8 || k == Kind::kQs8 || k == Kind::kXnnQc8 || k == Kind::kXnnQs8 ||
          k == Kind::kDnnlS8 || k == Kind::kDnnlS8Fast;
 }
 bool UnsignedWeights(Kind k) { return k == Kind::kQu8 || k == Kind::kQu8Fixed || k == Kind::kXnnQu8; }
-bool PerChannel(Kind k) {
+bool PerChannel(Kind k)
+{
   return k == Kind::kQc8 || k == Kind::kQu8s8 || k == Kind::kIm2colQu8s8 || k == Kind::kXnnQc8 ||
          k == Kind::kDnnlU8 || k == Kind::kDnnlS8;
 }
@@ -126,7 +128,8 @@ dnnl::engine* engine = nullptr;
 dnnl::stream* stream = nullptr;
 #endif
 
-void MakeData(const Layer& L, Kind kind, bench_rng* rng, Data* d) {
+void MakeData(const Layer& L, Kind kind, bench_rng* rng, Data* d)
+{
   const bool s8 = SignedInput(kind), u8w = UnsignedWeights(kind);
   const size_t kdepth = L.Depth();
   d->weights.resize(L.cout * kdepth);
@@ -151,7 +154,8 @@ void MakeData(const Layer& L, Kind kind, bench_rng* rng, Data* d) {
 
 // The accumulator of output pixel (oy, ox), channel o, from the definition.
 int64_t RefAcc(const Layer& L, const Data& d, bool s8_in, bool u8_w, const uint8_t* in, size_t oy,
-               size_t ox, size_t o) {
+               size_t ox, size_t o)
+{
   int64_t sum = d.bias[o];
   for (size_t y = 0; y < L.k; y++) {
     for (size_t x = 0; x < L.k; x++) {
@@ -174,7 +178,8 @@ int64_t RefAcc(const Layer& L, const Data& d, bool s8_in, bool u8_w, const uint8
 }
 
 // Peers: every 7th pixel within 1 of round(acc * scale) + zp, clamped.
-const char* CheckNear(const State* s) {
+const char* CheckNear(const State* s)
+{
   const Layer& L = *s->layer;
   const bool s8 = SignedInput(s->kind), u8w = UnsignedWeights(s->kind);
   for (size_t p = 0; p < L.oh * L.ow; p += 7) {
@@ -194,7 +199,8 @@ const char* CheckNear(const State* s) {
 }
 
 // The im2col copy of the input: pixel rows of k * k * cin bytes (padding: a_zp).
-void Im2col(const Layer& L, const uint8_t* in, uint8_t a_zp, uint8_t* out) {
+void Im2col(const Layer& L, const uint8_t* in, uint8_t a_zp, uint8_t* out)
+{
   const size_t depth = L.Depth();
   for (size_t oy = 0; oy < L.oh; oy++) {
     for (size_t ox = 0; ox < L.ow; ox++) {
@@ -215,7 +221,8 @@ void Im2col(const Layer& L, const uint8_t* in, uint8_t a_zp, uint8_t* out) {
   }
 }
 
-const char* RunState(State* s) {
+const char* RunState(State* s)
+{
   const Layer& L = *s->layer;
   switch (s->kind) {
     case Kind::kIm2colQu8s8: {
@@ -249,7 +256,8 @@ const char* RunState(State* s) {
   }
 }
 
-void Teardown(State* s) {
+void Teardown(State* s)
+{
   if (s == nullptr) return;
   gemmi8_convolution_destroy(s->op);
   gemmi8_packed_free(s->packed);
@@ -267,7 +275,8 @@ void Teardown(State* s) {
   delete s;
 }
 
-const char* SetupGemmi8(State* s) {
+const char* SetupGemmi8(State* s)
+{
   const Layer& L = *s->layer;
   const Data& d = s->d;
   const bool fixed = s->kind == Kind::kQu8Fixed;
@@ -318,7 +327,8 @@ const char* SetupGemmi8(State* s) {
 }
 
 #if GEMMI8_BENCH_HAVE_XNNPACK
-const char* SetupXnn(State* s) {
+const char* SetupXnn(State* s)
+{
   static xnn_status init = xnn_initialize(nullptr);
   if (init != xnn_status_success) return "xnn_initialize failed";
   const Layer& L = *s->layer;
@@ -363,7 +373,8 @@ const char* SetupXnn(State* s) {
 #if GEMMI8_BENCH_HAVE_DNNL
 void (*omp_set_threads)(int) = nullptr;
 
-const char* SetupDnnl(State* s) {
+const char* SetupDnnl(State* s)
+{
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
   if (engine == nullptr) {
@@ -418,7 +429,8 @@ const char* SetupDnnl(State* s) {
 }
 #endif
 
-const char* Setup(const Layer* L, Kind kind, State** out) {
+const char* Setup(const Layer* L, Kind kind, State** out)
+{
   auto* s = new State;
   s->kind = kind;
   s->layer = L;
@@ -532,7 +544,8 @@ struct Instance {
   std::string error;
 };
 
-void RunBench(benchmark::State& st, Instance* in) {
+void RunBench(benchmark::State& st, Instance* in)
+{
   if (in->state == nullptr && in->error.empty()) {
     const char* err = Setup(in->layer, in->kase->kind, &in->state);
     if (err != nullptr) in->error = err;
@@ -562,7 +575,8 @@ void RunBench(benchmark::State& st, Instance* in) {
   if (!in->state->impl.empty()) st.SetLabel(in->state->impl);
 }
 
-void RunPeak(benchmark::State& st) {
+void RunPeak(benchmark::State& st)
+{
   void* state = nullptr;
   const bench_case* c = &bench_peak_vpdpbusd_zmm;
   const char* why = c->unavailable ? c->unavailable() : nullptr;
@@ -578,7 +592,8 @@ void RunPeak(benchmark::State& st) {
   c->teardown(state);
 }
 
-bool ReadLayers(const std::string& path, std::vector<Layer>* layers) {
+bool ReadLayers(const std::string& path, std::vector<Layer>* layers)
+{
   std::ifstream f(path);
   if (!f) {
     std::fprintf(stderr, "gemmi8-conv-bench: cannot read %s\n", path.c_str());
@@ -602,7 +617,8 @@ bool ReadLayers(const std::string& path, std::vector<Layer>* layers) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv)
+{
   std::string path = "bench/conv/layers.txt";
   if (const char* e = std::getenv("GEMMI8_BENCH_CONV_LAYERS")) path = e;
   std::vector<char*> args;

@@ -397,39 +397,58 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_tile_avx2(
   gemmi8_qgemm_output_avx2(MR, NJ, is_signed, out, mr, nr, c, c_stride, params, vacc);
 }
 
-#define GEMMI8_QGEMM_AVX2_OUT_s32 GEMMI8_OUT_S32
-#define GEMMI8_QGEMM_AVX2_OUT_fixedpoint GEMMI8_OUT_FIXEDPOINT
-#define GEMMI8_QGEMM_AVX2_OUT_fp32 GEMMI8_OUT_FP32
-
-/* One kernel, MR x 16: narrow tiles (nr <= 8) compute one column group only.
- * OUT is s32, fixedpoint or fp32. */
-#define GEMMI8_QGEMM_AVX2_KERNEL(fn, MR, SIGNED, OUT)                                      \
-  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
-          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+/* The kernels of a tile: one body, `name`, with the k loops of both column-group
+ * counts (narrow tiles, nr <= 8, compute one group) and the output stage chosen after
+ * them (once per tile), and one thin entry point per output kind. The body is not
+ * inlined into them (nor cloned per kind): one copy of each loop per tile. */
+#define GEMMI8_QGEMM_AVX2_KERNELS(name, MR, SIGNED, s32, fixedpoint, fp32)                 \
+  static __attribute__((noinline, noclone)) void name(                                   \
+      size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,      \
+      void* c, size_t c_stride, const struct gemmi8_qparams* params, enum gemmi8_out out) \
   {                                                                                      \
     _Static_assert(MR >= 1 && MR <= 6, "the k loops have 1 to 6 rows");                  \
     if (nr > 8) {                                                                        \
-      gemmi8_qgemm_tile_avx2(MR, 2, SIGNED, GEMMI8_QGEMM_AVX2_OUT_##OUT, mr, nr, k, a,     \
-                             a_stride, w, c, c_stride, params);                          \
+      gemmi8_qgemm_tile_avx2(MR, 2, SIGNED, out, mr, nr, k, a, a_stride, w, c, c_stride,  \
+                             params);                                                    \
     } else {                                                                             \
-      gemmi8_qgemm_tile_avx2(MR, 1, SIGNED, GEMMI8_QGEMM_AVX2_OUT_##OUT, mr, nr, k, a,     \
-                             a_stride, w, c, c_stride, params);                          \
+      gemmi8_qgemm_tile_avx2(MR, 1, SIGNED, out, mr, nr, k, a, a_stride, w, c, c_stride,  \
+                             params);                                                    \
     }                                                                                    \
+  }                                                                                      \
+  GEMMI8_QGEMM_AVX2_ENTRY(s32, name, GEMMI8_OUT_S32)                                     \
+  GEMMI8_QGEMM_AVX2_ENTRY(fixedpoint, name, GEMMI8_OUT_FIXEDPOINT)                       \
+  GEMMI8_QGEMM_AVX2_ENTRY(fp32, name, GEMMI8_OUT_FP32)
+#define GEMMI8_QGEMM_AVX2_ENTRY(fn, name, OUT)                                            \
+  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
+          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+  {                                                                                      \
+    name(mr, nr, k, a, a_stride, w, c, c_stride, params, OUT);                           \
   }
 
-/* The igemm kernel of a tile (see gemmi8_qigemm_core_avx2). */
-#define GEMMI8_QIGEMM_AVX2_KERNEL(fn, MR, SIGNED, OUT)                                     \
+/* The igemm kernels of a tile (see gemmi8_qigemm_core_avx2), the same way. */
+#define GEMMI8_QIGEMM_AVX2_KERNELS(name, MR, SIGNED, s32, fixedpoint, fp32)                \
+  static __attribute__((noinline, noclone)) void name(                                   \
+      size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w,    \
+      void* c, size_t c_stride, size_t a_offset, const void* zero,                       \
+      const struct gemmi8_qparams* params, enum gemmi8_out out)                          \
+  {                                                                                      \
+    if (nr > 8) {                                                                        \
+      gemmi8_qigemm_tile_avx2(MR, 2, SIGNED, out, mr, nr, kc, ks, a, a_offset, zero, w,   \
+                              c, c_stride, params);                                      \
+    } else {                                                                             \
+      gemmi8_qigemm_tile_avx2(MR, 1, SIGNED, out, mr, nr, kc, ks, a, a_offset, zero, w,   \
+                              c, c_stride, params);                                      \
+    }                                                                                    \
+  }                                                                                      \
+  GEMMI8_QIGEMM_AVX2_ENTRY(s32, name, GEMMI8_OUT_S32)                                    \
+  GEMMI8_QIGEMM_AVX2_ENTRY(fixedpoint, name, GEMMI8_OUT_FIXEDPOINT)                      \
+  GEMMI8_QIGEMM_AVX2_ENTRY(fp32, name, GEMMI8_OUT_FP32)
+#define GEMMI8_QIGEMM_AVX2_ENTRY(fn, name, OUT)                                           \
   void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
           void* c, size_t c_stride, size_t a_offset, const void* zero,                   \
           const struct gemmi8_qparams* params)                                           \
   {                                                                                      \
-    if (nr > 8) {                                                                        \
-      gemmi8_qigemm_tile_avx2(MR, 2, SIGNED, GEMMI8_QGEMM_AVX2_OUT_##OUT, mr, nr, kc, ks,  \
-                              a, a_offset, zero, w, c, c_stride, params);                \
-    } else {                                                                             \
-      gemmi8_qigemm_tile_avx2(MR, 1, SIGNED, GEMMI8_QGEMM_AVX2_OUT_##OUT, mr, nr, kc, ks,  \
-                              a, a_offset, zero, w, c, c_stride, params);                \
-    }                                                                                    \
+    name(mr, nr, kc, ks, a, w, c, c_stride, a_offset, zero, params, OUT);                \
   }
 
 #endif

@@ -141,11 +141,12 @@ static GEMMI8_ALWAYS_INLINE __m256 gemmi8_bin_affine(__m256i vacc, const struct 
 
 enum { GEMMI8_BGEMM_S32, GEMMI8_BGEMM_F32, GEMMI8_BGEMM_BITS };
 
-/* The three kernels of a tile: one copy of the depth loop, always the full NJMAX
- * column groups (only a matrix's last block is narrower), the output chosen by a
- * switch after it. Keeps the library small. */
+/* The three kernels of a tile: one body with one copy of the depth loop, always the
+ * full NJMAX column groups (only a matrix's last block is narrower), the output chosen
+ * by a switch after it, and three thin entry points. The body is not inlined into
+ * them (nor cloned per output): keeps the library small. */
 #define GEMMI8_BGEMM_AVX512_KERNELS(MR, NJMAX)                                          \
-  static inline __attribute__((always_inline)) void GEMMI8_BGEMM_NAME(any)(             \
+  static __attribute__((noinline, noclone)) void GEMMI8_BGEMM_NAME(any)(                \
       size_t mr, size_t nr, size_t k, const uint64_t* a, size_t a_stride, const void* w, \
       void* c, size_t c_stride, const struct gemmi8_bparams* params, int out)            \
   {                                                                                      \

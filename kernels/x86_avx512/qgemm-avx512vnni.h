@@ -192,68 +192,82 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_avx512vnni(
   gemmi8_qgemm_row_sum_avx512vnni(MR, NJMAX, NJ, mr, w, row_sum, row_sum_uniform, coef0, vacc);
 }
 
-/* One kernel: dispatch on the number of column groups so that narrow tiles only
- * compute what they store. OUT is s32, fixedpoint or fp32. */
-#define GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJMAX, NJ, SIGNED_A, OUT)                      \
+/* The kernels of a tile: one body, `name`, with the k loop of each column-group
+ * count (narrow tiles only compute what they store) and the output stage chosen
+ * after it (once per tile), and one thin entry point per output kind. The body is
+ * not inlined into them (nor cloned per kind): one copy of each loop per tile. */
+#define GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJMAX, NJ, SIGNED_A)                             \
   case NJ:                                                                               \
     gemmi8_qgemm_core_avx512vnni(MR, NJMAX, NJ, SIGNED_A, mr, k, a, a_stride, w,         \
-                                 params->row_sum, params->row_sum_uniform,           \
-                                 params->row_sum_coef, vacc);                                 \
-    GEMMI8_QGEMM_STORE_##OUT(MR, NJ);                                                    \
+                                 params->row_sum, params->row_sum_uniform,               \
+                                 params->row_sum_coef, vacc);                            \
+    gemmi8_qgemm_output_avx512(MR, NJ, out, mr, nr, c, c_stride, params, vacc);           \
     break;
-
-#define GEMMI8_QGEMM_AVX512VNNI_KERNEL(fn, MR, NJMAX, SIGNED_A, OUT)                     \
+#define GEMMI8_QGEMM_AVX512VNNI_BODY(name, MR, NJMAX, SIGNED_A, CASES)                    \
+  static __attribute__((noinline, noclone)) void name(                                   \
+      size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,      \
+      void* c, size_t c_stride, const struct gemmi8_qparams* params, enum gemmi8_out out) \
+  {                                                                                      \
+    __m512i vacc[MR][4];                                                                 \
+    CASES                                                                                \
+  }
+#define GEMMI8_QGEMM_AVX512VNNI_ENTRY(fn, name, OUT)                                      \
   void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
           void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
   {                                                                                      \
-    __m512i vacc[MR][4];                                                                 \
-    switch ((nr + 15) / 16) {                                                            \
-      GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJMAX, 1, SIGNED_A, OUT)                          \
-      GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJMAX, 2, SIGNED_A, OUT)                          \
-      GEMMI8_QGEMM_AVX512VNNI_CASE_##NJMAX(MR, SIGNED_A, OUT)                            \
-    }                                                                                    \
+    name(mr, nr, k, a, a_stride, w, c, c_stride, params, OUT);                           \
   }
+#define GEMMI8_QGEMM_AVX512VNNI_ENTRIES(name, s32, fixedpoint, fp32)                      \
+  GEMMI8_QGEMM_AVX512VNNI_ENTRY(s32, name, GEMMI8_OUT_S32)                               \
+  GEMMI8_QGEMM_AVX512VNNI_ENTRY(fixedpoint, name, GEMMI8_OUT_FIXEDPOINT)                 \
+  GEMMI8_QGEMM_AVX512VNNI_ENTRY(fp32, name, GEMMI8_OUT_FP32)
+
+/* The main tile: a case per column-group count (1 .. NJMAX = 3). */
+#define GEMMI8_QGEMM_AVX512VNNI_KERNELS(name, MR, SIGNED_A, s32, fixedpoint, fp32)        \
+  GEMMI8_QGEMM_AVX512VNNI_BODY(name, MR, 3, SIGNED_A,                                     \
+                               switch ((nr + 15) / 16) {                                 \
+                                 GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 1, SIGNED_A)        \
+                                 GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 2, SIGNED_A)        \
+                                 GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 3, SIGNED_A)        \
+                               })                                                        \
+  GEMMI8_QGEMM_AVX512VNNI_ENTRIES(name, s32, fixedpoint, fp32)
 /* Small-M tiles (the weight stream, not the arithmetic, is their cost): one case at
  * full width, the columns past nr masked, for half the code. */
-#define GEMMI8_QGEMM_AVX512VNNI_KERNEL_FULL(fn, MR, NJMAX, SIGNED_A, OUT)                \
-  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
-          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
-  {                                                                                      \
-    __m512i vacc[MR][4];                                                                 \
-    switch (NJMAX) { GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJMAX, NJMAX, SIGNED_A, OUT) }     \
-  }
-/* The igemm kernel of a tile: the same cases on A through row pointers. */
-#define GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, NJMAX, NJ, SIGNED_A, OUT)                      \
+#define GEMMI8_QGEMM_AVX512VNNI_KERNELS_FULL(name, MR, SIGNED_A, s32, fixedpoint, fp32)   \
+  GEMMI8_QGEMM_AVX512VNNI_BODY(name, MR, 3, SIGNED_A,                                     \
+                               switch (3) { GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 3, SIGNED_A) }) \
+  GEMMI8_QGEMM_AVX512VNNI_ENTRIES(name, s32, fixedpoint, fp32)
+
+/* The igemm kernels of a tile: the same, on A through row pointers. */
+#define GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, NJ, SIGNED_A)                                   \
   case NJ:                                                                               \
-    gemmi8_qigemm_core_avx512vnni(MR, NJMAX, NJ, SIGNED_A, mr, kc, ks, a, a_offset, zero, \
-                                  w, params->row_sum, params->row_sum_uniform,           \
+    gemmi8_qigemm_core_avx512vnni(MR, 3, NJ, SIGNED_A, mr, kc, ks, a, a_offset, zero, w,  \
+                                  params->row_sum, params->row_sum_uniform,              \
                                   params->row_sum_coef, vacc);                           \
-    GEMMI8_QGEMM_STORE_##OUT(MR, NJ);                                                    \
+    gemmi8_qgemm_output_avx512(MR, NJ, out, mr, nr, c, c_stride, params, vacc);           \
     break;
-#define GEMMI8_QIGEMM_AVX512VNNI_KERNEL(fn, MR, SIGNED_A, OUT)                           \
+#define GEMMI8_QIGEMM_AVX512VNNI_ENTRY(fn, name, OUT)                                     \
   void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
           void* c, size_t c_stride, size_t a_offset, const void* zero,                   \
           const struct gemmi8_qparams* params)                                           \
   {                                                                                      \
+    name(mr, nr, kc, ks, a, w, c, c_stride, a_offset, zero, params, OUT);                \
+  }
+#define GEMMI8_QIGEMM_AVX512VNNI_KERNELS(name, MR, SIGNED_A, s32, fixedpoint, fp32)       \
+  static __attribute__((noinline, noclone)) void name(                                   \
+      size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w,    \
+      void* c, size_t c_stride, size_t a_offset, const void* zero,                       \
+      const struct gemmi8_qparams* params, enum gemmi8_out out)                          \
+  {                                                                                      \
     __m512i vacc[MR][4];                                                                 \
     switch ((nr + 15) / 16) {                                                            \
-      GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 3, 1, SIGNED_A, OUT)                             \
-      GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 3, 2, SIGNED_A, OUT)                             \
-      GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 3, 3, SIGNED_A, OUT)                             \
+      GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 1, SIGNED_A)                                     \
+      GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 2, SIGNED_A)                                     \
+      GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 3, SIGNED_A)                                     \
     }                                                                                    \
-  }
-/* cases 3 and 4 exist only for wider kernels */
-#define GEMMI8_QGEMM_AVX512VNNI_CASE_2(MR, SIGNED_A, OUT)
-#define GEMMI8_QGEMM_AVX512VNNI_CASE_3(MR, SIGNED_A, OUT) \
-  GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 3, SIGNED_A, OUT)
-#define GEMMI8_QGEMM_AVX512VNNI_CASE_4(MR, SIGNED_A, OUT) \
-  GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 4, 3, SIGNED_A, OUT)   \
-  GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 4, 4, SIGNED_A, OUT)
-#define GEMMI8_QGEMM_STORE_s32(MR, NJ) \
-  gemmi8_qgemm_store_s32_avx512(MR, NJ, mr, nr, c, c_stride, vacc)
-#define GEMMI8_QGEMM_STORE_fixedpoint(MR, NJ) \
-  gemmi8_qgemm_store_fixedpoint_avx512(MR, NJ, mr, nr, c, c_stride, params, vacc)
-#define GEMMI8_QGEMM_STORE_fp32(MR, NJ) \
-  gemmi8_qgemm_store_fp32_avx512(MR, NJ, mr, nr, c, c_stride, params, vacc)
+  }                                                                                      \
+  GEMMI8_QIGEMM_AVX512VNNI_ENTRY(s32, name, GEMMI8_OUT_S32)                              \
+  GEMMI8_QIGEMM_AVX512VNNI_ENTRY(fixedpoint, name, GEMMI8_OUT_FIXEDPOINT)                \
+  GEMMI8_QIGEMM_AVX512VNNI_ENTRY(fp32, name, GEMMI8_OUT_FP32)
 
 #endif

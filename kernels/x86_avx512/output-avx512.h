@@ -63,27 +63,44 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_s32_avx512(
 }
 
 /* The saturating left shift of the fixed-point mode (scales above 1 only): a
- * lane overflows when shifting back loses bits; it then takes INT32_MIN / MAX. */
+ * lane overflows when shifting back loses bits; it then takes INT32_MIN / MAX. A rare
+ * path: out of line, on a copy of the accumulators (rows x nj of v), one copy per
+ * object for every tile and column-group count. */
+static __attribute__((noinline, noclone, unused)) void gemmi8_qgemm_shift_left_rows_avx512(
+    size_t rows, size_t nj, size_t nr, const struct gemmi8_qparams* p, __m512i v[][4])
+{
+  const __m512i vmax = _mm512_set1_epi32(INT32_MAX);
+  for (size_t j = 0; j < nj; j++) {
+    const __m512i vleft = _mm512_max_epi32(
+        gemmi8_load_channel_epi32(p->shift + 16 * j * p->channel_stride, p->channel_stride,
+                                  gemmi8_column_mask(nr, j)),
+        _mm512_setzero_si512());
+    for (size_t i = 0; i < rows; i++) {
+      const __m512i x = v[i][j];
+      const __m512i shifted = _mm512_sllv_epi32(x, vleft);
+      const __mmask16 overflow = _mm512_cmpneq_epi32_mask(_mm512_srav_epi32(shifted, vleft), x);
+      v[i][j] =
+          _mm512_mask_mov_epi32(shifted, overflow, _mm512_xor_si512(_mm512_srai_epi32(x, 31), vmax));
+    }
+  }
+}
+
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_shift_left_avx512(const size_t MR, const size_t NJ,
                                                                 size_t nr,
                                                                 const struct gemmi8_qparams* p,
                                                                 __m512i vacc[][4])
 {
-  const __m512i vmax = _mm512_set1_epi32(INT32_MAX);
-#pragma GCC unroll 4
-  for (size_t j = 0; j < NJ; j++) {
-    const __m512i vleft = _mm512_max_epi32(
-        gemmi8_load_channel_epi32(p->shift + 16 * j * p->channel_stride, p->channel_stride,
-                                  gemmi8_column_mask(nr, j)),
-        _mm512_setzero_si512());
+  __m512i v[16][4];
 #pragma GCC unroll 16
-    for (size_t i = 0; i < MR; i++) {
-      const __m512i x = vacc[i][j];
-      const __m512i shifted = _mm512_sllv_epi32(x, vleft);
-      const __mmask16 overflow = _mm512_cmpneq_epi32_mask(_mm512_srav_epi32(shifted, vleft), x);
-      vacc[i][j] =
-          _mm512_mask_mov_epi32(shifted, overflow, _mm512_xor_si512(_mm512_srai_epi32(x, 31), vmax));
-    }
+  for (size_t i = 0; i < MR; i++) {
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NJ; j++) v[i][j] = vacc[i][j];
+  }
+  gemmi8_qgemm_shift_left_rows_avx512(MR, NJ, nr, p, v);
+#pragma GCC unroll 16
+  for (size_t i = 0; i < MR; i++) {
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NJ; j++) vacc[i][j] = v[i][j];
   }
 }
 

@@ -13,11 +13,14 @@ rev=${1:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/kernels/x86_avx512" "$tmp/kernels/x86_avx2" "$tmp/src"
+# (the output-*.h headers hold the epilogues since they left the kernel templates;
+# older revisions have none)
 for f in kernels/x86_avx512/qgemm-avx512vnni.h kernels/x86_avx2/qgemm-avx2.h src/requant.h \
-         src/microkernel.h src/common.h; do
+         src/microkernel.h src/common.h kernels/x86_avx512/output-avx512.h \
+         kernels/x86_avx2/output-avx2.h; do
   if [ -n "$rev" ]; then
-    git -C "$here" show "$rev:$f" > "$tmp/$f"
-  else
+    git -C "$here" show "$rev:$f" > "$tmp/$f" 2>/dev/null || rm -f "$tmp/$f"
+  elif [ -e "$here/$f" ]; then
     cp "$here/$f" "$tmp/$f"
   fi
 done

@@ -2,6 +2,7 @@
  * pointers per filter tap (see qgemm-avx2.h); int32, fixed-point and fp32 outputs. */
 #include "qgemm-avx2.h"
 
-GEMMI8_QIGEMM_AVX2_KERNEL(gemmi8_qu8_igemm_s32_ukernel_6x16c2__avx2, 6, 0, s32)
-GEMMI8_QIGEMM_AVX2_KERNEL(gemmi8_qu8_igemm_fixedpoint_ukernel_6x16c2__avx2, 6, 0, fixedpoint)
-GEMMI8_QIGEMM_AVX2_KERNEL(gemmi8_qu8_igemm_fp32_ukernel_6x16c2__avx2, 6, 0, fp32)
+GEMMI8_QIGEMM_AVX2_KERNELS(gemmi8_qu8_igemm_ukernel_6x16c2__avx2, 6, 0,
+    gemmi8_qu8_igemm_s32_ukernel_6x16c2__avx2,
+    gemmi8_qu8_igemm_fixedpoint_ukernel_6x16c2__avx2,
+    gemmi8_qu8_igemm_fp32_ukernel_6x16c2__avx2)

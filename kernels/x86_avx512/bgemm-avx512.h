@@ -80,13 +80,22 @@ static GEMMI8_ALWAYS_INLINE __m256i gemmi8_bin_acc(__m512i vcount, __m256i vk)
   return _mm256_sub_epi32(vk, _mm256_add_epi32(vc, vc));
 }
 
-static GEMMI8_ALWAYS_INLINE __m256 gemmi8_bin_affine(__m256i vacc, const struct gemmi8_bparams* p,
-                                                     size_t j, __mmask8 mask)
+/* The float output's scale and bias of column group j (a NULL scale is 1, a NULL
+ * bias 0), loaded once per group: the stores to c may alias them. */
+static GEMMI8_ALWAYS_INLINE __m256 gemmi8_bin_scale(const struct gemmi8_bparams* p, size_t j,
+                                                    __mmask8 mask)
 {
-  const __m256 vscale = p->scale ? _mm256_maskz_loadu_ps(mask, p->scale + 8 * j)
-                                 : _mm256_set1_ps(1.0f);
-  const __m256 vbias = p->bias ? _mm256_maskz_loadu_ps(mask, p->bias + 8 * j)
-                               : _mm256_setzero_ps();
+  return p->scale ? _mm256_maskz_loadu_ps(mask, p->scale + 8 * j) : _mm256_set1_ps(1.0f);
+}
+static GEMMI8_ALWAYS_INLINE __m256 gemmi8_bin_bias(const struct gemmi8_bparams* p, size_t j,
+                                                   __mmask8 mask)
+{
+  return p->bias ? _mm256_maskz_loadu_ps(mask, p->bias + 8 * j) : _mm256_setzero_ps();
+}
+
+/* (float) acc * scale + bias, two roundings. */
+static GEMMI8_ALWAYS_INLINE __m256 gemmi8_bin_affine(__m256i vacc, __m256 vscale, __m256 vbias)
+{
   return _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(vacc), vscale), vbias);
 }
 
@@ -104,12 +113,14 @@ static GEMMI8_ALWAYS_INLINE __m256 gemmi8_bin_affine(__m256i vacc, const struct 
 #define GEMMI8_BGEMM_STORE_f32(MR, NJ)                                                  \
   _Pragma("GCC unroll 4") for (size_t j = 0; j < NJ; j++) {                              \
     const __mmask8 mask = gemmi8_bin_column_mask(nr, j);                                 \
+    const __m256 vscale = gemmi8_bin_scale(params, j, mask);                             \
+    const __m256 vbias = gemmi8_bin_bias(params, j, mask);                               \
     _Pragma("GCC unroll 16") for (size_t i = 0; i < MR; i++) {                           \
       if (i < mr) {                                                                      \
         float* ci = (float*) ((uint8_t*) c + i * c_stride) + 8 * j;                      \
         _mm256_mask_storeu_ps(ci, mask,                                                  \
-                              gemmi8_bin_affine(gemmi8_bin_acc(vacc[i][j], vk), params,  \
-                                                j, mask));                               \
+                              gemmi8_bin_affine(gemmi8_bin_acc(vacc[i][j], vk), vscale,  \
+                                                vbias));                                 \
       }                                                                                  \
     }                                                                                    \
   }
@@ -117,35 +128,42 @@ static GEMMI8_ALWAYS_INLINE __m256 gemmi8_bin_affine(__m256i vacc, const struct 
 /* Sign bits: the tile's nr <= 32 bits start at bit params->n0 of the row and may
  * run into the next word. */
 #define GEMMI8_BGEMM_STORE_bits(MR, NJ)                                                 \
-  _Pragma("GCC unroll 16") for (size_t i = 0; i < MR; i++) {                             \
-    if (i < mr) {                                                                        \
-      uint64_t bits = 0;                                                                 \
-      _Pragma("GCC unroll 4") for (size_t j = 0; j < NJ; j++) {                          \
-        const __mmask8 mask = gemmi8_bin_column_mask(nr, j);                             \
-        const __m256 v =                                                                 \
-            gemmi8_bin_affine(gemmi8_bin_acc(vacc[i][j], vk), params, j, mask);          \
-        const __mmask8 negative = _mm256_mask_cmp_ps_mask(mask, v, _mm256_setzero_ps(),  \
-                                                          _CMP_LT_OQ);                   \
-        bits |= (uint64_t) negative << (8 * j);                                          \
+  {                                                                                      \
+    uint64_t bits[MR];                                                                   \
+    _Pragma("GCC unroll 16") for (size_t i = 0; i < MR; i++) bits[i] = 0;                \
+    _Pragma("GCC unroll 4") for (size_t j = 0; j < NJ; j++) {                            \
+      const __mmask8 mask = gemmi8_bin_column_mask(nr, j);                               \
+      const __m256 vscale = gemmi8_bin_scale(params, j, mask);                           \
+      const __m256 vbias = gemmi8_bin_bias(params, j, mask);                             \
+      _Pragma("GCC unroll 16") for (size_t i = 0; i < MR; i++) {                         \
+        const __m256 v = gemmi8_bin_affine(gemmi8_bin_acc(vacc[i][j], vk), vscale, vbias); \
+        const __mmask8 negative =                                                        \
+            _mm256_mask_cmp_ps_mask(mask, v, _mm256_setzero_ps(), _CMP_LT_OQ);           \
+        bits[i] |= (uint64_t) negative << (8 * j);                                       \
       }                                                                                  \
-      uint64_t* word = (uint64_t*) ((uint8_t*) c + i * c_stride) + params->n0 / 64;      \
-      const unsigned offset = (unsigned) (params->n0 % 64);                              \
-      const uint64_t field = (UINT64_C(1) << nr) - 1;                                    \
-      word[0] = (word[0] & ~(field << offset)) | (bits << offset);                       \
-      if (offset + nr > 64) {                                                            \
-        const unsigned spill = 64 - offset;                                              \
-        word[1] = (word[1] & ~(field >> spill)) | (bits >> spill);                       \
+    }                                                                                    \
+    _Pragma("GCC unroll 16") for (size_t i = 0; i < MR; i++) {                           \
+      if (i < mr) {                                                                      \
+        uint64_t* word = (uint64_t*) ((uint8_t*) c + i * c_stride) + params->n0 / 64;    \
+        const unsigned offset = (unsigned) (params->n0 % 64);                            \
+        const uint64_t field = (UINT64_C(1) << nr) - 1;                                  \
+        word[0] = (word[0] & ~(field << offset)) | (bits[i] << offset);                  \
+        if (offset + nr > 64) {                                                          \
+          const unsigned spill = 64 - offset;                                            \
+          word[1] = (word[1] & ~(field >> spill)) | (bits[i] >> spill);                  \
+        }                                                                                \
       }                                                                                  \
     }                                                                                    \
   }
 
 enum { GEMMI8_BGEMM_S32, GEMMI8_BGEMM_F32, GEMMI8_BGEMM_BITS };
 
-/* The three kernels of a tile: one copy of the depth loop, always the full NJMAX
- * column groups (only a matrix's last block is narrower), the output chosen by a
- * switch after it. Keeps the library small. */
+/* The three kernels of a tile: one body with one copy of the depth loop, always the
+ * full NJMAX column groups (only a matrix's last block is narrower), the output chosen
+ * by a switch after it, and three thin entry points. The body is not inlined into
+ * them (nor cloned per output): keeps the library small. */
 #define GEMMI8_BGEMM_AVX512_KERNELS(MR, NJMAX)                                          \
-  static inline __attribute__((always_inline)) void GEMMI8_BGEMM_NAME(any)(             \
+  static __attribute__((noinline, noclone)) void GEMMI8_BGEMM_NAME(any)(                \
       size_t mr, size_t nr, size_t k, const uint64_t* a, size_t a_stride, const void* w, \
       void* c, size_t c_stride, const struct gemmi8_bparams* params, int out)            \
   {                                                                                      \

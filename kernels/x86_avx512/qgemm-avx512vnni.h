@@ -14,7 +14,8 @@
  * Registers: vacc<i>x<j>: row i, columns 16j..16j+15 (MR x NJ zmm); vw<j>: 16 columns
  * x 4 depths of w; va<i>: 4 bytes of row i broadcast. NJ = ceil(nr / 16) column groups
  * are computed, so narrow tiles (N = 32) cost half. Rows past mr alias row mr - 1.
- * The depth tail (k % 4) is read with a masked load: no read past a row of a.
+ * The depth tail (k % 4) is read with a masked load: no read past a row of a. The
+ * output stages (requantization in registers, masked stores) are in output-avx512.h.
  */
 #ifndef GEMMI8_QGEMM_AVX512VNNI_H
 #define GEMMI8_QGEMM_AVX512VNNI_H
@@ -22,24 +23,13 @@
 #include <immintrin.h>
 #include <string.h>
 
-#include "requant.h"
-
-
-/* The main tile's height (7x48); smaller tiles serve M below it. */
-#define GEMMI8_AVX512VNNI_MAIN_MR 7
+#include "output-avx512.h"
 
 static GEMMI8_ALWAYS_INLINE __m512i gemmi8_bcast4(const uint8_t* p)
 {
   int32_t v;
   memcpy(&v, p, 4);
   return _mm512_set1_epi32(v);
-}
-
-static GEMMI8_ALWAYS_INLINE __mmask16 gemmi8_column_mask(size_t nr, size_t j)
-{
-  if (nr >= 16 * (j + 1)) return 0xFFFF;
-  if (nr <= 16 * j) return 0;
-  return (__mmask16) ((1u << (nr - 16 * j)) - 1);
 }
 
 /* The tile's accumulators start at the packed bias'; returns the block's weights. */
@@ -202,269 +192,82 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_avx512vnni(
   gemmi8_qgemm_row_sum_avx512vnni(MR, NJMAX, NJ, mr, w, row_sum, row_sum_uniform, coef0, vacc);
 }
 
-/* Loads 16 per-channel (stride 1) or per-tensor (stride 0) values, within nr. */
-static GEMMI8_ALWAYS_INLINE __m512i gemmi8_load_channel_epi32(const int32_t* p, size_t stride,
-                                                              __mmask16 mask)
-{
-  return stride ? _mm512_maskz_loadu_epi32(mask, p) : _mm512_set1_epi32(*p);
-}
-
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_s32_avx512(
-    const size_t MR, const size_t NJ, size_t mr, size_t nr, void* c, size_t c_stride,
-    __m512i vacc[][4])
-{
-#pragma GCC unroll 4
-  for (size_t j = 0; j < NJ; j++) {
-    const __mmask16 mask = gemmi8_column_mask(nr, j);
-#pragma GCC unroll 16
-    for (size_t i = 0; i < MR; i++) {
-      if (i < mr) {
-        int32_t* ci = (int32_t*) ((uint8_t*) c + i * c_stride) + 16 * j;
-        _mm512_mask_storeu_epi32(ci, mask, vacc[i][j]);
-      }
-    }
-  }
-}
-
-/* The saturating left shift of the fixed-point mode (scales above 1 only): a
- * lane overflows when shifting back loses bits; it then takes INT32_MIN / MAX. */
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_shift_left_avx512(const size_t MR, const size_t NJ,
-                                                                size_t nr,
-                                                                const struct gemmi8_qparams* p,
-                                                                __m512i vacc[][4])
-{
-  const __m512i vmax = _mm512_set1_epi32(INT32_MAX);
-#pragma GCC unroll 4
-  for (size_t j = 0; j < NJ; j++) {
-    const __m512i vleft = _mm512_max_epi32(
-        gemmi8_load_channel_epi32(p->shift + 16 * j * p->channel_stride, p->channel_stride,
-                                  gemmi8_column_mask(nr, j)),
-        _mm512_setzero_si512());
-#pragma GCC unroll 16
-    for (size_t i = 0; i < MR; i++) {
-      const __m512i x = vacc[i][j];
-      const __m512i shifted = _mm512_sllv_epi32(x, vleft);
-      const __mmask16 overflow = _mm512_cmpneq_epi32_mask(_mm512_srav_epi32(shifted, vleft), x);
-      vacc[i][j] =
-          _mm512_mask_mov_epi32(shifted, overflow, _mm512_xor_si512(_mm512_srai_epi32(x, 31), vmax));
-    }
-  }
-}
-
-/* The per-channel constants of the fixed-point requantization of column group j, 8
- * zmm (see below): computed once per packed block by the driver through
- * gemmi8_q8_prepare_fixedpoint__avx512vnni (params->prepared) rather than once per
- * tile, where they cost 6 of 23 instructions per 16 outputs on a 7x48 tile. */
-enum {
-  GEMMI8_FP_MUL,     /* multiplier (even lanes used by vpmuldq) */
-  GEMMI8_FP_MUL_ODD, /* multiplier of the odd lanes, in the even positions */
-  GEMMI8_FP_C_EVEN,  /* rounding constant, even lanes: 2^30 (+ 2^(30+e) when e > 0) */
-  GEMMI8_FP_C_ODD,
-  GEMMI8_FP_D_EVEN,  /* correction for a negative product: 2^31 when e > 0, else 0 */
-  GEMMI8_FP_D_ODD,
-  GEMMI8_FP_SH_EVEN, /* 31 + e */
-  GEMMI8_FP_SH_ODD,
-  GEMMI8_FP_VECTORS
-};
-_Static_assert(4 * GEMMI8_FP_VECTORS * 64 <= GEMMI8_QPREPARED_BYTES, "prepared constants fit");
-
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_prepare_group_avx512(const struct gemmi8_qparams* p,
-                                                                  size_t nr, size_t j,
-                                                                  __m512i* out)
-{
-  const __m512i vzero = _mm512_setzero_si512();
-  const __m512i vlow32 = _mm512_set1_epi64(INT64_C(0xFFFFFFFF));
-  const __m512i v2_30 = _mm512_set1_epi64(INT64_C(1) << 30);
-  const __m512i v2_31 = _mm512_set1_epi64(INT64_C(1) << 31);
-  const __m512i vone64 = _mm512_set1_epi64(1);
-  const __m512i v30 = _mm512_set1_epi64(30);
-  const __m512i v31 = _mm512_set1_epi64(31);
-  const __mmask16 mask = gemmi8_column_mask(nr, j);
-  const __m512i vmul = gemmi8_load_channel_epi32(p->multiplier + 16 * j * p->channel_stride,
-                                                 p->channel_stride, mask);
-  const __m512i vshift = gemmi8_load_channel_epi32(p->shift + 16 * j * p->channel_stride,
-                                                   p->channel_stride, mask);
-  const __m512i vright = _mm512_max_epi32(_mm512_sub_epi32(vzero, vshift), vzero);
-  const __m512i ve_even = _mm512_and_si512(vright, vlow32);
-  const __m512i ve_odd = _mm512_srli_epi64(vright, 32);
-  const __mmask8 round_even = _mm512_test_epi64_mask(ve_even, ve_even);
-  const __mmask8 round_odd = _mm512_test_epi64_mask(ve_odd, ve_odd);
-  out[GEMMI8_FP_MUL] = vmul;
-  out[GEMMI8_FP_MUL_ODD] = _mm512_srli_epi64(vmul, 32);
-  out[GEMMI8_FP_C_EVEN] = _mm512_add_epi64(
-      v2_30, _mm512_maskz_sllv_epi64(round_even, vone64, _mm512_add_epi64(ve_even, v30)));
-  out[GEMMI8_FP_C_ODD] = _mm512_add_epi64(
-      v2_30, _mm512_maskz_sllv_epi64(round_odd, vone64, _mm512_add_epi64(ve_odd, v30)));
-  out[GEMMI8_FP_D_EVEN] = _mm512_maskz_mov_epi64(round_even, v2_31);
-  out[GEMMI8_FP_D_ODD] = _mm512_maskz_mov_epi64(round_odd, v2_31);
-  out[GEMMI8_FP_SH_EVEN] = _mm512_add_epi64(ve_even, v31);
-  out[GEMMI8_FP_SH_ODD] = _mm512_add_epi64(ve_odd, v31);
-}
-
-/* TFLite fixed-point requantization of every lane, in registers.
- * SaturatingRoundingDoublingHighMul and RoundingDivideByPOT(e) fold into one exact
- * rounding of the 64-bit product p = x * multiplier:
- *   r = floor((p + 2^30 + (e > 0 ? 2^(30+e) - [p < 0] * 2^31 : 0)) / 2^(31+e))
- * (q = floor((p + 2^30) / 2^31) then floor((q + 2^(e-1) - [q < 0]) / 2^e); for e > 0,
- * [q < 0] may be replaced by [p < 0]: where they differ, -2^30 <= p < 0, both give 0).
- * Even lanes and odd lanes are computed in the quadwords and interleaved back; the
- * correction for p < 0 is a masked subtraction of a per-lane constant (2^31, or 0
- * where e = 0: no mask arithmetic per output). Then the zero point, added modulo
- * 2^32 as gemmlowp does, the clamp and the store of each group as soon as it is
- * ready (bench/epilogue-count.sh counts the instructions). The correction costs 4
- * instructions per 16 outputs and 14% at K = 64 (measured by leaving it out);
- * computed with shifts and a vpternlogq instead of the mask it measured the same.
- * Narrowing a row of three groups at once (two vpackssdw, a vpackuswb, a vpermd,
- * byte clamps, one store) measured no faster on Zen 5 than a vpmovdb per group, and
- * vpmovusdb (a saturating narrow) made the epilogue 17% slower. The per-channel
- * constants come from params->prepared (gemmi8_qgemm_prepare_group_avx512). */
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint_avx512(
-    const size_t MR, const size_t NJ, size_t mr, size_t nr, void* c,
-    size_t c_stride, const struct gemmi8_qparams* p, __m512i vacc[][4])
-{
-  if (p->left_shift) gemmi8_qgemm_shift_left_avx512(MR, NJ, nr, p, vacc);
-  const __m512i vzp = _mm512_set1_epi32(p->zero_point);
-  const __m512i vinterleave =
-      _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
-  const __m512i vmin = _mm512_set1_epi32(p->min);
-  const __m512i vmax = _mm512_set1_epi32(p->max);
-  /* The block's constants come from the driver, or are computed here when the block
-   * has a single row tile (M within one tile, batch 1, where preparing them apart
-   * cost 4-13%): inline by the small-M tiles, by a call in the main tile (inline
-   * there, its prepared path measured 3-4% slower). */
-  const __m512i* prepared = (const __m512i*) p->prepared;
-  __m512i local[4 * GEMMI8_FP_VECTORS];
-  if (prepared == NULL) {
-    if (MR < GEMMI8_AVX512VNNI_MAIN_MR) {
-#pragma GCC unroll 4
-      for (size_t j = 0; j < NJ; j++) {
-        gemmi8_qgemm_prepare_group_avx512(p, nr, j, local + GEMMI8_FP_VECTORS * j);
-      }
-    } else {
-      gemmi8_q8_prepare_fixedpoint__avx512vnni(p, nr, local);
-    }
-    prepared = local;
-  }
-#pragma GCC unroll 4
-  for (size_t j = 0; j < NJ; j++) {
-    const __mmask16 mask = gemmi8_column_mask(nr, j);
-    const __m512i* pc = prepared + GEMMI8_FP_VECTORS * j;
-    const __m512i vmul = pc[GEMMI8_FP_MUL], vmul_odd = pc[GEMMI8_FP_MUL_ODD];
-    const __m512i vc_even = pc[GEMMI8_FP_C_EVEN], vc_odd = pc[GEMMI8_FP_C_ODD];
-    const __m512i vd_even = pc[GEMMI8_FP_D_EVEN], vd_odd = pc[GEMMI8_FP_D_ODD];
-    const __m512i vsh_even = pc[GEMMI8_FP_SH_EVEN], vsh_odd = pc[GEMMI8_FP_SH_ODD];
-#pragma GCC unroll 16
-    for (size_t i = 0; i < MR; i++) {
-      const __m512i x = vacc[i][j];
-      __m512i peven = _mm512_mul_epi32(x, vmul);
-      __m512i podd = _mm512_mul_epi32(_mm512_srli_epi64(x, 32), vmul_odd);
-      const __mmask8 neg_even = _mm512_movepi64_mask(peven);
-      const __mmask8 neg_odd = _mm512_movepi64_mask(podd);
-      peven = _mm512_add_epi64(peven, vc_even);
-      podd = _mm512_add_epi64(podd, vc_odd);
-      peven = _mm512_mask_sub_epi64(peven, neg_even, peven, vd_even);
-      podd = _mm512_mask_sub_epi64(podd, neg_odd, podd, vd_odd);
-      peven = _mm512_srav_epi64(peven, vsh_even);
-      podd = _mm512_srav_epi64(podd, vsh_odd);
-      __m512i r = _mm512_add_epi32(_mm512_permutex2var_epi32(peven, vinterleave, podd), vzp);
-      r = _mm512_min_epi32(_mm512_max_epi32(r, vmin), vmax);
-      if (i < mr) {
-        _mm_mask_storeu_epi8((uint8_t*) c + i * c_stride + 16 * j, mask, _mm512_cvtepi32_epi8(r));
-      }
-    }
-  }
-}
-
-/* fp32 requantization: float product, clamp to [min - zp, max - zp], round half to
- * even, the zero point, then the byte store. */
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_avx512(
-    const size_t MR, const size_t NJ, size_t mr, size_t nr, void* c,
-    size_t c_stride, const struct gemmi8_qparams* p, __m512i vacc[][4])
-{
-  const __m512 vlo = _mm512_set1_ps((float) (p->min - p->zero_point));
-  const __m512 vhi = _mm512_set1_ps((float) (p->max - p->zero_point));
-  const __m512i vzp = _mm512_set1_epi32(p->zero_point);
-#pragma GCC unroll 4
-  for (size_t j = 0; j < NJ; j++) {
-    const __mmask16 mask = gemmi8_column_mask(nr, j);
-    const float* sp = p->scale + 16 * j * p->channel_stride;
-    const __m512 vscale =
-        p->channel_stride ? _mm512_maskz_loadu_ps(mask, sp) : _mm512_set1_ps(*sp);
-#pragma GCC unroll 16
-    for (size_t i = 0; i < MR; i++) {
-      __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(vacc[i][j]), vscale);
-      x = _mm512_min_ps(_mm512_max_ps(x, vlo), vhi);
-      const __m512i r = _mm512_add_epi32(
-          _mm512_cvt_roundps_epi32(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vzp);
-      if (i < mr) {
-        _mm_mask_storeu_epi8((uint8_t*) c + i * c_stride + 16 * j, mask, _mm512_cvtepi32_epi8(r));
-      }
-    }
-  }
-}
-
-/* One kernel: dispatch on the number of column groups so that narrow tiles only
- * compute what they store. OUT is s32, fixedpoint or fp32. */
-#define GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJMAX, NJ, SIGNED_A, OUT)                      \
+/* The kernels of a tile: one body, `name`, with the k loop of each column-group
+ * count (narrow tiles only compute what they store) and the output stage chosen
+ * after it (once per tile), and one thin entry point per output kind. The body is
+ * not inlined into them (nor cloned per kind): one copy of each loop per tile. */
+#define GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJMAX, NJ, SIGNED_A)                             \
   case NJ:                                                                               \
     gemmi8_qgemm_core_avx512vnni(MR, NJMAX, NJ, SIGNED_A, mr, k, a, a_stride, w,         \
-                                 params->row_sum, params->row_sum_uniform,           \
-                                 params->row_sum_coef, vacc);                                 \
-    GEMMI8_QGEMM_STORE_##OUT(MR, NJ);                                                    \
+                                 params->row_sum, params->row_sum_uniform,               \
+                                 params->row_sum_coef, vacc);                            \
+    gemmi8_qgemm_output_avx512(MR, NJ, out, mr, nr, c, c_stride, params, vacc);           \
     break;
-
-#define GEMMI8_QGEMM_AVX512VNNI_KERNEL(fn, MR, NJMAX, SIGNED_A, OUT)                     \
+#define GEMMI8_QGEMM_AVX512VNNI_BODY(name, MR, NJMAX, SIGNED_A, CASES)                    \
+  static __attribute__((noinline, noclone)) void name(                                   \
+      size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,      \
+      void* c, size_t c_stride, const struct gemmi8_qparams* params, enum gemmi8_out out) \
+  {                                                                                      \
+    __m512i vacc[MR][4];                                                                 \
+    CASES                                                                                \
+  }
+#define GEMMI8_QGEMM_AVX512VNNI_ENTRY(fn, name, OUT)                                      \
   void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
           void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
   {                                                                                      \
-    __m512i vacc[MR][4];                                                                 \
-    switch ((nr + 15) / 16) {                                                            \
-      GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJMAX, 1, SIGNED_A, OUT)                          \
-      GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJMAX, 2, SIGNED_A, OUT)                          \
-      GEMMI8_QGEMM_AVX512VNNI_CASE_##NJMAX(MR, SIGNED_A, OUT)                            \
-    }                                                                                    \
+    name(mr, nr, k, a, a_stride, w, c, c_stride, params, OUT);                           \
   }
+#define GEMMI8_QGEMM_AVX512VNNI_ENTRIES(name, s32, fixedpoint, fp32)                      \
+  GEMMI8_QGEMM_AVX512VNNI_ENTRY(s32, name, GEMMI8_OUT_S32)                               \
+  GEMMI8_QGEMM_AVX512VNNI_ENTRY(fixedpoint, name, GEMMI8_OUT_FIXEDPOINT)                 \
+  GEMMI8_QGEMM_AVX512VNNI_ENTRY(fp32, name, GEMMI8_OUT_FP32)
+
+/* The main tile: a case per column-group count (1 .. NJMAX = 3). */
+#define GEMMI8_QGEMM_AVX512VNNI_KERNELS(name, MR, SIGNED_A, s32, fixedpoint, fp32)        \
+  GEMMI8_QGEMM_AVX512VNNI_BODY(name, MR, 3, SIGNED_A,                                     \
+                               switch ((nr + 15) / 16) {                                 \
+                                 GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 1, SIGNED_A)        \
+                                 GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 2, SIGNED_A)        \
+                                 GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 3, SIGNED_A)        \
+                               })                                                        \
+  GEMMI8_QGEMM_AVX512VNNI_ENTRIES(name, s32, fixedpoint, fp32)
 /* Small-M tiles (the weight stream, not the arithmetic, is their cost): one case at
  * full width, the columns past nr masked, for half the code. */
-#define GEMMI8_QGEMM_AVX512VNNI_KERNEL_FULL(fn, MR, NJMAX, SIGNED_A, OUT)                \
-  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
-          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
-  {                                                                                      \
-    __m512i vacc[MR][4];                                                                 \
-    switch (NJMAX) { GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJMAX, NJMAX, SIGNED_A, OUT) }     \
-  }
-/* The igemm kernel of a tile: the same cases on A through row pointers. */
-#define GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, NJMAX, NJ, SIGNED_A, OUT)                      \
+#define GEMMI8_QGEMM_AVX512VNNI_KERNELS_FULL(name, MR, SIGNED_A, s32, fixedpoint, fp32)   \
+  GEMMI8_QGEMM_AVX512VNNI_BODY(name, MR, 3, SIGNED_A,                                     \
+                               switch (3) { GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 3, SIGNED_A) }) \
+  GEMMI8_QGEMM_AVX512VNNI_ENTRIES(name, s32, fixedpoint, fp32)
+
+/* The igemm kernels of a tile: the same, on A through row pointers. */
+#define GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, NJ, SIGNED_A)                                   \
   case NJ:                                                                               \
-    gemmi8_qigemm_core_avx512vnni(MR, NJMAX, NJ, SIGNED_A, mr, kc, ks, a, a_offset, zero, \
-                                  w, params->row_sum, params->row_sum_uniform,           \
+    gemmi8_qigemm_core_avx512vnni(MR, 3, NJ, SIGNED_A, mr, kc, ks, a, a_offset, zero, w,  \
+                                  params->row_sum, params->row_sum_uniform,              \
                                   params->row_sum_coef, vacc);                           \
-    GEMMI8_QGEMM_STORE_##OUT(MR, NJ);                                                    \
+    gemmi8_qgemm_output_avx512(MR, NJ, out, mr, nr, c, c_stride, params, vacc);           \
     break;
-#define GEMMI8_QIGEMM_AVX512VNNI_KERNEL(fn, MR, SIGNED_A, OUT)                           \
+#define GEMMI8_QIGEMM_AVX512VNNI_ENTRY(fn, name, OUT)                                     \
   void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
           void* c, size_t c_stride, size_t a_offset, const void* zero,                   \
           const struct gemmi8_qparams* params)                                           \
   {                                                                                      \
+    name(mr, nr, kc, ks, a, w, c, c_stride, a_offset, zero, params, OUT);                \
+  }
+#define GEMMI8_QIGEMM_AVX512VNNI_KERNELS(name, MR, SIGNED_A, s32, fixedpoint, fp32)       \
+  static __attribute__((noinline, noclone)) void name(                                   \
+      size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w,    \
+      void* c, size_t c_stride, size_t a_offset, const void* zero,                       \
+      const struct gemmi8_qparams* params, enum gemmi8_out out)                          \
+  {                                                                                      \
     __m512i vacc[MR][4];                                                                 \
     switch ((nr + 15) / 16) {                                                            \
-      GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 3, 1, SIGNED_A, OUT)                             \
-      GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 3, 2, SIGNED_A, OUT)                             \
-      GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 3, 3, SIGNED_A, OUT)                             \
+      GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 1, SIGNED_A)                                     \
+      GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 2, SIGNED_A)                                     \
+      GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 3, SIGNED_A)                                     \
     }                                                                                    \
-  }
-/* cases 3 and 4 exist only for wider kernels */
-#define GEMMI8_QGEMM_AVX512VNNI_CASE_2(MR, SIGNED_A, OUT)
-#define GEMMI8_QGEMM_AVX512VNNI_CASE_3(MR, SIGNED_A, OUT) \
-  GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 3, SIGNED_A, OUT)
-#define GEMMI8_QGEMM_AVX512VNNI_CASE_4(MR, SIGNED_A, OUT) \
-  GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 4, 3, SIGNED_A, OUT)   \
-  GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 4, 4, SIGNED_A, OUT)
-#define GEMMI8_QGEMM_STORE_s32(MR, NJ) \
-  gemmi8_qgemm_store_s32_avx512(MR, NJ, mr, nr, c, c_stride, vacc)
-#define GEMMI8_QGEMM_STORE_fixedpoint(MR, NJ) \
-  gemmi8_qgemm_store_fixedpoint_avx512(MR, NJ, mr, nr, c, c_stride, params, vacc)
-#define GEMMI8_QGEMM_STORE_fp32(MR, NJ) \
-  gemmi8_qgemm_store_fp32_avx512(MR, NJ, mr, nr, c, c_stride, params, vacc)
+  }                                                                                      \
+  GEMMI8_QIGEMM_AVX512VNNI_ENTRY(s32, name, GEMMI8_OUT_S32)                              \
+  GEMMI8_QIGEMM_AVX512VNNI_ENTRY(fixedpoint, name, GEMMI8_OUT_FIXEDPOINT)                \
+  GEMMI8_QIGEMM_AVX512VNNI_ENTRY(fp32, name, GEMMI8_OUT_FP32)
 
 #endif

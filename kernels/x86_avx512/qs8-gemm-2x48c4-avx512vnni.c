@@ -2,6 +2,7 @@
  * M = 2 (small batches). See qgemm-avx512vnni.h. */
 #include "qgemm-avx512vnni.h"
 
-GEMMI8_QGEMM_AVX512VNNI_KERNEL_FULL(gemmi8_qs8_gemm_s32_ukernel_2x48c4__avx512vnni, 2, 3, 1, s32)
-GEMMI8_QGEMM_AVX512VNNI_KERNEL_FULL(gemmi8_qs8_gemm_fixedpoint_ukernel_2x48c4__avx512vnni, 2, 3, 1, fixedpoint)
-GEMMI8_QGEMM_AVX512VNNI_KERNEL_FULL(gemmi8_qs8_gemm_fp32_ukernel_2x48c4__avx512vnni, 2, 3, 1, fp32)
+GEMMI8_QGEMM_AVX512VNNI_KERNELS_FULL(gemmi8_qs8_gemm_ukernel_2x48c4__avx512vnni, 2, 1,
+    gemmi8_qs8_gemm_s32_ukernel_2x48c4__avx512vnni,
+    gemmi8_qs8_gemm_fixedpoint_ukernel_2x48c4__avx512vnni,
+    gemmi8_qs8_gemm_fp32_ukernel_2x48c4__avx512vnni)

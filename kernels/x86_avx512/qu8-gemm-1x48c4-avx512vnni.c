@@ -2,6 +2,7 @@
  * M = 1 (small batches). See qgemm-avx512vnni.h. */
 #include "qgemm-avx512vnni.h"
 
-GEMMI8_QGEMM_AVX512VNNI_KERNEL_FULL(gemmi8_qu8_gemm_s32_ukernel_1x48c4__avx512vnni, 1, 3, 0, s32)
-GEMMI8_QGEMM_AVX512VNNI_KERNEL_FULL(gemmi8_qu8_gemm_fixedpoint_ukernel_1x48c4__avx512vnni, 1, 3, 0, fixedpoint)
-GEMMI8_QGEMM_AVX512VNNI_KERNEL_FULL(gemmi8_qu8_gemm_fp32_ukernel_1x48c4__avx512vnni, 1, 3, 0, fp32)
+GEMMI8_QGEMM_AVX512VNNI_KERNELS_FULL(gemmi8_qu8_gemm_ukernel_1x48c4__avx512vnni, 1, 0,
+    gemmi8_qu8_gemm_s32_ukernel_1x48c4__avx512vnni,
+    gemmi8_qu8_gemm_fixedpoint_ukernel_1x48c4__avx512vnni,
+    gemmi8_qu8_gemm_fp32_ukernel_1x48c4__avx512vnni)

@@ -2,6 +2,7 @@
  * row pointers per filter tap; int32, fixed-point and fp32 outputs. */
 #include "qgemm-avx512vnni.h"
 
-GEMMI8_QIGEMM_AVX512VNNI_KERNEL(gemmi8_qu8_igemm_s32_ukernel_7x48c4__avx512vnni, 7, 0, s32)
-GEMMI8_QIGEMM_AVX512VNNI_KERNEL(gemmi8_qu8_igemm_fixedpoint_ukernel_7x48c4__avx512vnni, 7, 0, fixedpoint)
-GEMMI8_QIGEMM_AVX512VNNI_KERNEL(gemmi8_qu8_igemm_fp32_ukernel_7x48c4__avx512vnni, 7, 0, fp32)
+GEMMI8_QIGEMM_AVX512VNNI_KERNELS(gemmi8_qu8_igemm_ukernel_7x48c4__avx512vnni, 7, 0,
+    gemmi8_qu8_igemm_s32_ukernel_7x48c4__avx512vnni,
+    gemmi8_qu8_igemm_fixedpoint_ukernel_7x48c4__avx512vnni,
+    gemmi8_qu8_igemm_fp32_ukernel_7x48c4__avx512vnni)

@@ -48,20 +48,6 @@ enum {
   GEMMI8_QLAYOUT_UNIFORM_COEF = 1u << 4,
 };
 
-/* The outputs of a quantized kernel and of a binary kernel: the slots of a tile. */
-enum gemmi8_qoutput {
-  gemmi8_qoutput_s32,        /* int32 accumulators */
-  gemmi8_qoutput_fixedpoint, /* TFLite's fixed-point requantization to 8 bits */
-  gemmi8_qoutput_fp32,       /* float scale, round to nearest even, to 8 bits */
-  gemmi8_qoutput_count
-};
-enum gemmi8_boutput {
-  gemmi8_boutput_s32,  /* int32 */
-  gemmi8_boutput_f32,  /* acc * scale[n] + bias[n] */
-  gemmi8_boutput_bits, /* packed sign bits of the f32 value */
-  gemmi8_boutput_count
-};
-
 struct gemmi8_qgemm_ukernels {
   gemmi8_qgemm_ukernel_fn out[gemmi8_qoutput_count];
 };

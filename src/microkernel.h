@@ -55,6 +55,22 @@ struct gemmi8_qparams {
   const void* prepared;
 };
 
+/* The outputs of a quantized kernel and of a binary kernel: a table's slots for a tile,
+ * and the output stage a kernel body ends with (a new output kind, such as a float
+ * output, is one more value). */
+enum gemmi8_qoutput {
+  gemmi8_qoutput_s32,        /* int32 accumulators */
+  gemmi8_qoutput_fixedpoint, /* TFLite's fixed-point requantization to 8 bits */
+  gemmi8_qoutput_fp32,       /* float scale, round to nearest even, to 8 bits */
+  gemmi8_qoutput_count
+};
+enum gemmi8_boutput {
+  gemmi8_boutput_s32,  /* int32 */
+  gemmi8_boutput_f32,  /* acc * scale[n] + bias[n] */
+  gemmi8_boutput_bits, /* packed sign bits of the f32 value */
+  gemmi8_boutput_count
+};
+
 #define GEMMI8_QBLOCK_PAIRS_SAFE UINT32_C(0x53524150) /* "PAIRS" */
 
 /* Prepares the fixed-point constants of the nr columns of p (already offset to the

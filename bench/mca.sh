@@ -77,9 +77,11 @@ trap 'rm -rf "$TMP"' EXIT INT TERM
 # ---- --icount: instructions per output under qemu-user ---------------------------------
 # A TCG plugin (QEMU's plugin API version 1, declared here: Debian ships no header)
 # counts the guest instructions executed in each function whose name holds
-# "_ukernel_"; a driver calls, for qu8 and qs8 and each output, the main tile and the
-# tile the planner takes for M rows once each, M rows by one full block of NR
-# columns, depth K, on the level GEMMI8_ISA forces.
+# "_ukernel_" or "_packa_", and those of a tile's shared body (a static function whose
+# name ends in "_body") for the kernel entry that ran it; a driver calls, for qu8 and
+# qs8 and each output, the main tile and the tile the planner takes for M rows once
+# each, M rows by one full block of NR columns, depth K, on the level GEMMI8_ISA
+# forces.
 icount_plugin() {
   cat > "$TMP/icount.c" <<'PLUGIN'
 #include <stdint.h>
@@ -90,34 +92,61 @@ typedef uint64_t qemu_plugin_id_t;
 struct qemu_plugin_tb;
 struct qemu_plugin_insn;
 typedef struct qemu_info_t qemu_info_t;
-enum qemu_plugin_op { QEMU_PLUGIN_INLINE_ADD_U64 };
+enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS };
 void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t,
                                            void (*)(qemu_plugin_id_t, struct qemu_plugin_tb*));
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb*);
 struct qemu_plugin_insn* qemu_plugin_tb_get_insn(const struct qemu_plugin_tb*, size_t);
 const char* qemu_plugin_insn_symbol(const struct qemu_plugin_insn*);
-void qemu_plugin_register_vcpu_insn_exec_inline(struct qemu_plugin_insn*, enum qemu_plugin_op,
-                                                void*, uint64_t);
+void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb*, void (*)(unsigned int, void*),
+                                          enum qemu_plugin_cb_flags, void*);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t, void (*)(qemu_plugin_id_t, void*),
                                     void*);
 __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 static char* names[256];
 static uint64_t counts[256];
-static int used;
+static int used, current = -1;
+/* A translated block's instructions in a kernel entry (a *_ukernel_* or *_packa_*
+ * function) and in a kernel body (a static *_body function that the three output
+ * entries of a tile share): a body's instructions count for the entry last run. */
+struct block { int entry; uint64_t n_entry, n_body; };
+static void exec(unsigned int vcpu, void* p) {
+  (void) vcpu;
+  const struct block* b = p;
+  if (b->entry >= 0) {
+    counts[b->entry] += b->n_entry;
+    current = b->entry;
+  }
+  if (current >= 0) counts[current] += b->n_body;
+}
+static int ends_with(const char* s, const char* t) {
+  const size_t n = strlen(s), m = strlen(t);
+  return n >= m && strcmp(s + n - m, t) == 0;
+}
 static void translate(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
   (void) id;
+  struct block b = {-1, 0, 0};
   for (size_t i = 0; i < qemu_plugin_tb_n_insns(tb); i++) {
-    struct qemu_plugin_insn* insn = qemu_plugin_tb_get_insn(tb, i);
-    const char* s = qemu_plugin_insn_symbol(insn);
-    if (s == NULL || (strstr(s, "_ukernel_") == NULL && strstr(s, "_packa_") == NULL)) continue;
+    const char* s = qemu_plugin_insn_symbol(qemu_plugin_tb_get_insn(tb, i));
+    if (s == NULL || strncmp(s, "gemmi8_", 7) != 0) continue;
+    if (ends_with(s, "_body")) {
+      b.n_body++;
+      continue;
+    }
+    if (strstr(s, "_ukernel_") == NULL && strstr(s, "_packa_") == NULL) continue;
     int j = 0;
     while (j < used && strcmp(names[j], s) != 0) j++;
     if (j == used) {
       if (used == 256) continue;
       names[used++] = strdup(s);
     }
-    qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &counts[j], 1);
+    b.entry = j;
+    b.n_entry++;
   }
+  if (b.entry < 0 && b.n_body == 0) return;
+  struct block* p = malloc(sizeof(*p));
+  *p = b;
+  qemu_plugin_register_vcpu_tb_exec_cb(tb, exec, QEMU_PLUGIN_CB_NO_REGS, p);
 }
 static void report(qemu_plugin_id_t id, void* p) {
   (void) id; (void) p;

@@ -328,18 +328,34 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_bgemm_store_bits__armv7neon(size_t mr, s
   gemmi8_bneon_store_bits(c0, nr, p->n0, gemmi8_bneon_sign_bits(vf[0]));
 }
 
-/* One kernel function; OUT is s32, f32 or bits. */
-#define GEMMI8_BGEMM_4X4_NEON_KERNEL(fn, OUT)                                            \
+/* The body of the tile: the s32, f32 and bits kernels are thin entries into it (the
+ * loop compiled once), the output kind in the bits of mr from 8 up (mr <= 4): one ORR
+ * and a tail call. */
+enum { gemmi8_bneon_out_s32 = 0, gemmi8_bneon_out_f32 = 1, gemmi8_bneon_out_bits = 2 };
+#define GEMMI8_BGEMM_4X4_NEON_BODY(body)                                                   \
+  static __attribute__((noinline, noclone)) void body(                                   \
+      size_t mr_out, size_t nr, size_t k, const uint64_t* a, size_t a_stride,            \
+      const void* w, void* c, size_t c_stride, const struct gemmi8_bparams* params)      \
+  {                                                                                      \
+    const size_t mr = mr_out & 255;                                                      \
+    const int out = (int) (mr_out >> 8);                                                 \
+    int32x4_t vacc[4];                                                                   \
+    gemmi8_bgemm_core_4x4__armv7neon(mr, k, a, a_stride, (const uint64_t*) w, vacc);          \
+    if (out == gemmi8_bneon_out_s32) {                                                   \
+      gemmi8_bgemm_store_s32__armv7neon(mr, nr, c, c_stride, vacc);                           \
+    } else if (out == gemmi8_bneon_out_f32) {                                            \
+      gemmi8_bgemm_store_f32__armv7neon(mr, nr, c, c_stride, params, vacc);                   \
+    } else {                                                                             \
+      gemmi8_bgemm_store_bits__armv7neon(mr, nr, c, c_stride, params, vacc);                  \
+    }                                                                                    \
+  }
+/* One kernel function entering body; OUT is s32, f32 or bits. */
+#define GEMMI8_BGEMM_4X4_NEON_ENTRY(fn, body, OUT)                                         \
   void fn(size_t mr, size_t nr, size_t k, const uint64_t* a, size_t a_stride,            \
           const void* w, void* c, size_t c_stride, const struct gemmi8_bparams* params)  \
   {                                                                                      \
-    int32x4_t vacc[4];                                                                   \
-    gemmi8_bgemm_core_4x4__armv7neon(mr, k, a, a_stride, (const uint64_t*) w, vacc);          \
-    GEMMI8_BNEON_STORE_##OUT;                                                            \
+    body(mr | (size_t) gemmi8_bneon_out_##OUT << 8, nr, k, a, a_stride, w, c, c_stride,   \
+         params);                                                                        \
   }
-#define GEMMI8_BNEON_STORE_s32 \
-  ((void) params, gemmi8_bgemm_store_s32__armv7neon(mr, nr, c, c_stride, vacc))
-#define GEMMI8_BNEON_STORE_f32 gemmi8_bgemm_store_f32__armv7neon(mr, nr, c, c_stride, params, vacc)
-#define GEMMI8_BNEON_STORE_bits gemmi8_bgemm_store_bits__armv7neon(mr, nr, c, c_stride, params, vacc)
 
 #endif

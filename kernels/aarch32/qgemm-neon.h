@@ -453,33 +453,79 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32__armv7neon(const size_t
       vmovn_u16(vreinterpretq_u16_s16(vcombine_s16(vmovn_s32(v0), vmovn_s32(v1)))));
 }
 
-/* One GEMM kernel of ROWS (2: the main tile, 1: M = 1) rows; OUT is s32, fixedpoint
- * or fp32, IS_SIGNED 1 for qs8, 0 for qu8. */
-#define GEMMI8_QGEMM_C8_NEON_KERNEL(fn, ROWS, IS_SIGNED, OUT)                              \
-  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
-          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+/* One body per tile: the s32, fixedpoint and fp32 kernels of a tile are thin entries
+ * into one static function that runs the depth loop once and picks the output stage
+ * after it. An entry passes the output kind in the bits of mr from
+ * GEMMI8_QNEON_OUT_SHIFT up (mr <= 2), so that it is one ORR and a tail call: the other
+ * arguments stay in their registers and stack slots. */
+enum { gemmi8_qneon_out_s32 = 0, gemmi8_qneon_out_fixedpoint = 1, gemmi8_qneon_out_fp32 = 2 };
+#define GEMMI8_QNEON_OUT_SHIFT 8
+#define GEMMI8_QNEON_NOINLINE __attribute__((noinline, noclone))
+#define GEMMI8_QNEON_BODY_MR(mr_out) ((mr_out) & (((size_t) 1 << GEMMI8_QNEON_OUT_SHIFT) - 1))
+#define GEMMI8_QNEON_ENTRY_MR(mr, OUT) \
+  ((mr) | (size_t) gemmi8_qneon_out_##OUT << GEMMI8_QNEON_OUT_SHIFT)
+
+/* The output stage of output kind out (a gemmi8_qneon_out_* value). */
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store__armv7neon(const size_t ROWS, const int is_signed,
+                                                         int out, size_t mr, size_t nr,
+                                                         void* c, size_t c_stride,
+                                                         const struct gemmi8_qparams* p,
+                                                         const int32x4_t vacc[2])
+{
+  if (out == gemmi8_qneon_out_s32) {
+    gemmi8_qgemm_store_s32__armv7neon(ROWS, mr, nr, c, c_stride, vacc);
+  } else if (out == gemmi8_qneon_out_fixedpoint) {
+    gemmi8_qgemm_store_fixedpoint__armv7neon(ROWS, is_signed, mr, nr, c, c_stride, p, vacc);
+  } else {
+    gemmi8_qgemm_store_fp32__armv7neon(ROWS, mr, nr, c, c_stride, p, vacc);
+  }
+}
+
+/* The body of a GEMM tile of ROWS (2: the main tile, 1: M = 1) rows; IS_SIGNED 1 for
+ * qs8, 0 for qu8. */
+#define GEMMI8_QGEMM_C8_NEON_BODY(body, ROWS, IS_SIGNED)                                   \
+  static GEMMI8_QNEON_NOINLINE void body(size_t mr_out, size_t nr, size_t k, const void* a, \
+                                         size_t a_stride, const void* w, void* c,         \
+                                         size_t c_stride,                                 \
+                                         const struct gemmi8_qparams* params)             \
   {                                                                                      \
+    const size_t mr = GEMMI8_QNEON_BODY_MR(mr_out);                                      \
     int32x4_t vacc[2];                                                                   \
     gemmi8_qgemm_core_c8__armv7neon(ROWS, IS_SIGNED, mr, k, (const uint8_t*) a, a_stride, w,  \
                                params, vacc);                                            \
-    GEMMI8_QNEON_STORE_##OUT(ROWS, IS_SIGNED);                                           \
+    gemmi8_qgemm_store__armv7neon(ROWS, IS_SIGNED, (int) (mr_out >> GEMMI8_QNEON_OUT_SHIFT), mr, \
+                             nr, c, c_stride, params, vacc);                             \
   }
-/* The igemm kernel of the 2 x 4 tile. */
-#define GEMMI8_QIGEMM_2X4C8_NEON_KERNEL(fn, IS_SIGNED, OUT)                                \
+/* The igemm body of the 2 x 4 tile. */
+#define GEMMI8_QIGEMM_2X4C8_NEON_BODY(body, IS_SIGNED)                                     \
+  static GEMMI8_QNEON_NOINLINE void body(size_t mr_out, size_t nr, size_t kc, size_t ks,  \
+                                         const void* const* a, const void* w, void* c,    \
+                                         size_t c_stride, size_t a_offset,                \
+                                         const void* zero,                                \
+                                         const struct gemmi8_qparams* params)             \
+  {                                                                                      \
+    const size_t mr = GEMMI8_QNEON_BODY_MR(mr_out);                                      \
+    int32x4_t vacc[2];                                                                   \
+    gemmi8_qigemm_core_2x4c8__armv7neon(IS_SIGNED, mr, kc, ks, a, a_offset, zero, w, params,   \
+                                   vacc);                                                \
+    gemmi8_qgemm_store__armv7neon(2, IS_SIGNED, (int) (mr_out >> GEMMI8_QNEON_OUT_SHIFT), mr,  \
+                             nr, c, c_stride, params, vacc);                             \
+  }
+/* A GEMM kernel and an igemm kernel entering body with output OUT (s32, fixedpoint,
+ * fp32). */
+#define GEMMI8_QGEMM_NEON_ENTRY(fn, body, OUT)                                             \
+  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
+          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+  {                                                                                      \
+    body(GEMMI8_QNEON_ENTRY_MR(mr, OUT), nr, k, a, a_stride, w, c, c_stride, params);     \
+  }
+#define GEMMI8_QIGEMM_NEON_ENTRY(fn, body, OUT)                                            \
   void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
           void* c, size_t c_stride, size_t a_offset, const void* zero,                   \
           const struct gemmi8_qparams* params)                                           \
   {                                                                                      \
-    int32x4_t vacc[2];                                                                   \
-    gemmi8_qigemm_core_2x4c8__armv7neon(IS_SIGNED, mr, kc, ks, a, a_offset, zero, w, params,   \
-                                   vacc);                                                \
-    GEMMI8_QNEON_STORE_##OUT(2, IS_SIGNED);                                              \
+    body(GEMMI8_QNEON_ENTRY_MR(mr, OUT), nr, kc, ks, a, w, c, c_stride, a_offset, zero,   \
+         params);                                                                        \
   }
-#define GEMMI8_QNEON_STORE_s32(ROWS, IS_SIGNED) \
-  gemmi8_qgemm_store_s32__armv7neon(ROWS, mr, nr, c, c_stride, vacc)
-#define GEMMI8_QNEON_STORE_fixedpoint(ROWS, IS_SIGNED) \
-  gemmi8_qgemm_store_fixedpoint__armv7neon(ROWS, IS_SIGNED, mr, nr, c, c_stride, params, vacc)
-#define GEMMI8_QNEON_STORE_fp32(ROWS, IS_SIGNED) \
-  gemmi8_qgemm_store_fp32__armv7neon(ROWS, mr, nr, c, c_stride, params, vacc)
 
 #endif

@@ -2,6 +2,10 @@
  * outputs. See qgemm-neon.h. */
 #include "qgemm-neon.h"
 
-GEMMI8_QGEMM_C8_NEON_KERNEL(gemmi8_qu8_gemm_s32_ukernel_2x4c8__armv7neon, 2, 0, s32)
-GEMMI8_QGEMM_C8_NEON_KERNEL(gemmi8_qu8_gemm_fixedpoint_ukernel_2x4c8__armv7neon, 2, 0, fixedpoint)
-GEMMI8_QGEMM_C8_NEON_KERNEL(gemmi8_qu8_gemm_fp32_ukernel_2x4c8__armv7neon, 2, 0, fp32)
+GEMMI8_QGEMM_C8_NEON_BODY(gemmi8_qu8_gemm_2x4c8__neon_body, 2, 0)
+GEMMI8_QGEMM_NEON_ENTRY(gemmi8_qu8_gemm_s32_ukernel_2x4c8__armv7neon,
+                        gemmi8_qu8_gemm_2x4c8__neon_body, s32)
+GEMMI8_QGEMM_NEON_ENTRY(gemmi8_qu8_gemm_fixedpoint_ukernel_2x4c8__armv7neon,
+                        gemmi8_qu8_gemm_2x4c8__neon_body, fixedpoint)
+GEMMI8_QGEMM_NEON_ENTRY(gemmi8_qu8_gemm_fp32_ukernel_2x4c8__armv7neon,
+                        gemmi8_qu8_gemm_2x4c8__neon_body, fp32)

@@ -3,6 +3,10 @@
  * qgemm-neon.h. */
 #include "qgemm-neon.h"
 
-GEMMI8_QIGEMM_2X4C8_NEON_KERNEL(gemmi8_qu8_igemm_s32_ukernel_2x4c8__armv7neon, 0, s32)
-GEMMI8_QIGEMM_2X4C8_NEON_KERNEL(gemmi8_qu8_igemm_fixedpoint_ukernel_2x4c8__armv7neon, 0, fixedpoint)
-GEMMI8_QIGEMM_2X4C8_NEON_KERNEL(gemmi8_qu8_igemm_fp32_ukernel_2x4c8__armv7neon, 0, fp32)
+GEMMI8_QIGEMM_2X4C8_NEON_BODY(gemmi8_qu8_igemm_2x4c8__neon_body, 0)
+GEMMI8_QIGEMM_NEON_ENTRY(gemmi8_qu8_igemm_s32_ukernel_2x4c8__armv7neon,
+                         gemmi8_qu8_igemm_2x4c8__neon_body, s32)
+GEMMI8_QIGEMM_NEON_ENTRY(gemmi8_qu8_igemm_fixedpoint_ukernel_2x4c8__armv7neon,
+                         gemmi8_qu8_igemm_2x4c8__neon_body, fixedpoint)
+GEMMI8_QIGEMM_NEON_ENTRY(gemmi8_qu8_igemm_fp32_ukernel_2x4c8__armv7neon,
+                         gemmi8_qu8_igemm_2x4c8__neon_body, fp32)

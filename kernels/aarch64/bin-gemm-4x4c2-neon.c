@@ -98,7 +98,7 @@ static GEMMI8_ALWAYS_INLINE void flush(uint16x8_t vcnt[MR][4], uint32x4_t vtotal
 }
 
 /* vacc[i][0] = k - 2 * popcount, columns 0-3 of row i. */
-static GEMMI8_ALWAYS_INLINE void accumulate(const int OUT, size_t mr, size_t k,
+static GEMMI8_ALWAYS_INLINE void accumulate(size_t mr, size_t k,
                                             const uint64_t* a, size_t a_stride,
                                             const void* w, int32x4_t vacc[][4])
 {
@@ -116,13 +116,7 @@ static GEMMI8_ALWAYS_INLINE void accumulate(const int OUT, size_t mr, size_t k,
   for (size_t left = (words - 1) / 2; left != 0;) {
     size_t pairs = left < CHUNK ? left : CHUNK;
     left -= pairs;
-    if (OUT == out_s32) {
-      GEMMI8_A64_BIN_4X4C2_ASM(GEMMI8_MCA_NAME("s32"));
-    } else if (OUT == out_f32) {
-      GEMMI8_A64_BIN_4X4C2_ASM(GEMMI8_MCA_NAME("f32"));
-    } else {
-      GEMMI8_A64_BIN_4X4C2_ASM(GEMMI8_MCA_NAME("bits"));
-    }
+    GEMMI8_A64_BIN_4X4C2_ASM(GEMMI8_MCA_NAME("s32"));
     flush(vcnt, vtotal);
   }
   /* the last pair: two words, or one (then the weights' second word is 0), the last
@@ -173,38 +167,28 @@ static GEMMI8_ALWAYS_INLINE void affine(size_t nr, const struct gemmi8_bparams* 
   }
 }
 
-void gemmi8_bin_gemm_s32_ukernel_4x4c2__neon(size_t mr, size_t nr, size_t k, const uint64_t* a,
-                                             size_t a_stride, const void* w, void* c,
-                                             size_t c_stride, const struct gemmi8_bparams* params)
+/* The three kernels enter one body (the loop compiled once), the output kind in the
+ * bits of mr from GEMMI8_A64_OUT_SHIFT up (q8-neon.h). */
+static GEMMI8_A64_NOINLINE void gemmi8_bin_gemm_4x4c2__neon_body(
+    size_t mr_out, size_t nr, size_t k, const uint64_t* a, size_t a_stride, const void* w,
+    void* c, size_t c_stride, const struct gemmi8_bparams* params)
 {
-  (void) params;
+  const int out = GEMMI8_A64_BODY_OUT(mr_out);
+  const size_t mr = GEMMI8_A64_BODY_MR(mr_out);
   int32x4_t vacc[MR][4];
-  accumulate(out_s32, mr, k, a, a_stride, w, vacc);
-  gemmi8_a64_store_s32(MR, 1, mr, nr, c, c_stride, vacc);
-}
-
-void gemmi8_bin_gemm_f32_ukernel_4x4c2__neon(size_t mr, size_t nr, size_t k, const uint64_t* a,
-                                             size_t a_stride, const void* w, void* c,
-                                             size_t c_stride, const struct gemmi8_bparams* params)
-{
-  int32x4_t vacc[MR][4];
-  accumulate(out_f32, mr, k, a, a_stride, w, vacc);
+  accumulate(mr, k, a, a_stride, w, vacc);
+  if (out == out_s32) {
+    gemmi8_a64_store_s32(MR, 1, mr, nr, c, c_stride, vacc);
+    return;
+  }
   float32x4_t vout[MR];
   affine(nr, params, vacc, vout);
+  if (out == out_f32) {
 #pragma GCC unroll 4
-  for (size_t i = 0; i < MR; i++) vacc[i][0] = vreinterpretq_s32_f32(vout[i]);
-  gemmi8_a64_store_s32(MR, 1, mr, nr, c, c_stride, vacc);
-}
-
-void gemmi8_bin_gemm_bits_ukernel_4x4c2__neon(size_t mr, size_t nr, size_t k, const uint64_t* a,
-                                              size_t a_stride, const void* w, void* c,
-                                              size_t c_stride,
-                                              const struct gemmi8_bparams* params)
-{
-  int32x4_t vacc[MR][4];
-  accumulate(out_bits, mr, k, a, a_stride, w, vacc);
-  float32x4_t vout[MR];
-  affine(nr, params, vacc, vout);
+    for (size_t i = 0; i < MR; i++) vacc[i][0] = vreinterpretq_s32_f32(vout[i]);
+    gemmi8_a64_store_s32(MR, 1, mr, nr, c, c_stride, vacc);
+    return;
+  }
   static const uint32_t weights[4] = {1, 2, 4, 8};
   const uint32x4_t vweight = vld1q_u32(weights);
   const unsigned offset = (unsigned) (params->n0 % 64);
@@ -219,3 +203,15 @@ void gemmi8_bin_gemm_bits_ukernel_4x4c2__neon(size_t mr, size_t nr, size_t k, co
     *word = (*word & ~(tile << offset)) | (bits << offset);
   }
 }
+
+#define GEMMI8_A64_BGEMM_ENTRY(fn, OUT)                                                    \
+  void fn(size_t mr, size_t nr, size_t k, const uint64_t* a, size_t a_stride, const void* w, \
+          void* c, size_t c_stride, const struct gemmi8_bparams* params)                  \
+  {                                                                                       \
+    gemmi8_bin_gemm_4x4c2__neon_body(mr | (size_t) OUT << GEMMI8_A64_OUT_SHIFT, nr, k, a,  \
+                                     a_stride, w, c, c_stride, params);                   \
+  }
+
+GEMMI8_A64_BGEMM_ENTRY(gemmi8_bin_gemm_s32_ukernel_4x4c2__neon, out_s32)
+GEMMI8_A64_BGEMM_ENTRY(gemmi8_bin_gemm_f32_ukernel_4x4c2__neon, out_f32)
+GEMMI8_A64_BGEMM_ENTRY(gemmi8_bin_gemm_bits_ukernel_4x4c2__neon, out_bits)

@@ -30,17 +30,151 @@
 enum { gemmi8_a64_out_s32 = 0, gemmi8_a64_out_fixedpoint = 1, gemmi8_a64_out_fp32 = 2 };
 
 /* The includer defines GEMMI8_MCA_NAME(out) to name its regions, e.g.
- *   #define GEMMI8_MCA_NAME(out) "gemmi8_qu8_gemm_" out "_ukernel_4x16c4__neondot"  */
-#define GEMMI8_A64_MCA_BEGIN(OUT)                                                  \
-  do {                                                                             \
-    if ((OUT) == gemmi8_a64_out_s32) {                                             \
-      GEMMI8_MCA_BEGIN(GEMMI8_MCA_NAME("s32"));                                    \
-    } else if ((OUT) == gemmi8_a64_out_fixedpoint) {                                    \
-      GEMMI8_MCA_BEGIN(GEMMI8_MCA_NAME("fixedpoint"));                                  \
-    } else {                                                                       \
-      GEMMI8_MCA_BEGIN(GEMMI8_MCA_NAME("fp32"));                                   \
-    }                                                                              \
-  } while (0)
+ *   #define GEMMI8_MCA_NAME(out) "gemmi8_qu8_gemm_" out "_ukernel_4x16c4__neondot"
+ * The loop of a tile is compiled once, in its body (below), and its region carries
+ * the name of the int32-output kernel, GEMMI8_MCA_NAME("s32"). */
+
+/* One body per tile: the fixedpoint and fp32 kernels of a tile are thin entries into
+ * one static function (its loop compiled once) that picks the output stage after the
+ * loop; the output kind goes in the bits of mr from GEMMI8_A64_OUT_SHIFT up (mr <= MR
+ * < 256), so that an entry is one ORR and a tail call, every other argument staying in
+ * its register or stack slot. The s32 kernel, which the blocked drivers and the ten
+ * shapes of bench/MCA.md run with the least work after the loop, inlines the same
+ * body with its output fixed (no dispatch, its own register allocation).
+ * A template defines body##_impl(out, mr, ...) (always inline) and, with
+ * GEMMI8_A64_QGEMM_BODY / GEMMI8_A64_QIGEMM_BODY, the shared body. */
+#define GEMMI8_A64_OUT_SHIFT 8
+#define GEMMI8_A64_NOINLINE __attribute__((noinline, noclone))
+#define GEMMI8_A64_BODY_OUT(mr_out) ((int) ((mr_out) >> GEMMI8_A64_OUT_SHIFT))
+#define GEMMI8_A64_BODY_MR(mr_out) ((mr_out) & (((size_t) 1 << GEMMI8_A64_OUT_SHIFT) - 1))
+#define GEMMI8_A64_ENTRY_MR(mr, OUT) \
+  ((mr) | (size_t) gemmi8_a64_out_##OUT << GEMMI8_A64_OUT_SHIFT)
+/* The parameter lists of the inline bodies. */
+#define GEMMI8_A64_QGEMM_IMPL_ARGS                                                       \
+  const int out, size_t mr, size_t nr, size_t k, const void* a, size_t a_stride,         \
+      const void* w, void* c, size_t c_stride, const struct gemmi8_qparams* params
+#define GEMMI8_A64_QIGEMM_IMPL_ARGS                                                      \
+  const int out, size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a,       \
+      const void* w, void* c, size_t c_stride, size_t a_offset, const void* zero,        \
+      const struct gemmi8_qparams* params
+/* The shared bodies of the fixedpoint and fp32 kernels (_ALL: also of the s32
+ * kernel's narrow blocks, see GEMMI8_A64_QGEMM_S32_SPLIT). */
+#define GEMMI8_A64_QGEMM_BODY(body) GEMMI8_A64_QGEMM_BODY_OUTS(body, 1)
+#define GEMMI8_A64_QGEMM_BODY_ALL(body) GEMMI8_A64_QGEMM_BODY_OUTS(body, 0)
+#define GEMMI8_A64_QIGEMM_BODY(body) GEMMI8_A64_QIGEMM_BODY_OUTS(body, 1)
+#define GEMMI8_A64_QIGEMM_BODY_ALL(body) GEMMI8_A64_QIGEMM_BODY_OUTS(body, 0)
+#define GEMMI8_A64_QGEMM_BODY_OUTS(body, NO_S32)                                          \
+  static GEMMI8_A64_NOINLINE void body(size_t mr_out, size_t nr, size_t k, const void* a, \
+                                       size_t a_stride, const void* w, void* c,           \
+                                       size_t c_stride,                                   \
+                                       const struct gemmi8_qparams* params)               \
+  {                                                                                       \
+    const int out = GEMMI8_A64_BODY_OUT(mr_out);                                          \
+    if (NO_S32 && out == gemmi8_a64_out_s32) __builtin_unreachable();                     \
+    body##_impl(out, GEMMI8_A64_BODY_MR(mr_out), nr, k, a, a_stride, w, c, c_stride,      \
+                params);                                                                  \
+  }
+#define GEMMI8_A64_QIGEMM_BODY_OUTS(body, NO_S32)                                         \
+  static GEMMI8_A64_NOINLINE void body(size_t mr_out, size_t nr, size_t kc, size_t ks,    \
+                                       const void* const* a, const void* w, void* c,      \
+                                       size_t c_stride, size_t a_offset,                  \
+                                       const void* zero,                                  \
+                                       const struct gemmi8_qparams* params)               \
+  {                                                                                       \
+    const int out = GEMMI8_A64_BODY_OUT(mr_out);                                          \
+    if (NO_S32 && out == gemmi8_a64_out_s32) __builtin_unreachable();                     \
+    body##_impl(out, GEMMI8_A64_BODY_MR(mr_out), nr, kc, ks, a, w, c, c_stride, a_offset, \
+                zero, params);                                                            \
+  }
+/* The s32 kernel's body, body##_s32: body##_impl with the output fixed; _SPLIT (tiles
+ * with narrow-block paths): full-width blocks run CORE4 (the 16-column core, filling
+ * int32x4_t vacc[MR][4]) inline and narrow blocks (nr < 16, the last of a row when N
+ * is not a multiple of 16) go to the shared body, so that the s32 kernel holds one
+ * copy of the loop and one output stage. */
+#define GEMMI8_A64_QGEMM_S32(body)                                                           \
+  static GEMMI8_ALWAYS_INLINE void body##_s32(size_t mr, size_t nr, size_t k, const void* a, \
+                                             size_t a_stride, const void* w, void* c,        \
+                                             size_t c_stride,                                \
+                                             const struct gemmi8_qparams* params)            \
+  {                                                                                          \
+    body##_impl(gemmi8_a64_out_s32, mr, nr, k, a, a_stride, w, c, c_stride, params);         \
+  }
+#define GEMMI8_A64_QGEMM_S32_SPLIT(body, MR, SIGNED, CORE4)                                  \
+  static GEMMI8_ALWAYS_INLINE void body##_s32(size_t mr, size_t nr, size_t k, const void* a, \
+                                             size_t a_stride, const void* w, void* c,        \
+                                             size_t c_stride,                                \
+                                             const struct gemmi8_qparams* params)            \
+  {                                                                                          \
+    if (nr < 16) {                                                                           \
+      body(GEMMI8_A64_ENTRY_MR(mr, s32), nr, k, a, a_stride, w, c, c_stride, params);        \
+      return;                                                                                \
+    }                                                                                        \
+    int32x4_t vacc[MR][4];                                                                   \
+    CORE4;                                                                                   \
+    gemmi8_a64_store(gemmi8_a64_out_s32, MR, 4, 16, SIGNED, mr, 16, c, c_stride, params,     \
+                     vacc);                                                                  \
+  }
+#define GEMMI8_A64_QIGEMM_S32(body)                                                      \
+  static GEMMI8_ALWAYS_INLINE void body##_s32(                                           \
+      size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w,   \
+      void* c, size_t c_stride, size_t a_offset, const void* zero,                       \
+      const struct gemmi8_qparams* params)                                               \
+  {                                                                                      \
+    body##_impl(gemmi8_a64_out_s32, mr, nr, kc, ks, a, w, c, c_stride, a_offset, zero,   \
+                params);                                                                 \
+  }
+#define GEMMI8_A64_QIGEMM_S32_SPLIT(body, MR, SIGNED, CORE4)                             \
+  static GEMMI8_ALWAYS_INLINE void body##_s32(                                           \
+      size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w,   \
+      void* c, size_t c_stride, size_t a_offset, const void* zero,                       \
+      const struct gemmi8_qparams* params)                                               \
+  {                                                                                      \
+    if (nr < 16) {                                                                       \
+      body(GEMMI8_A64_ENTRY_MR(mr, s32), nr, kc, ks, a, w, c, c_stride, a_offset, zero,  \
+           params);                                                                      \
+      return;                                                                            \
+    }                                                                                    \
+    int32x4_t vacc[MR][4];                                                               \
+    CORE4;                                                                               \
+    gemmi8_a64_store(gemmi8_a64_out_s32, MR, 4, 16, SIGNED, mr, 16, c, c_stride, params, \
+                     vacc);                                                              \
+  }
+
+/* A GEMM kernel (gemmi8_qgemm_ukernel_fn) and an igemm kernel
+ * (gemmi8_qigemm_ukernel_fn) of output OUT (s32, fixedpoint, fp32) on body. */
+#define GEMMI8_A64_QGEMM_ENTRY(fn, body, OUT) GEMMI8_A64_QGEMM_ENTRY_##OUT(fn, body, OUT)
+#define GEMMI8_A64_QGEMM_ENTRY_s32(fn, body, OUT)                                        \
+  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w, \
+          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+  {                                                                                      \
+    body##_s32(mr, nr, k, a, a_stride, w, c, c_stride, params);                          \
+  }
+#define GEMMI8_A64_QGEMM_ENTRY_fixedpoint GEMMI8_A64_QGEMM_ENTRY_SHARED
+#define GEMMI8_A64_QGEMM_ENTRY_fp32 GEMMI8_A64_QGEMM_ENTRY_SHARED
+#define GEMMI8_A64_QGEMM_ENTRY_SHARED(fn, body, OUT)                                     \
+  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w, \
+          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+  {                                                                                      \
+    body(GEMMI8_A64_ENTRY_MR(mr, OUT), nr, k, a, a_stride, w, c, c_stride, params);      \
+  }
+#define GEMMI8_A64_QIGEMM_ENTRY(fn, body, OUT) GEMMI8_A64_QIGEMM_ENTRY_##OUT(fn, body, OUT)
+#define GEMMI8_A64_QIGEMM_ENTRY_s32(fn, body, OUT)                                         \
+  void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
+          void* c, size_t c_stride, size_t a_offset, const void* zero,                     \
+          const struct gemmi8_qparams* params)                                             \
+  {                                                                                        \
+    body##_s32(mr, nr, kc, ks, a, w, c, c_stride, a_offset, zero, params);                 \
+  }
+#define GEMMI8_A64_QIGEMM_ENTRY_fixedpoint GEMMI8_A64_QIGEMM_ENTRY_SHARED
+#define GEMMI8_A64_QIGEMM_ENTRY_fp32 GEMMI8_A64_QIGEMM_ENTRY_SHARED
+#define GEMMI8_A64_QIGEMM_ENTRY_SHARED(fn, body, OUT)                                      \
+  void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
+          void* c, size_t c_stride, size_t a_offset, const void* zero,                     \
+          const struct gemmi8_qparams* params)                                             \
+  {                                                                                        \
+    body(GEMMI8_A64_ENTRY_MR(mr, OUT), nr, kc, ks, a, w, c, c_stride, a_offset, zero,      \
+         params);                                                                          \
+  }
 
 /* Row pointers: rows past mr alias row mr - 1 (loads stay in bounds). */
 static GEMMI8_ALWAYS_INLINE void gemmi8_a64_rows(const size_t MR, size_t mr, const void* a,
@@ -110,7 +244,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_a64_add_row_sums(const size_t MR, const 
 }
 
 /* NJ vectors of per-channel 32-bit values (int32 or float bits) for nr channels:
- * stride 0 is one value for all; stride 1 reads p[0..nr) only (zeros above). */
+ * stride 0 is one value for all; stride 1 reads p[0..nr) only (zeros above: a narrow
+ * block's values go through a zeroed copy). */
 static GEMMI8_ALWAYS_INLINE void gemmi8_a64_load_channels(const size_t NJ, const void* p,
                                                           size_t stride, size_t nr,
                                                           int32x4_t* v)
@@ -122,82 +257,142 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_a64_load_channels(const size_t NJ, const
     for (size_t j = 0; j < NJ; j++) v[j] = vone;
     return;
   }
-#pragma GCC unroll 4
-  for (size_t j = 0; j < NJ; j++) {
-    const size_t rest = nr > 4 * j ? nr - 4 * j : 0;
-    if (rest >= 4) {
-      v[j] = vld1q_s32(q + 4 * j);
-    } else if (rest >= 2) {
-      v[j] = vcombine_s32(vld1_s32(q + 4 * j), vdup_n_s32(0));
-      if (rest == 3) v[j] = vld1q_lane_s32(q + 4 * j + 2, v[j], 2);
-    } else {
-      v[j] = vdupq_n_s32(0);
-      if (rest == 1) v[j] = vld1q_lane_s32(q + 4 * j, v[j], 0);
-    }
+  if (NJ == 1 && nr < 4) {
+    int32x4_t v0 = vdupq_n_s32(0);
+    v0 = vld1q_lane_s32(q, v0, 0);
+    if (nr > 1) v0 = vld1q_lane_s32(q + 1, v0, 1);
+    if (nr > 2) v0 = vld1q_lane_s32(q + 2, v0, 2);
+    v[0] = v0;
+    return;
   }
+  int32_t part[16] = {0};
+  if (nr < 4 * NJ) {
+#pragma GCC unroll 1
+    for (size_t j = 0; j < nr; j++) part[j] = q[j];
+    q = part;
+  }
+#pragma GCC unroll 4
+  for (size_t j = 0; j < NJ; j++) v[j] = vld1q_s32(q + 4 * j);
 }
 
-/* int32 output: nr columns of each of the mr rows, 4/2/1 lanes at the end. (No
- * early exit from the unrolled loops: GCC would keep vacc in memory.) */
+/* The largest tile of the output stages (rows x 16 columns). */
+#define GEMMI8_A64_MAX_MR 6
+
+/* n (< 16) 32-bit values from src to dst: 8, 4, 2, 1 at a time (NR: the tile width,
+ * n < NR). */
+static GEMMI8_ALWAYS_INLINE void gemmi8_a64_copy_part32(int32_t* dst, const int32_t* src,
+                                                        size_t n, const size_t NR)
+{
+  if (NR > 8 && (n & 8)) {
+    vst1q_s32(dst, vld1q_s32(src));
+    vst1q_s32(dst + 4, vld1q_s32(src + 4));
+    dst += 8;
+    src += 8;
+  }
+  if (NR > 4 && (n & 4)) {
+    vst1q_s32(dst, vld1q_s32(src));
+    dst += 4;
+    src += 4;
+  }
+  if (n & 2) {
+    vst1_s32(dst, vld1_s32(src));
+    dst += 2;
+    src += 2;
+  }
+  if (n & 1) *dst = *src;
+}
+
+/* int32 output: nr columns of each of the mr rows. A narrow block (nr < 4 * NJ, the
+ * last of a row when N is not a multiple of the tile width) goes through a buffer and
+ * one copy loop over the rows. (No early exit from the unrolled loops: GCC would keep
+ * vacc in memory.) */
 static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store_s32(const size_t MR, const size_t NJ,
                                                       size_t mr, size_t nr, void* c,
                                                       size_t c_stride, int32x4_t vacc[][4])
 {
+  const int full = nr >= 4 * NJ;
+  if (NJ == 1) {
+    /* 4 columns: 2/1 at the end of each row, no buffer */
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; i++) {
+      if (i < mr) {
+        int32_t* ci = (int32_t*) ((uint8_t*) c + i * c_stride);
+        if (full) {
+          vst1q_s32(ci, vacc[i][0]);
+        } else {
+          int32_t lane[4];
+          vst1q_s32(lane, vacc[i][0]);
+          gemmi8_a64_copy_part32(ci, lane, nr, 4);
+        }
+      }
+    }
+    return;
+  }
+  int32_t part[GEMMI8_A64_MAX_MR * 16];
 #pragma GCC unroll 16
   for (size_t i = 0; i < MR; i++) {
     if (i < mr) {
-      int32_t* ci = (int32_t*) ((uint8_t*) c + i * c_stride);
+      int32_t* ci = full ? (int32_t*) ((uint8_t*) c + i * c_stride) : part + 16 * i;
 #pragma GCC unroll 4
-      for (size_t j = 0; j < NJ; j++) {
-        const size_t rest = nr > 4 * j ? nr - 4 * j : 0;
-        if (rest >= 4) {
-          vst1q_s32(ci + 4 * j, vacc[i][j]);
-        } else if (rest != 0) {
-          int32_t* cj = ci + 4 * j;
-          int32x2_t vlo = vget_low_s32(vacc[i][j]);
-          if (rest & 2) {
-            vst1_s32(cj, vlo);
-            cj += 2;
-            vlo = vget_high_s32(vacc[i][j]);
-          }
-          if (rest & 1) vst1_lane_s32(cj, vlo, 0);
-        }
-      }
+      for (size_t j = 0; j < NJ; j++) vst1q_s32(ci + 4 * j, vacc[i][j]);
+    }
+  }
+  if (!full) {
+#pragma GCC unroll 1
+    for (size_t i = 0; i < mr; i++) {
+      gemmi8_a64_copy_part32((int32_t*) ((uint8_t*) c + i * c_stride), part + 16 * i, nr,
+                             4 * NJ);
     }
   }
 }
 
-/* 8-bit row: the first nr of 16 bytes, 8/4/2/1 at a time. */
-static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store_bytes(uint8_t* c, uint8x16_t v, size_t nr,
+/* The first n (< NR) of the bytes v: 8/4/2/1 at a time. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store_part8(uint8_t* c, uint8x16_t v, size_t n,
                                                         const size_t NR)
 {
-  if (nr >= NR) {
-    if (NR == 16) {
-      vst1q_u8(c, v);
-    } else if (NR == 8) {
-      vst1_u8(c, vget_low_u8(v));
-    } else {
-      vst1q_lane_u32((uint32_t*) (void*) c, vreinterpretq_u32_u8(v), 0);
-    }
-    return;
-  }
   uint8x8_t vlo = vget_low_u8(v);
-  if (nr & 8) {
+  if (NR > 8 && (n & 8)) {
     vst1_u8(c, vlo);
     c += 8;
     vlo = vget_high_u8(v);
   }
-  if (nr & 4) {
+  if (NR > 4 && (n & 4)) {
     vst1_lane_u32((uint32_t*) (void*) c, vreinterpret_u32_u8(vlo), 0);
     c += 4;
     vlo = vext_u8(vlo, vlo, 4);
   }
-  if (nr & 2) {
+  if (n & 2) {
     vst1_lane_u16((uint16_t*) (void*) c, vreinterpret_u16_u8(vlo), 0);
     c += 2;
     vlo = vext_u8(vlo, vlo, 2);
   }
-  if (nr & 1) vst1_lane_u8(c, vlo, 0);
+  if (n & 1) vst1_lane_u8(c, vlo, 0);
+}
+
+/* 8-bit row i (< mr) of NR bytes v: stored when the block is full, else kept in part
+ * for gemmi8_a64_store_parts. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store_row8(uint8_t* ci, uint8_t* part, int full,
+                                                       uint8x16_t v, const size_t NR)
+{
+  uint8_t* dst = full ? ci : part;
+  if (NR == 16) {
+    vst1q_u8(dst, v);
+  } else if (NR == 8) {
+    vst1_u8(dst, vget_low_u8(v));
+  } else {
+    vst1q_lane_u32((uint32_t*) (void*) dst, vreinterpretq_u32_u8(v), 0);
+  }
+}
+
+/* The first nr bytes of the rows 0..mr-1 kept in part (16 bytes a row) to c. */
+static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store_parts8(size_t mr, size_t nr, void* c,
+                                                         size_t c_stride, const uint8_t* part,
+                                                         const size_t NR)
+{
+#pragma GCC unroll 1
+  for (size_t i = 0; i < mr; i++) {
+    gemmi8_a64_store_part8((uint8_t*) c + i * c_stride, vld1q_u8(part + 16 * i), nr, NR);
+  }
 }
 
 /* NJ int32x4 (already + zero point) to 4 * NJ bytes, saturating, in the low lanes. */
@@ -240,6 +435,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store_fixedpoint(const size_t MR, co
                                                         const struct gemmi8_qparams* p,
                                                         int32x4_t vacc[][4])
 {
+  const int full = nr >= NR;
+  uint8_t part[GEMMI8_A64_MAX_MR * 16];
   int32x4_t vmul[4], vshift[4], vleft[4], vright[4];
   gemmi8_a64_load_channels(NJ, p->multiplier, p->channel_stride, nr, vmul);
   gemmi8_a64_load_channels(NJ, p->shift, p->channel_stride, nr, vshift);
@@ -265,8 +462,13 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store_fixedpoint(const size_t MR, co
     }
     const uint8x16_t v = gemmi8_a64_clamp(is_signed, gemmi8_a64_narrow(NJ, is_signed, vout),
                                           p->min, p->max);
-    gemmi8_a64_store_bytes((uint8_t*) c + i * c_stride, v, nr, NR);
+    if (NR == 4 && !full) {
+      gemmi8_a64_store_part8((uint8_t*) c + i * c_stride, v, nr, NR);
+    } else {
+      gemmi8_a64_store_row8((uint8_t*) c + i * c_stride, part + 16 * i, full, v, NR);
+    }
   }
+  if (NR != 4 && !full) gemmi8_a64_store_parts8(mr, nr, c, c_stride, part, NR);
 }
 
 /* fp32 requantization and 8-bit stores. */
@@ -277,6 +479,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store_fp32(const size_t MR, const si
                                                        const struct gemmi8_qparams* p,
                                                        int32x4_t vacc[][4])
 {
+  const int full = nr >= NR;
+  uint8_t part[GEMMI8_A64_MAX_MR * 16];
   int32x4_t vscale_bits[4];
   gemmi8_a64_load_channels(NJ, p->scale, p->channel_stride, nr, vscale_bits);
   const float32x4_t vlo = vdupq_n_f32((float) (p->min - p->zero_point));
@@ -294,11 +498,27 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store_fp32(const size_t MR, const si
       vout[j] = vaddq_s32(vcvtnq_s32_f32(x), vzp);
     }
     const uint8x16_t v = gemmi8_a64_narrow(NJ, is_signed, vout);
-    gemmi8_a64_store_bytes((uint8_t*) c + i * c_stride, v, nr, NR);
+    if (NR == 4 && !full) {
+      gemmi8_a64_store_part8((uint8_t*) c + i * c_stride, v, nr, NR);
+    } else {
+      gemmi8_a64_store_row8((uint8_t*) c + i * c_stride, part + 16 * i, full, v, NR);
+    }
   }
+  if (NR != 4 && !full) gemmi8_a64_store_parts8(mr, nr, c, c_stride, part, NR);
 }
 
-/* The output stage of a kernel: OUT is a gemmi8_a64_out_* constant. */
+/* Columns NJ..3 of the accumulators set to 0: a body stores every tile through the
+ * 16-column output stage (columns past nr are computed, not stored). */
+#define GEMMI8_A64_ZERO_COLUMNS(MR, NJ, vacc)                                            \
+  do {                                                                                   \
+    _Pragma("GCC unroll 16") for (size_t i_ = 0; i_ < (MR); i_++) {                      \
+      _Pragma("GCC unroll 4") for (size_t j_ = (NJ); j_ < 4; j_++) {                     \
+        (vacc)[i_][j_] = vdupq_n_s32(0);                                                 \
+      }                                                                                  \
+    }                                                                                    \
+  } while (0)
+
+/* The output stage of a kernel: OUT is a gemmi8_a64_out_* value. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store(const int OUT, const size_t MR, const size_t NJ,
                                                   const size_t NR, const int is_signed, size_t mr,
                                                   size_t nr, void* c, size_t c_stride,

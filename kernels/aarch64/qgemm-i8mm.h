@@ -166,16 +166,7 @@
         [groups] "r"(groups)                                                              \
       : "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15", "v24", "v25", "v26", "v27",  \
         "v28", "v29", "v30", "v31", "cc", "memory")
-#define GEMMI8_A64_MMLA_6X16(OP)                                                          \
-  do {                                                                                    \
-    if (OUT == gemmi8_a64_out_s32) {                                                      \
-      GEMMI8_A64_MMLA_6X16_ASM(OP, GEMMI8_MCA_NAME("s32"));                               \
-    } else if (OUT == gemmi8_a64_out_fixedpoint) {                                             \
-      GEMMI8_A64_MMLA_6X16_ASM(OP, GEMMI8_MCA_NAME("fixedpoint"));                             \
-    } else {                                                                              \
-      GEMMI8_A64_MMLA_6X16_ASM(OP, GEMMI8_MCA_NAME("fp32"));                              \
-    }                                                                                     \
-  } while (0)
+#define GEMMI8_A64_MMLA_6X16(OP) GEMMI8_A64_MMLA_6X16_ASM(OP, GEMMI8_MCA_NAME("s32"))
 
 /* The 6 x 16 loop over a packed panel of a (gemmi8_x8_packa_6c8__neon): the three
  * row-pair operands of 16 depths are 96 consecutive bytes, two LDP and no TRN; the
@@ -209,16 +200,7 @@
       : [panel] "r"(panel), [w] "r"(wk), [iterations] "r"(iterations), [groups] "r"(groups) \
       : "x8", "x9", "x15", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc",  \
         "memory")
-#define GEMMI8_A64_PMMLA_6X16(OP)                                                         \
-  do {                                                                                    \
-    if (OUT == gemmi8_a64_out_s32) {                                                      \
-      GEMMI8_A64_PMMLA_6X16_ASM(OP, GEMMI8_MCA_NAME("s32"));                              \
-    } else if (OUT == gemmi8_a64_out_fixedpoint) {                                        \
-      GEMMI8_A64_PMMLA_6X16_ASM(OP, GEMMI8_MCA_NAME("fixedpoint"));                       \
-    } else {                                                                              \
-      GEMMI8_A64_PMMLA_6X16_ASM(OP, GEMMI8_MCA_NAME("fp32"));                             \
-    }                                                                                     \
-  } while (0)
+#define GEMMI8_A64_PMMLA_6X16(OP) GEMMI8_A64_PMMLA_6X16_ASM(OP, GEMMI8_MCA_NAME("s32"))
 
 /* The 2- and 4-row tiles (M <= 4) in assembly, 16 depths per iteration. A row pair
  * (16 depths each) is interleaved by TRN1 / TRN2 into v18 / v19 (rows 0-1, depths 0-7
@@ -340,16 +322,7 @@
           OP, NAME, GEMMI8_A64_MMLA_OUTPUTS, GEMMI8_A64_MMLA_4X16_INPUTS);                  \
     }                                                                                       \
   } while (0)
-#define GEMMI8_A64_MMLA_SMALL(MR, OP)                                                       \
-  do {                                                                                      \
-    if (OUT == gemmi8_a64_out_s32) {                                                        \
-      GEMMI8_A64_MMLA_SMALL_NAMED(MR, OP, GEMMI8_MCA_NAME("s32"));                          \
-    } else if (OUT == gemmi8_a64_out_fixedpoint) {                                          \
-      GEMMI8_A64_MMLA_SMALL_NAMED(MR, OP, GEMMI8_MCA_NAME("fixedpoint"));                   \
-    } else {                                                                                \
-      GEMMI8_A64_MMLA_SMALL_NAMED(MR, OP, GEMMI8_MCA_NAME("fp32"));                         \
-    }                                                                                       \
-  } while (0)
+#define GEMMI8_A64_MMLA_SMALL(MR, OP) GEMMI8_A64_MMLA_SMALL_NAMED(MR, OP, GEMMI8_MCA_NAME("s32"))
 
 /* 16 depths of the rows ap[0..MR) at offset `at`, in C: row pairs by TRN1 / TRN2 of
  * 64-bit lanes, two k groups of 8. Returns the weights past them. */
@@ -426,7 +399,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_a64_mmla_finish(const size_t MR, const s
   if (!is_signed) gemmi8_a64_add_row_sums(MR, NJ, mr, bias + 16, p->row_sum, vacc);
 }
 
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const int OUT, const size_t MR,
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const size_t MR,
                                                         const size_t NJ,
                                                         const int is_signed, size_t mr, size_t k,
                                                         const void* a, size_t a_stride,
@@ -498,7 +471,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const int OUT, const siz
 /* The 6-row tile over a packed panel of a (gemmi8_x8_packa_6c8__neon: k padded to 16,
  * rows past mr zero), all 16 columns (a narrow block's columns past nr multiply the
  * zero padding of its weights and are not stored). */
-static GEMMI8_ALWAYS_INLINE void gemmi8_qpgemm_core_i8mm(const int OUT, const int is_signed,
+static GEMMI8_ALWAYS_INLINE void gemmi8_qpgemm_core_i8mm(const int is_signed,
                                                          size_t mr, size_t k,
                                                          const uint8_t* panel, const void* w,
                                                          const struct gemmi8_qparams* p,
@@ -554,75 +527,80 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_i8mm(
   gemmi8_a64_mmla_finish(MR, NJ, is_signed, mr, bias, p, vpart, vacc);
 }
 
-#define GEMMI8_QIGEMM_I8MM_CASE(MR, NJ, SIGNED, OUT)                                     \
+#define GEMMI8_QIGEMM_I8MM_CASE(MR, NJ, SIGNED)                                          \
   case NJ:                                                                               \
     gemmi8_qigemm_core_i8mm(MR, NJ, SIGNED, mr, kc, ks, a, a_offset, zero, w, params,    \
                             vacc);                                                       \
-    gemmi8_a64_store(gemmi8_a64_out_##OUT, MR, NJ, 16, SIGNED, mr, nr, c, c_stride,      \
-                     params, vacc);                                                      \
+    GEMMI8_A64_ZERO_COLUMNS(MR, NJ, vacc);                                               \
     break;
 
-/* The igemm kernel of the tile. */
-#define GEMMI8_QIGEMM_I8MM_KERNEL(fn, MR, SIGNED, OUT)                                   \
-  void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
-          void* c, size_t c_stride, size_t a_offset, const void* zero,                   \
-          const struct gemmi8_qparams* params)                                           \
+/* The igemm body of the tile (entries: GEMMI8_A64_QIGEMM_ENTRY). */
+#define GEMMI8_QIGEMM_I8MM_BODY(body, MR, SIGNED)                                        \
+  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QIGEMM_IMPL_ARGS)              \
   {                                                                                      \
     int32x4_t vacc[MR][4];                                                               \
     switch ((nr + 3) / 4) {                                                              \
-      GEMMI8_QIGEMM_I8MM_CASE(MR, 1, SIGNED, OUT)                                        \
-      GEMMI8_QIGEMM_I8MM_CASE(MR, 2, SIGNED, OUT)                                        \
-      GEMMI8_QIGEMM_I8MM_CASE(MR, 3, SIGNED, OUT)                                        \
+      GEMMI8_QIGEMM_I8MM_CASE(MR, 1, SIGNED)                                             \
+      GEMMI8_QIGEMM_I8MM_CASE(MR, 2, SIGNED)                                             \
+      GEMMI8_QIGEMM_I8MM_CASE(MR, 3, SIGNED)                                             \
       default:                                                                           \
-      GEMMI8_QIGEMM_I8MM_CASE(MR, 4, SIGNED, OUT)                                        \
+      GEMMI8_QIGEMM_I8MM_CASE(MR, 4, SIGNED)                                             \
     }                                                                                    \
-  }
+    gemmi8_a64_store(out, MR, 4, 16, SIGNED, mr, nr, c, c_stride, params, vacc);         \
+  }                                                                                      \
+  GEMMI8_A64_QIGEMM_BODY_ALL(body)                                                       \
+  GEMMI8_A64_QIGEMM_S32_SPLIT(body, MR, SIGNED,                                          \
+                              gemmi8_qigemm_core_i8mm(MR, 4, SIGNED, mr, kc, ks, a, a_offset, \
+                                                      zero, w, params, vacc))
 
-#define GEMMI8_QGEMM_I8MM_CASE(MR, NJ, SIGNED, OUT)                                      \
+#define GEMMI8_QGEMM_I8MM_CASE(MR, NJ, SIGNED)                                           \
   case NJ:                                                                               \
-    gemmi8_qgemm_core_i8mm(gemmi8_a64_out_##OUT, MR, NJ, SIGNED, mr, k, a, a_stride, w,  \
-                           params, vacc);                                                \
-    gemmi8_a64_store(gemmi8_a64_out_##OUT, MR, NJ, 16, SIGNED, mr, nr, c, c_stride,      \
-                     params, vacc);                                                      \
+    gemmi8_qgemm_core_i8mm(MR, NJ, SIGNED, mr, k, a, a_stride, w, params, vacc);         \
+    GEMMI8_A64_ZERO_COLUMNS(MR, NJ, vacc);                                               \
     break;
 
-/* One kernel: MR rows (6, 4 or 2: row pairs as SMMLA takes them), OUT is s32,
- * fixedpoint or fp32; SIGNED 1 for qs8. */
-#define GEMMI8_QGEMM_I8MM_KERNEL(fn, MR, SIGNED, OUT)                                     \
-  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
-          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+/* The body of a tile: MR rows (6, 4 or 2: row pairs as SMMLA takes them); SIGNED 1 for
+ * qs8 (entries: GEMMI8_A64_QGEMM_ENTRY). */
+#define GEMMI8_QGEMM_I8MM_BODY(body, MR, SIGNED)                                         \
+  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QGEMM_IMPL_ARGS)               \
   {                                                                                      \
     int32x4_t vacc[MR][4];                                                               \
     switch ((nr + 3) / 4) {                                                              \
-      GEMMI8_QGEMM_I8MM_CASE(MR, 1, SIGNED, OUT)                                         \
-      GEMMI8_QGEMM_I8MM_CASE(MR, 2, SIGNED, OUT)                                         \
-      GEMMI8_QGEMM_I8MM_CASE(MR, 3, SIGNED, OUT)                                         \
+      GEMMI8_QGEMM_I8MM_CASE(MR, 1, SIGNED)                                              \
+      GEMMI8_QGEMM_I8MM_CASE(MR, 2, SIGNED)                                              \
+      GEMMI8_QGEMM_I8MM_CASE(MR, 3, SIGNED)                                              \
       default:                                                                           \
-      GEMMI8_QGEMM_I8MM_CASE(MR, 4, SIGNED, OUT)                                         \
+      GEMMI8_QGEMM_I8MM_CASE(MR, 4, SIGNED)                                              \
     }                                                                                    \
-  }
+    gemmi8_a64_store(out, MR, 4, 16, SIGNED, mr, nr, c, c_stride, params, vacc);         \
+  }                                                                                      \
+  GEMMI8_A64_QGEMM_BODY_ALL(body)                                                        \
+  GEMMI8_A64_QGEMM_S32_SPLIT(body, MR, SIGNED,                                           \
+                              gemmi8_qgemm_core_i8mm(MR, 4, SIGNED, mr, k, a, a_stride, w, \
+                                                     params, vacc))
 
-/* One kernel over a packed panel of a (a_stride unused); the store takes nr columns. */
-#define GEMMI8_QPGEMM_I8MM_KERNEL(fn, SIGNED, OUT)                                        \
-  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
-          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+/* The body over a packed panel of a (a_stride unused); the store takes nr columns. */
+#define GEMMI8_QPGEMM_I8MM_BODY(body, SIGNED)                                            \
+  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QGEMM_IMPL_ARGS)               \
   {                                                                                      \
     (void) a_stride;                                                                     \
     int32x4_t vacc[6][4];                                                                \
-    gemmi8_qpgemm_core_i8mm(gemmi8_a64_out_##OUT, SIGNED, mr, k, (const uint8_t*) a, w,  \
-                            params, vacc);                                               \
-    gemmi8_a64_store(gemmi8_a64_out_##OUT, 6, 4, 16, SIGNED, mr, nr, c, c_stride,        \
-                     params, vacc);                                                      \
-  }
+    gemmi8_qpgemm_core_i8mm(SIGNED, mr, k, (const uint8_t*) a, w, params, vacc);         \
+    gemmi8_a64_store(out, 6, 4, 16, SIGNED, mr, nr, c, c_stride, params, vacc);          \
+  }                                                                                      \
+  GEMMI8_A64_QGEMM_BODY(body)                                                            \
+  GEMMI8_A64_QGEMM_S32(body)
 
 /* Small-M tiles: the full-width case only (columns past nr are neither loaded from
  * the parameters nor stored), for a quarter of the code. */
-#define GEMMI8_QGEMM_I8MM_KERNEL_FULL(fn, MR, SIGNED, OUT)                                \
-  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
-          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+#define GEMMI8_QGEMM_I8MM_BODY_FULL(body, MR, SIGNED)                                    \
+  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QGEMM_IMPL_ARGS)               \
   {                                                                                      \
     int32x4_t vacc[MR][4];                                                               \
-    switch (4) { GEMMI8_QGEMM_I8MM_CASE(MR, 4, SIGNED, OUT) }                            \
-  }
+    switch (4) { GEMMI8_QGEMM_I8MM_CASE(MR, 4, SIGNED) }                                 \
+    gemmi8_a64_store(out, MR, 4, 16, SIGNED, mr, nr, c, c_stride, params, vacc);         \
+  }                                                                                      \
+  GEMMI8_A64_QGEMM_BODY(body)                                                            \
+  GEMMI8_A64_QGEMM_S32(body)
 
 #endif

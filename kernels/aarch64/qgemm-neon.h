@@ -171,16 +171,7 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed,
       GEMMI8_A64_ADALP(ADALP, "vacc3x3", "v30") GEMMI8_A64_ADALP(ADALP, "vacc3x3", "v31") \
       ".Lgemmi8_mull_end%=:\n\t"                                                        \
       : GEMMI8_A64_4X4_OPERANDS)
-#define GEMMI8_A64_MULL_4X4(MUL, ADALP)                                                 \
-  do {                                                                                  \
-    if (OUT == gemmi8_a64_out_s32) {                                                    \
-      GEMMI8_A64_MULL_4X4_ASM(MUL, ADALP, GEMMI8_MCA_NAME("s32"));                      \
-    } else if (OUT == gemmi8_a64_out_fixedpoint) {                                           \
-      GEMMI8_A64_MULL_4X4_ASM(MUL, ADALP, GEMMI8_MCA_NAME("fixedpoint"));                    \
-    } else {                                                                            \
-      GEMMI8_A64_MULL_4X4_ASM(MUL, ADALP, GEMMI8_MCA_NAME("fp32"));                     \
-    }                                                                                   \
-  } while (0)
+#define GEMMI8_A64_MULL_4X4(MUL, ADALP) GEMMI8_A64_MULL_4X4_ASM(MUL, ADALP, GEMMI8_MCA_NAME("s32"))
 
 /* The qs8 4 x 4 loop of pair-safe blocks, 16 depths per iteration, same registers:
  * step t (row t % 4, column t / 4) multiplies depths 0-7 (SMULL) into v24 + t % 8, adds
@@ -230,16 +221,7 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed,
       GEMMI8_A64_ADALP("sadalp", "vacc2x3", "v30") GEMMI8_A64_ADALP("sadalp", "vacc3x3", "v31") \
       ".Lgemmi8_smlal_end%=:\n\t"                                                       \
       : GEMMI8_A64_4X4_OPERANDS)
-#define GEMMI8_A64_SMLAL_4X4()                                                          \
-  do {                                                                                  \
-    if (OUT == gemmi8_a64_out_s32) {                                                    \
-      GEMMI8_A64_SMLAL_4X4_ASM(GEMMI8_MCA_NAME_PAIRS("s32", "256"));                        \
-    } else if (OUT == gemmi8_a64_out_fixedpoint) {                                      \
-      GEMMI8_A64_SMLAL_4X4_ASM(GEMMI8_MCA_NAME_PAIRS("fixedpoint", "256"));                    \
-    } else {                                                                            \
-      GEMMI8_A64_SMLAL_4X4_ASM(GEMMI8_MCA_NAME_PAIRS("fp32", "256"));                       \
-    }                                                                                   \
-  } while (0)
+#define GEMMI8_A64_SMLAL_4X4() GEMMI8_A64_SMLAL_4X4_ASM(GEMMI8_MCA_NAME_PAIRS("s32", "256"))
 
 /* The 1- and 2-row loops (M = 1, 2) in assembly, 16 depths per iteration. Each
  * accumulator of the 4-row loop takes 2 of its 32 pairwise accumulates per iteration;
@@ -392,27 +374,11 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed,
                                 GEMMI8_A64_MULL_NO_INPUTS);                               \
     }                                                                                     \
   } while (0)
-#define GEMMI8_A64_SMLAL_SMALL_OUT(MR, MACS)                                              \
-  do {                                                                                    \
-    if (OUT == gemmi8_a64_out_s32) {                                                      \
-      GEMMI8_A64_SMLAL_SMALL(MR, GEMMI8_MCA_NAME_PAIRS("s32", MACS));                     \
-    } else if (OUT == gemmi8_a64_out_fixedpoint) {                                        \
-      GEMMI8_A64_SMLAL_SMALL(MR, GEMMI8_MCA_NAME_PAIRS("fixedpoint", MACS));              \
-    } else {                                                                              \
-      GEMMI8_A64_SMLAL_SMALL(MR, GEMMI8_MCA_NAME_PAIRS("fp32", MACS));                    \
-    }                                                                                     \
-  } while (0)
+#define GEMMI8_A64_SMLAL_SMALL_OUT(MR, MACS) \
+  GEMMI8_A64_SMLAL_SMALL(MR, GEMMI8_MCA_NAME_PAIRS("s32", MACS))
 
-#define GEMMI8_A64_MULL_SMALL_OUT(MR, MUL, ADALP)                                       \
-  do {                                                                                  \
-    if (OUT == gemmi8_a64_out_s32) {                                                    \
-      GEMMI8_A64_MULL_SMALL(MR, MUL, ADALP, GEMMI8_MCA_NAME("s32"));                    \
-    } else if (OUT == gemmi8_a64_out_fixedpoint) {                                      \
-      GEMMI8_A64_MULL_SMALL(MR, MUL, ADALP, GEMMI8_MCA_NAME("fixedpoint"));             \
-    } else {                                                                            \
-      GEMMI8_A64_MULL_SMALL(MR, MUL, ADALP, GEMMI8_MCA_NAME("fp32"));                   \
-    }                                                                                   \
-  } while (0)
+#define GEMMI8_A64_MULL_SMALL_OUT(MR, MUL, ADALP) \
+  GEMMI8_A64_MULL_SMALL(MR, MUL, ADALP, GEMMI8_MCA_NAME("s32"))
 
 /* 1 if the qs8 block whose weights (4 columns, kp depths padded to 16) start at wk is
  * pair-safe: the packer's mark after the weights. */
@@ -453,7 +419,7 @@ static GEMMI8_ALWAYS_INLINE const uint8_t* gemmi8_a64_mull_depth_c(const size_t 
   return wk;
 }
 
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neon(const int OUT, const size_t MR,
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neon(const size_t MR,
                                                         const int is_signed, size_t mr, size_t k,
                                                         const void* a, size_t a_stride,
                                                         const void* w,
@@ -560,28 +526,26 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_neon(const size_t MR, const 
   if (!is_signed) gemmi8_a64_add_row_sums(MR, 1, mr, coef, p->row_sum, vacc);
 }
 
-/* The igemm kernel of the tile. */
-#define GEMMI8_QIGEMM_NEON_KERNEL(fn, MR, SIGNED, OUT)                                   \
-  void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
-          void* c, size_t c_stride, size_t a_offset, const void* zero,                   \
-          const struct gemmi8_qparams* params)                                           \
+/* The igemm body of the tile (entries: GEMMI8_A64_QIGEMM_ENTRY). */
+#define GEMMI8_QIGEMM_NEON_BODY(body, MR, SIGNED)                                        \
+  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QIGEMM_IMPL_ARGS)              \
   {                                                                                      \
     int32x4_t vacc[MR][4];                                                               \
-    gemmi8_qigemm_core_neon(MR, SIGNED, mr, kc, ks, a, a_offset, zero, w, params, vacc);  \
-    gemmi8_a64_store(gemmi8_a64_out_##OUT, MR, 1, 4, SIGNED, mr, nr, c, c_stride, params, \
-                     vacc);                                                              \
-  }
+    gemmi8_qigemm_core_neon(MR, SIGNED, mr, kc, ks, a, a_offset, zero, w, params, vacc); \
+    gemmi8_a64_store(out, MR, 1, 4, SIGNED, mr, nr, c, c_stride, params, vacc);          \
+  }                                                                                      \
+  GEMMI8_A64_QIGEMM_BODY(body)                                                           \
+  GEMMI8_A64_QIGEMM_S32(body)
 
-/* One kernel: OUT is s32, fixedpoint or fp32; SIGNED 1 for qs8, 0 for qu8. */
-#define GEMMI8_QGEMM_NEON_KERNEL(fn, MR, SIGNED, OUT)                                    \
-  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
-          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+/* The body of a tile: SIGNED 1 for qs8, 0 for qu8 (entries: GEMMI8_A64_QGEMM_ENTRY). */
+#define GEMMI8_QGEMM_NEON_BODY(body, MR, SIGNED)                                         \
+  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QGEMM_IMPL_ARGS)               \
   {                                                                                      \
     int32x4_t vacc[MR][4];                                                               \
-    gemmi8_qgemm_core_neon(gemmi8_a64_out_##OUT, MR, SIGNED, mr, k, a, a_stride, w,      \
-                           params, vacc);                                                \
-    gemmi8_a64_store(gemmi8_a64_out_##OUT, MR, 1, 4, SIGNED, mr, nr, c, c_stride, params, \
-                     vacc);                                                              \
-  }
+    gemmi8_qgemm_core_neon(MR, SIGNED, mr, k, a, a_stride, w, params, vacc);             \
+    gemmi8_a64_store(out, MR, 1, 4, SIGNED, mr, nr, c, c_stride, params, vacc);          \
+  }                                                                                      \
+  GEMMI8_A64_QGEMM_BODY(body)                                                            \
+  GEMMI8_A64_QGEMM_S32(body)
 
 #endif

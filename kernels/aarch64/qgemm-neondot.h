@@ -194,16 +194,7 @@
 #else
 #define GEMMI8_A64_DOT_4X16_LOOP GEMMI8_A64_DOT_4X16_ASM
 #endif
-#define GEMMI8_A64_DOT_4X16(OP)                                                         \
-  do {                                                                                  \
-    if (OUT == gemmi8_a64_out_s32) {                                                    \
-      GEMMI8_A64_DOT_4X16_LOOP(OP, GEMMI8_MCA_NAME("s32"));                             \
-    } else if (OUT == gemmi8_a64_out_fixedpoint) {                                      \
-      GEMMI8_A64_DOT_4X16_LOOP(OP, GEMMI8_MCA_NAME("fixedpoint"));                      \
-    } else {                                                                            \
-      GEMMI8_A64_DOT_4X16_LOOP(OP, GEMMI8_MCA_NAME("fp32"));                            \
-    }                                                                                   \
-  } while (0)
+#define GEMMI8_A64_DOT_4X16(OP) GEMMI8_A64_DOT_4X16_LOOP(OP, GEMMI8_MCA_NAME("s32"))
 
 /* The 1- and 2-row loops (M = 1, 2) in assembly, 16 depths per iteration. With 4 x 16
  * accumulators every accumulator takes 4 dependent dot products per iteration; with 1
@@ -305,16 +296,7 @@
                                NAME, GEMMI8_A64_DOT2_OUTPUTS);                              \
     }                                                                                       \
   } while (0)
-#define GEMMI8_A64_DOT_SMALL(MR, OP)                                                        \
-  do {                                                                                      \
-    if (OUT == gemmi8_a64_out_s32) {                                                        \
-      GEMMI8_A64_DOT_SMALL_NAMED(MR, OP, GEMMI8_MCA_NAME("s32"));                           \
-    } else if (OUT == gemmi8_a64_out_fixedpoint) {                                          \
-      GEMMI8_A64_DOT_SMALL_NAMED(MR, OP, GEMMI8_MCA_NAME("fixedpoint"));                    \
-    } else {                                                                                \
-      GEMMI8_A64_DOT_SMALL_NAMED(MR, OP, GEMMI8_MCA_NAME("fp32"));                          \
-    }                                                                                       \
-  } while (0)
+#define GEMMI8_A64_DOT_SMALL(MR, OP) GEMMI8_A64_DOT_SMALL_NAMED(MR, OP, GEMMI8_MCA_NAME("s32"))
 
 /* kc depths of the rows ap[0..MR) in C: 16 at a time, then the tail (full16: the 16
  * bytes ending at the tail's end belong to the row); the weights from wk on, padded
@@ -355,7 +337,7 @@ static GEMMI8_ALWAYS_INLINE const int8_t* gemmi8_a64_dot_depth_c(const size_t MR
   return wk;
 }
 
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neondot(const int OUT, const size_t MR,
+static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neondot(const size_t MR,
                                                            const size_t NJ, const int is_signed,
                                                            size_t mr, size_t k, const void* a,
                                                            size_t a_stride, const void* w,
@@ -442,61 +424,67 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_neondot(
   if (!is_signed) gemmi8_a64_add_row_sums(MR, NJ, mr, coef, p->row_sum, vacc);
 }
 
-#define GEMMI8_QIGEMM_NEONDOT_CASE(MR, NJ, SIGNED, OUT)                                      \
-  case NJ:                                                                                   \
-    gemmi8_qigemm_core_neondot(MR, NJ, SIGNED, mr, kc, ks, a, a_offset, zero, w, params,     \
-                               vacc);                                                        \
-    gemmi8_a64_store(gemmi8_a64_out_##OUT, MR, NJ, 16, SIGNED, mr, nr, c, c_stride,          \
-                     params, vacc);                                                          \
+#define GEMMI8_QIGEMM_NEONDOT_CASE(MR, NJ, SIGNED)                                       \
+  case NJ:                                                                               \
+    gemmi8_qigemm_core_neondot(MR, NJ, SIGNED, mr, kc, ks, a, a_offset, zero, w, params, \
+                               vacc);                                                    \
+    GEMMI8_A64_ZERO_COLUMNS(MR, NJ, vacc);                                               \
     break;
 
-/* The igemm kernel of the tile. */
-#define GEMMI8_QIGEMM_NEONDOT_KERNEL(fn, MR, SIGNED, OUT)                                    \
-  void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w,   \
-          void* c, size_t c_stride, size_t a_offset, const void* zero,                       \
-          const struct gemmi8_qparams* params)                                               \
-  {                                                                                          \
-    int32x4_t vacc[MR][4];                                                                   \
-    switch ((nr + 3) / 4) {                                                                  \
-      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 1, SIGNED, OUT)                                         \
-      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 2, SIGNED, OUT)                                         \
-      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 3, SIGNED, OUT)                                         \
-      default:                                                                               \
-      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 4, SIGNED, OUT)                                         \
-    }                                                                                        \
-  }
-
-#define GEMMI8_QGEMM_NEONDOT_CASE(MR, NJ, SIGNED, OUT)                                     \
-  case NJ:                                                                                 \
-    gemmi8_qgemm_core_neondot(gemmi8_a64_out_##OUT, MR, NJ, SIGNED, mr, k, a, a_stride, w, \
-                              params, vacc);                                               \
-    gemmi8_a64_store(gemmi8_a64_out_##OUT, MR, NJ, 16, SIGNED, mr, nr, c, c_stride,        \
-                     params, vacc);                                                        \
-    break;
-
-/* One kernel: OUT is s32, fixedpoint or fp32; SIGNED 1 for qs8, 0 for qu8. */
-#define GEMMI8_QGEMM_NEONDOT_KERNEL(fn, MR, SIGNED, OUT)                                   \
-  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
-          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+/* The igemm body of the tile (entries: GEMMI8_A64_QIGEMM_ENTRY). */
+#define GEMMI8_QIGEMM_NEONDOT_BODY(body, MR, SIGNED)                                     \
+  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QIGEMM_IMPL_ARGS)              \
   {                                                                                      \
     int32x4_t vacc[MR][4];                                                               \
     switch ((nr + 3) / 4) {                                                              \
-      GEMMI8_QGEMM_NEONDOT_CASE(MR, 1, SIGNED, OUT)                                      \
-      GEMMI8_QGEMM_NEONDOT_CASE(MR, 2, SIGNED, OUT)                                      \
-      GEMMI8_QGEMM_NEONDOT_CASE(MR, 3, SIGNED, OUT)                                      \
+      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 1, SIGNED)                                          \
+      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 2, SIGNED)                                          \
+      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 3, SIGNED)                                          \
       default:                                                                           \
-      GEMMI8_QGEMM_NEONDOT_CASE(MR, 4, SIGNED, OUT)                                      \
+      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 4, SIGNED)                                          \
     }                                                                                    \
-  }
+    gemmi8_a64_store(out, MR, 4, 16, SIGNED, mr, nr, c, c_stride, params, vacc);         \
+  }                                                                                      \
+  GEMMI8_A64_QIGEMM_BODY_ALL(body)                                                       \
+  GEMMI8_A64_QIGEMM_S32_SPLIT(body, MR, SIGNED,                                          \
+                              gemmi8_qigemm_core_neondot(MR, 4, SIGNED, mr, kc, ks, a, a_offset, \
+                                                      zero, w, params, vacc))
+
+#define GEMMI8_QGEMM_NEONDOT_CASE(MR, NJ, SIGNED)                                        \
+  case NJ:                                                                               \
+    gemmi8_qgemm_core_neondot(MR, NJ, SIGNED, mr, k, a, a_stride, w, params, vacc);      \
+    GEMMI8_A64_ZERO_COLUMNS(MR, NJ, vacc);                                               \
+    break;
+
+/* The body of a tile: SIGNED 1 for qs8, 0 for qu8 (entries: GEMMI8_A64_QGEMM_ENTRY). */
+#define GEMMI8_QGEMM_NEONDOT_BODY(body, MR, SIGNED)                                      \
+  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QGEMM_IMPL_ARGS)               \
+  {                                                                                      \
+    int32x4_t vacc[MR][4];                                                               \
+    switch ((nr + 3) / 4) {                                                              \
+      GEMMI8_QGEMM_NEONDOT_CASE(MR, 1, SIGNED)                                           \
+      GEMMI8_QGEMM_NEONDOT_CASE(MR, 2, SIGNED)                                           \
+      GEMMI8_QGEMM_NEONDOT_CASE(MR, 3, SIGNED)                                           \
+      default:                                                                           \
+      GEMMI8_QGEMM_NEONDOT_CASE(MR, 4, SIGNED)                                           \
+    }                                                                                    \
+    gemmi8_a64_store(out, MR, 4, 16, SIGNED, mr, nr, c, c_stride, params, vacc);         \
+  }                                                                                      \
+  GEMMI8_A64_QGEMM_BODY_ALL(body)                                                        \
+  GEMMI8_A64_QGEMM_S32_SPLIT(body, MR, SIGNED,                                           \
+                              gemmi8_qgemm_core_neondot(MR, 4, SIGNED, mr, k, a, a_stride, w, \
+                                                     params, vacc))
 
 /* Small-M tiles: the full-width case only (columns past nr are neither loaded from
  * the parameters nor stored), for a quarter of the code. */
-#define GEMMI8_QGEMM_NEONDOT_KERNEL_FULL(fn, MR, SIGNED, OUT)                              \
-  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
-          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+#define GEMMI8_QGEMM_NEONDOT_BODY_FULL(body, MR, SIGNED)                                 \
+  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QGEMM_IMPL_ARGS)               \
   {                                                                                      \
     int32x4_t vacc[MR][4];                                                               \
-    switch (4) { GEMMI8_QGEMM_NEONDOT_CASE(MR, 4, SIGNED, OUT) }                         \
-  }
+    switch (4) { GEMMI8_QGEMM_NEONDOT_CASE(MR, 4, SIGNED) }                              \
+    gemmi8_a64_store(out, MR, 4, 16, SIGNED, mr, nr, c, c_stride, params, vacc);         \
+  }                                                                                      \
+  GEMMI8_A64_QGEMM_BODY(body)                                                            \
+  GEMMI8_A64_QGEMM_S32(body)
 
 #endif

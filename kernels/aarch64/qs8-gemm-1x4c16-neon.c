@@ -3,6 +3,10 @@
 #define GEMMI8_MCA_NAME(out) "gemmi8_qs8_gemm_" out "_ukernel_1x4c16__neon"
 #include "qgemm-neon.h"
 
-GEMMI8_QGEMM_NEON_KERNEL(gemmi8_qs8_gemm_s32_ukernel_1x4c16__neon, 1, 1, s32)
-GEMMI8_QGEMM_NEON_KERNEL(gemmi8_qs8_gemm_fixedpoint_ukernel_1x4c16__neon, 1, 1, fixedpoint)
-GEMMI8_QGEMM_NEON_KERNEL(gemmi8_qs8_gemm_fp32_ukernel_1x4c16__neon, 1, 1, fp32)
+GEMMI8_QGEMM_NEON_BODY(gemmi8_qs8_gemm_1x4c16__neon_body, 1, 1)
+GEMMI8_A64_QGEMM_ENTRY(gemmi8_qs8_gemm_s32_ukernel_1x4c16__neon,
+                       gemmi8_qs8_gemm_1x4c16__neon_body, s32)
+GEMMI8_A64_QGEMM_ENTRY(gemmi8_qs8_gemm_fixedpoint_ukernel_1x4c16__neon,
+                       gemmi8_qs8_gemm_1x4c16__neon_body, fixedpoint)
+GEMMI8_A64_QGEMM_ENTRY(gemmi8_qs8_gemm_fp32_ukernel_1x4c16__neon,
+                       gemmi8_qs8_gemm_1x4c16__neon_body, fp32)

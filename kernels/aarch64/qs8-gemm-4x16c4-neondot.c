@@ -2,6 +2,10 @@
 #define GEMMI8_MCA_NAME(out) "gemmi8_qs8_gemm_" out "_ukernel_4x16c4__neondot"
 #include "qgemm-neondot.h"
 
-GEMMI8_QGEMM_NEONDOT_KERNEL(gemmi8_qs8_gemm_s32_ukernel_4x16c4__neondot, 4, 1, s32)
-GEMMI8_QGEMM_NEONDOT_KERNEL(gemmi8_qs8_gemm_fixedpoint_ukernel_4x16c4__neondot, 4, 1, fixedpoint)
-GEMMI8_QGEMM_NEONDOT_KERNEL(gemmi8_qs8_gemm_fp32_ukernel_4x16c4__neondot, 4, 1, fp32)
+GEMMI8_QGEMM_NEONDOT_BODY(gemmi8_qs8_gemm_4x16c4__neondot_body, 4, 1)
+GEMMI8_A64_QGEMM_ENTRY(gemmi8_qs8_gemm_s32_ukernel_4x16c4__neondot,
+                       gemmi8_qs8_gemm_4x16c4__neondot_body, s32)
+GEMMI8_A64_QGEMM_ENTRY(gemmi8_qs8_gemm_fixedpoint_ukernel_4x16c4__neondot,
+                       gemmi8_qs8_gemm_4x16c4__neondot_body, fixedpoint)
+GEMMI8_A64_QGEMM_ENTRY(gemmi8_qs8_gemm_fp32_ukernel_4x16c4__neondot,
+                       gemmi8_qs8_gemm_4x16c4__neondot_body, fp32)

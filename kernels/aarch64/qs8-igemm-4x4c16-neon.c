@@ -3,6 +3,10 @@
 #define GEMMI8_MCA_NAME(out) "gemmi8_qs8_igemm_" out "_ukernel_4x4c16__neon"
 #include "qgemm-neon.h"
 
-GEMMI8_QIGEMM_NEON_KERNEL(gemmi8_qs8_igemm_s32_ukernel_4x4c16__neon, 4, 1, s32)
-GEMMI8_QIGEMM_NEON_KERNEL(gemmi8_qs8_igemm_fixedpoint_ukernel_4x4c16__neon, 4, 1, fixedpoint)
-GEMMI8_QIGEMM_NEON_KERNEL(gemmi8_qs8_igemm_fp32_ukernel_4x4c16__neon, 4, 1, fp32)
+GEMMI8_QIGEMM_NEON_BODY(gemmi8_qs8_igemm_4x4c16__neon_body, 4, 1)
+GEMMI8_A64_QIGEMM_ENTRY(gemmi8_qs8_igemm_s32_ukernel_4x4c16__neon,
+                        gemmi8_qs8_igemm_4x4c16__neon_body, s32)
+GEMMI8_A64_QIGEMM_ENTRY(gemmi8_qs8_igemm_fixedpoint_ukernel_4x4c16__neon,
+                        gemmi8_qs8_igemm_4x4c16__neon_body, fixedpoint)
+GEMMI8_A64_QIGEMM_ENTRY(gemmi8_qs8_igemm_fp32_ukernel_4x4c16__neon,
+                        gemmi8_qs8_igemm_4x4c16__neon_body, fp32)

@@ -3,6 +3,10 @@
 #define GEMMI8_MCA_NAME(out) "gemmi8_qs8_pgemm_" out "_ukernel_6x16c8__i8mm"
 #include "qgemm-i8mm.h"
 
-GEMMI8_QPGEMM_I8MM_KERNEL(gemmi8_qs8_pgemm_s32_ukernel_6x16c8__i8mm, 1, s32)
-GEMMI8_QPGEMM_I8MM_KERNEL(gemmi8_qs8_pgemm_fixedpoint_ukernel_6x16c8__i8mm, 1, fixedpoint)
-GEMMI8_QPGEMM_I8MM_KERNEL(gemmi8_qs8_pgemm_fp32_ukernel_6x16c8__i8mm, 1, fp32)
+GEMMI8_QPGEMM_I8MM_BODY(gemmi8_qs8_pgemm_6x16c8__i8mm_body, 1)
+GEMMI8_A64_QGEMM_ENTRY(gemmi8_qs8_pgemm_s32_ukernel_6x16c8__i8mm,
+                       gemmi8_qs8_pgemm_6x16c8__i8mm_body, s32)
+GEMMI8_A64_QGEMM_ENTRY(gemmi8_qs8_pgemm_fixedpoint_ukernel_6x16c8__i8mm,
+                       gemmi8_qs8_pgemm_6x16c8__i8mm_body, fixedpoint)
+GEMMI8_A64_QGEMM_ENTRY(gemmi8_qs8_pgemm_fp32_ukernel_6x16c8__i8mm,
+                       gemmi8_qs8_pgemm_6x16c8__i8mm_body, fp32)

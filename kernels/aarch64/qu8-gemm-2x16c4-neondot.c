@@ -3,6 +3,10 @@
 #define GEMMI8_MCA_NAME(out) "gemmi8_qu8_gemm_" out "_ukernel_2x16c4__neondot"
 #include "qgemm-neondot.h"
 
-GEMMI8_QGEMM_NEONDOT_KERNEL_FULL(gemmi8_qu8_gemm_s32_ukernel_2x16c4__neondot, 2, 0, s32)
-GEMMI8_QGEMM_NEONDOT_KERNEL_FULL(gemmi8_qu8_gemm_fixedpoint_ukernel_2x16c4__neondot, 2, 0, fixedpoint)
-GEMMI8_QGEMM_NEONDOT_KERNEL_FULL(gemmi8_qu8_gemm_fp32_ukernel_2x16c4__neondot, 2, 0, fp32)
+GEMMI8_QGEMM_NEONDOT_BODY_FULL(gemmi8_qu8_gemm_2x16c4__neondot_body, 2, 0)
+GEMMI8_A64_QGEMM_ENTRY(gemmi8_qu8_gemm_s32_ukernel_2x16c4__neondot,
+                       gemmi8_qu8_gemm_2x16c4__neondot_body, s32)
+GEMMI8_A64_QGEMM_ENTRY(gemmi8_qu8_gemm_fixedpoint_ukernel_2x16c4__neondot,
+                       gemmi8_qu8_gemm_2x16c4__neondot_body, fixedpoint)
+GEMMI8_A64_QGEMM_ENTRY(gemmi8_qu8_gemm_fp32_ukernel_2x16c4__neondot,
+                       gemmi8_qu8_gemm_2x16c4__neondot_body, fp32)

@@ -5,6 +5,10 @@
 #define GEMMI8_A64_DOT_BATCH 1
 #include "qgemm-neondot.h"
 
-GEMMI8_QGEMM_NEONDOT_KERNEL_FULL(gemmi8_qu8_gemm_s32_ukernel_4x16c4__neondot_a510, 4, 0, s32)
-GEMMI8_QGEMM_NEONDOT_KERNEL_FULL(gemmi8_qu8_gemm_fixedpoint_ukernel_4x16c4__neondot_a510, 4, 0, fixedpoint)
-GEMMI8_QGEMM_NEONDOT_KERNEL_FULL(gemmi8_qu8_gemm_fp32_ukernel_4x16c4__neondot_a510, 4, 0, fp32)
+GEMMI8_QGEMM_NEONDOT_BODY_FULL(gemmi8_qu8_gemm_4x16c4__neondot_a510_body, 4, 0)
+GEMMI8_A64_QGEMM_ENTRY(gemmi8_qu8_gemm_s32_ukernel_4x16c4__neondot_a510,
+                       gemmi8_qu8_gemm_4x16c4__neondot_a510_body, s32)
+GEMMI8_A64_QGEMM_ENTRY(gemmi8_qu8_gemm_fixedpoint_ukernel_4x16c4__neondot_a510,
+                       gemmi8_qu8_gemm_4x16c4__neondot_a510_body, fixedpoint)
+GEMMI8_A64_QGEMM_ENTRY(gemmi8_qu8_gemm_fp32_ukernel_4x16c4__neondot_a510,
+                       gemmi8_qu8_gemm_4x16c4__neondot_a510_body, fp32)

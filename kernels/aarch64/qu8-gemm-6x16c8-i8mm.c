@@ -2,6 +2,10 @@
 #define GEMMI8_MCA_NAME(out) "gemmi8_qu8_gemm_" out "_ukernel_6x16c8__i8mm"
 #include "qgemm-i8mm.h"
 
-GEMMI8_QGEMM_I8MM_KERNEL(gemmi8_qu8_gemm_s32_ukernel_6x16c8__i8mm, 6, 0, s32)
-GEMMI8_QGEMM_I8MM_KERNEL(gemmi8_qu8_gemm_fixedpoint_ukernel_6x16c8__i8mm, 6, 0, fixedpoint)
-GEMMI8_QGEMM_I8MM_KERNEL(gemmi8_qu8_gemm_fp32_ukernel_6x16c8__i8mm, 6, 0, fp32)
+GEMMI8_QGEMM_I8MM_BODY(gemmi8_qu8_gemm_6x16c8__i8mm_body, 6, 0)
+GEMMI8_A64_QGEMM_ENTRY(gemmi8_qu8_gemm_s32_ukernel_6x16c8__i8mm,
+                       gemmi8_qu8_gemm_6x16c8__i8mm_body, s32)
+GEMMI8_A64_QGEMM_ENTRY(gemmi8_qu8_gemm_fixedpoint_ukernel_6x16c8__i8mm,
+                       gemmi8_qu8_gemm_6x16c8__i8mm_body, fixedpoint)
+GEMMI8_A64_QGEMM_ENTRY(gemmi8_qu8_gemm_fp32_ukernel_6x16c8__i8mm,
+                       gemmi8_qu8_gemm_6x16c8__i8mm_body, fp32)

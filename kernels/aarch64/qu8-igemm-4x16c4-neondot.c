@@ -3,6 +3,10 @@
 #define GEMMI8_MCA_NAME(out) "gemmi8_qu8_igemm_" out "_ukernel_4x16c4__neondot"
 #include "qgemm-neondot.h"
 
-GEMMI8_QIGEMM_NEONDOT_KERNEL(gemmi8_qu8_igemm_s32_ukernel_4x16c4__neondot, 4, 0, s32)
-GEMMI8_QIGEMM_NEONDOT_KERNEL(gemmi8_qu8_igemm_fixedpoint_ukernel_4x16c4__neondot, 4, 0, fixedpoint)
-GEMMI8_QIGEMM_NEONDOT_KERNEL(gemmi8_qu8_igemm_fp32_ukernel_4x16c4__neondot, 4, 0, fp32)
+GEMMI8_QIGEMM_NEONDOT_BODY(gemmi8_qu8_igemm_4x16c4__neondot_body, 4, 0)
+GEMMI8_A64_QIGEMM_ENTRY(gemmi8_qu8_igemm_s32_ukernel_4x16c4__neondot,
+                        gemmi8_qu8_igemm_4x16c4__neondot_body, s32)
+GEMMI8_A64_QIGEMM_ENTRY(gemmi8_qu8_igemm_fixedpoint_ukernel_4x16c4__neondot,
+                        gemmi8_qu8_igemm_4x16c4__neondot_body, fixedpoint)
+GEMMI8_A64_QIGEMM_ENTRY(gemmi8_qu8_igemm_fp32_ukernel_4x16c4__neondot,
+                        gemmi8_qu8_igemm_4x16c4__neondot_body, fp32)

@@ -8,7 +8,7 @@
  * depths)^T, 32 products per instruction. qs8 multiplies int8 by int8 (SMMLA), qu8 raw
  * uint8 by raw uint8 (UMMLA), so that
  *   acc = bias'[n] + sum_k a * w  (+ coef[n] * rowsum(a) for qu8, coef = -b_zp)
- * exactly modulo 2^32 (common.h); qu8 takes the row sums from the driver
+ * exactly modulo 2^32 (src/microkernel.h); qu8 takes the row sums from the driver
  * (params->row_sum, NULL when every coef is 0). Packed block: bias'[16], coef[16]
  * (qu8 only), [k/8][16][8] bytes: one vector is two columns' 8 depths, as SMMLA wants.
  *

@@ -12,7 +12,7 @@
  * so it is exact on those blocks for every a. Other blocks, and qu8 (2 * 255^2
  * overflows uint16), take the exact two-accumulate path.
  *   acc = bias'[n] + sum_k a * w  (+ coef[n] * rowsum(a) for qu8, coef = -b_zp)
- * modulo 2^32 (common.h); qu8 takes the row sums from the driver (params->row_sum,
+ * modulo 2^32 (src/microkernel.h); qu8 takes the row sums from the driver (params->row_sum,
  * NULL when every coef is 0). Packed block: bias'[4], coef[4] (qu8 only), then
  * [k/16][4][16] bytes: column j's 16 depths are one vector.
  *

@@ -5,7 +5,7 @@
  * (one 32-bit lane of va). Both operands keep their own type: qs8 multiplies int8 a by
  * the int8 weights (SDOT), qu8 raw uint8 a by the raw uint8 weights (UDOT), so that
  *   acc = bias'[n] + sum_k a * w  (+ coef[n] * rowsum(a) for qu8, coef = -b_zp)
- * exactly modulo 2^32 (common.h); qu8 takes the row sums from the driver
+ * exactly modulo 2^32 (src/microkernel.h); qu8 takes the row sums from the driver
  * (params->row_sum, NULL when every coef is 0). Packed block: bias'[16], coef[16]
  * (qu8 only), then [k/4][16][4] bytes: a vector is 4 columns x 4 depths.
  *

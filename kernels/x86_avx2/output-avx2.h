@@ -6,9 +6,10 @@
  * column groups, MR and NJ compile-time constants); rows at or past mr are never
  * stored, columns past nr are stored 8/4/2/1 at a time, and per-channel arrays are
  * read for nr columns only (vpmaskmovd). is_signed: 8-bit outputs are int8 (qs8), else
- * uint8. gemmi8_qgemm_output_avx2 picks the stage from an enum gemmi8_out: a new
- * output kind is one more stage function here and one more case there (and one more
- * entry point per tile file); the templates that call it do not change.
+ * uint8. gemmi8_qgemm_output_avx2 picks the stage from enum gemmi8_qoutput
+ * (src/microkernel.h): a new output kind is one more stage function here and one more
+ * case there (and one more entry point per tile file); the templates that call it do
+ * not change.
  */
 #ifndef GEMMI8_OUTPUT_AVX2_H
 #define GEMMI8_OUTPUT_AVX2_H
@@ -16,17 +17,6 @@
 #include <immintrin.h>
 
 #include "requant.h"
-
-/* The output kinds of an int8 kernel. (One per ISA header until a shared enum lands
- * in src/microkernel.h.) */
-#ifndef GEMMI8_OUT_KINDS
-#define GEMMI8_OUT_KINDS
-enum gemmi8_out {
-  GEMMI8_OUT_S32,        /* the int32 accumulators */
-  GEMMI8_OUT_FIXEDPOINT, /* 8 bits, TFLite fixed-point requantization */
-  GEMMI8_OUT_FP32,       /* 8 bits, fp32 requantization */
-};
-#endif
 
 /* Lanes of column group j that lie within nr columns. */
 static GEMMI8_ALWAYS_INLINE __m256i gemmi8_column_mask_avx2(size_t nr, size_t j)
@@ -254,20 +244,22 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_avx2(
 /* The output stage `out` of the tile in vacc. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_output_avx2(const size_t MR, const size_t NJ,
                                                           const int is_signed,
-                                                          enum gemmi8_out out, size_t mr,
+                                                          enum gemmi8_qoutput out, size_t mr,
                                                           size_t nr, void* c, size_t c_stride,
                                                           const struct gemmi8_qparams* p,
                                                           __m256i vacc[][2])
 {
   switch (out) {
-    case GEMMI8_OUT_S32:
+    case gemmi8_qoutput_s32:
       gemmi8_qgemm_store_s32_avx2(MR, NJ, mr, nr, c, c_stride, vacc);
       break;
-    case GEMMI8_OUT_FIXEDPOINT:
+    case gemmi8_qoutput_fixedpoint:
       gemmi8_qgemm_store_fixedpoint_avx2(MR, NJ, is_signed, mr, nr, c, c_stride, p, vacc);
       break;
-    case GEMMI8_OUT_FP32:
+    case gemmi8_qoutput_fp32:
       gemmi8_qgemm_store_fp32_avx2(MR, NJ, is_signed, mr, nr, c, c_stride, p, vacc);
+      break;
+    case gemmi8_qoutput_count: /* not an output */
       break;
   }
 }

@@ -5,7 +5,7 @@
  * sums of two products (|.| <= 2 * 255 * 255) always fit in int32. vpmaddubsw,
  * which saturates, is never used.
  *
- * Packed block (gemmi8_qpack_goi_s16__generic, common.h): int32 bias'[16], then
+ * Packed block (gemmi8_qpack_goi_s16__generic, src/microkernel.h): int32 bias'[16], then
  * [k/2][16][2] int16 weights w = B - b_zp. 32 bytes hold one k pair of 8 columns,
  * (w[n][k], w[n][k+1]) in the dword of column n. So
  *   acc = bias'[n] + sum_k a[k] * w[n][k]
@@ -377,7 +377,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_avx2(const size_t MR, const 
 
 /* One tile: accumulate, then the output stage. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_tile_avx2(
-    const size_t MR, const size_t NJ, const int is_signed, const enum gemmi8_out out, size_t mr, size_t nr,
+    const size_t MR, const size_t NJ, const int is_signed, const enum gemmi8_qoutput out, size_t mr, size_t nr,
     size_t k, const void* a, size_t a_stride, const void* w, void* c, size_t c_stride,
     const struct gemmi8_qparams* params)
 {
@@ -388,7 +388,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_tile_avx2(
 
 /* One igemm tile: the same outputs. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_tile_avx2(
-    const size_t MR, const size_t NJ, const int is_signed, const enum gemmi8_out out, size_t mr,
+    const size_t MR, const size_t NJ, const int is_signed, const enum gemmi8_qoutput out, size_t mr,
     size_t nr, size_t kc, size_t ks, const void* const* a, size_t a_offset, const void* zero,
     const void* w, void* c, size_t c_stride, const struct gemmi8_qparams* params)
 {
@@ -404,7 +404,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_tile_avx2(
 #define GEMMI8_QGEMM_AVX2_KERNELS(name, MR, SIGNED, s32, fixedpoint, fp32)                 \
   static __attribute__((noinline, noclone)) void name(                                   \
       size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,      \
-      void* c, size_t c_stride, const struct gemmi8_qparams* params, enum gemmi8_out out) \
+      void* c, size_t c_stride, const struct gemmi8_qparams* params, enum gemmi8_qoutput out) \
   {                                                                                      \
     _Static_assert(MR >= 1 && MR <= 6, "the k loops have 1 to 6 rows");                  \
     if (nr > 8) {                                                                        \
@@ -415,9 +415,9 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_tile_avx2(
                              params);                                                    \
     }                                                                                    \
   }                                                                                      \
-  GEMMI8_QGEMM_AVX2_ENTRY(s32, name, GEMMI8_OUT_S32)                                     \
-  GEMMI8_QGEMM_AVX2_ENTRY(fixedpoint, name, GEMMI8_OUT_FIXEDPOINT)                       \
-  GEMMI8_QGEMM_AVX2_ENTRY(fp32, name, GEMMI8_OUT_FP32)
+  GEMMI8_QGEMM_AVX2_ENTRY(s32, name, gemmi8_qoutput_s32)                                     \
+  GEMMI8_QGEMM_AVX2_ENTRY(fixedpoint, name, gemmi8_qoutput_fixedpoint)                       \
+  GEMMI8_QGEMM_AVX2_ENTRY(fp32, name, gemmi8_qoutput_fp32)
 #define GEMMI8_QGEMM_AVX2_ENTRY(fn, name, OUT)                                            \
   void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
           void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
@@ -430,7 +430,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_tile_avx2(
   static __attribute__((noinline, noclone)) void name(                                   \
       size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w,    \
       void* c, size_t c_stride, size_t a_offset, const void* zero,                       \
-      const struct gemmi8_qparams* params, enum gemmi8_out out)                          \
+      const struct gemmi8_qparams* params, enum gemmi8_qoutput out)                          \
   {                                                                                      \
     if (nr > 8) {                                                                        \
       gemmi8_qigemm_tile_avx2(MR, 2, SIGNED, out, mr, nr, kc, ks, a, a_offset, zero, w,   \
@@ -440,9 +440,9 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_tile_avx2(
                               c, c_stride, params);                                      \
     }                                                                                    \
   }                                                                                      \
-  GEMMI8_QIGEMM_AVX2_ENTRY(s32, name, GEMMI8_OUT_S32)                                    \
-  GEMMI8_QIGEMM_AVX2_ENTRY(fixedpoint, name, GEMMI8_OUT_FIXEDPOINT)                      \
-  GEMMI8_QIGEMM_AVX2_ENTRY(fp32, name, GEMMI8_OUT_FP32)
+  GEMMI8_QIGEMM_AVX2_ENTRY(s32, name, gemmi8_qoutput_s32)                                    \
+  GEMMI8_QIGEMM_AVX2_ENTRY(fixedpoint, name, gemmi8_qoutput_fixedpoint)                      \
+  GEMMI8_QIGEMM_AVX2_ENTRY(fp32, name, gemmi8_qoutput_fp32)
 #define GEMMI8_QIGEMM_AVX2_ENTRY(fn, name, OUT)                                           \
   void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
           void* c, size_t c_stride, size_t a_offset, const void* zero,                   \

@@ -5,7 +5,7 @@
  * vpdpbusd multiplies unsigned bytes by signed bytes. The packed weights are
  * w = B ^ 0x80, i.e. B - 128 as int8 for qu8 and B + 128 as uint8 for qs8, so
  *   qu8: acc += a (u8, register) * w (s8)      qs8: acc += w (u8) * a (s8, broadcast)
- * and acc = bias' + sum a * w + coef[n] * rowsum(a), exact modulo 2^32 (see common.h).
+ * and acc = bias' + sum a * w + coef[n] * rowsum(a), exact modulo 2^32 (see src/microkernel.h).
  * The row sums come from the driver (params->row_sum); NULL when every coef is 0
  * (qu8 with b_zp = 128), and the term is skipped; when every column has the same
  * coef (qs8; qu8 with a per-tensor b_zp) it is one add, with no vector multiply. (Flipping a qs8 row to uint8 in the
@@ -206,7 +206,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_avx512vnni(
 #define GEMMI8_QGEMM_AVX512VNNI_BODY(name, MR, NJMAX, SIGNED_A, CASES)                    \
   static __attribute__((noinline, noclone)) void name(                                   \
       size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,      \
-      void* c, size_t c_stride, const struct gemmi8_qparams* params, enum gemmi8_out out) \
+      void* c, size_t c_stride, const struct gemmi8_qparams* params, enum gemmi8_qoutput out) \
   {                                                                                      \
     __m512i vacc[MR][4];                                                                 \
     CASES                                                                                \
@@ -218,9 +218,9 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_avx512vnni(
     name(mr, nr, k, a, a_stride, w, c, c_stride, params, OUT);                           \
   }
 #define GEMMI8_QGEMM_AVX512VNNI_ENTRIES(name, s32, fixedpoint, fp32)                      \
-  GEMMI8_QGEMM_AVX512VNNI_ENTRY(s32, name, GEMMI8_OUT_S32)                               \
-  GEMMI8_QGEMM_AVX512VNNI_ENTRY(fixedpoint, name, GEMMI8_OUT_FIXEDPOINT)                 \
-  GEMMI8_QGEMM_AVX512VNNI_ENTRY(fp32, name, GEMMI8_OUT_FP32)
+  GEMMI8_QGEMM_AVX512VNNI_ENTRY(s32, name, gemmi8_qoutput_s32)                               \
+  GEMMI8_QGEMM_AVX512VNNI_ENTRY(fixedpoint, name, gemmi8_qoutput_fixedpoint)                 \
+  GEMMI8_QGEMM_AVX512VNNI_ENTRY(fp32, name, gemmi8_qoutput_fp32)
 
 /* The main tile: a case per column-group count (1 .. NJMAX = 3). */
 #define GEMMI8_QGEMM_AVX512VNNI_KERNELS(name, MR, SIGNED_A, s32, fixedpoint, fp32)        \
@@ -257,7 +257,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_avx512vnni(
   static __attribute__((noinline, noclone)) void name(                                   \
       size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w,    \
       void* c, size_t c_stride, size_t a_offset, const void* zero,                       \
-      const struct gemmi8_qparams* params, enum gemmi8_out out)                          \
+      const struct gemmi8_qparams* params, enum gemmi8_qoutput out)                          \
   {                                                                                      \
     __m512i vacc[MR][4];                                                                 \
     switch ((nr + 15) / 16) {                                                            \
@@ -266,8 +266,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_avx512vnni(
       GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 3, SIGNED_A)                                     \
     }                                                                                    \
   }                                                                                      \
-  GEMMI8_QIGEMM_AVX512VNNI_ENTRY(s32, name, GEMMI8_OUT_S32)                              \
-  GEMMI8_QIGEMM_AVX512VNNI_ENTRY(fixedpoint, name, GEMMI8_OUT_FIXEDPOINT)                \
-  GEMMI8_QIGEMM_AVX512VNNI_ENTRY(fp32, name, GEMMI8_OUT_FP32)
+  GEMMI8_QIGEMM_AVX512VNNI_ENTRY(s32, name, gemmi8_qoutput_s32)                              \
+  GEMMI8_QIGEMM_AVX512VNNI_ENTRY(fixedpoint, name, gemmi8_qoutput_fixedpoint)                \
+  GEMMI8_QIGEMM_AVX512VNNI_ENTRY(fp32, name, gemmi8_qoutput_fp32)
 
 #endif

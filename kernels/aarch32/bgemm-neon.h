@@ -331,7 +331,6 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_bgemm_store_bits__armv7neon(size_t mr, s
 /* The body of the tile: the s32, f32 and bits kernels are thin entries into it (the
  * loop compiled once), the output kind in the bits of mr from 8 up (mr <= 4): one ORR
  * and a tail call. */
-enum { gemmi8_bneon_out_s32 = 0, gemmi8_bneon_out_f32 = 1, gemmi8_bneon_out_bits = 2 };
 #define GEMMI8_BGEMM_4X4_NEON_BODY(body)                                                   \
   static __attribute__((noinline, noclone)) void body(                                   \
       size_t mr_out, size_t nr, size_t k, const uint64_t* a, size_t a_stride,            \
@@ -341,9 +340,9 @@ enum { gemmi8_bneon_out_s32 = 0, gemmi8_bneon_out_f32 = 1, gemmi8_bneon_out_bits
     const int out = (int) (mr_out >> 8);                                                 \
     int32x4_t vacc[4];                                                                   \
     gemmi8_bgemm_core_4x4__armv7neon(mr, k, a, a_stride, (const uint64_t*) w, vacc);          \
-    if (out == gemmi8_bneon_out_s32) {                                                   \
+    if (out == gemmi8_boutput_s32) {                                                   \
       gemmi8_bgemm_store_s32__armv7neon(mr, nr, c, c_stride, vacc);                           \
-    } else if (out == gemmi8_bneon_out_f32) {                                            \
+    } else if (out == gemmi8_boutput_f32) {                                            \
       gemmi8_bgemm_store_f32__armv7neon(mr, nr, c, c_stride, params, vacc);                   \
     } else {                                                                             \
       gemmi8_bgemm_store_bits__armv7neon(mr, nr, c, c_stride, params, vacc);                  \
@@ -354,7 +353,7 @@ enum { gemmi8_bneon_out_s32 = 0, gemmi8_bneon_out_f32 = 1, gemmi8_bneon_out_bits
   void fn(size_t mr, size_t nr, size_t k, const uint64_t* a, size_t a_stride,            \
           const void* w, void* c, size_t c_stride, const struct gemmi8_bparams* params)  \
   {                                                                                      \
-    body(mr | (size_t) gemmi8_bneon_out_##OUT << 8, nr, k, a, a_stride, w, c, c_stride,   \
+    body(mr | (size_t) gemmi8_boutput_##OUT << 8, nr, k, a, a_stride, w, c, c_stride,   \
          params);                                                                        \
   }
 

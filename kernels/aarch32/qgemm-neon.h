@@ -458,23 +458,22 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32__armv7neon(const size_t
  * after it. An entry passes the output kind in the bits of mr from
  * GEMMI8_QNEON_OUT_SHIFT up (mr <= 2), so that it is one ORR and a tail call: the other
  * arguments stay in their registers and stack slots. */
-enum { gemmi8_qneon_out_s32 = 0, gemmi8_qneon_out_fixedpoint = 1, gemmi8_qneon_out_fp32 = 2 };
 #define GEMMI8_QNEON_OUT_SHIFT 8
 #define GEMMI8_QNEON_NOINLINE __attribute__((noinline, noclone))
 #define GEMMI8_QNEON_BODY_MR(mr_out) ((mr_out) & (((size_t) 1 << GEMMI8_QNEON_OUT_SHIFT) - 1))
 #define GEMMI8_QNEON_ENTRY_MR(mr, OUT) \
-  ((mr) | (size_t) gemmi8_qneon_out_##OUT << GEMMI8_QNEON_OUT_SHIFT)
+  ((mr) | (size_t) gemmi8_qoutput_##OUT << GEMMI8_QNEON_OUT_SHIFT)
 
-/* The output stage of output kind out (a gemmi8_qneon_out_* value). */
+/* The output stage of output kind out (a gemmi8_qoutput_* value). */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store__armv7neon(const size_t ROWS, const int is_signed,
                                                          int out, size_t mr, size_t nr,
                                                          void* c, size_t c_stride,
                                                          const struct gemmi8_qparams* p,
                                                          const int32x4_t vacc[2])
 {
-  if (out == gemmi8_qneon_out_s32) {
+  if (out == gemmi8_qoutput_s32) {
     gemmi8_qgemm_store_s32__armv7neon(ROWS, mr, nr, c, c_stride, vacc);
-  } else if (out == gemmi8_qneon_out_fixedpoint) {
+  } else if (out == gemmi8_qoutput_fixedpoint) {
     gemmi8_qgemm_store_fixedpoint__armv7neon(ROWS, is_signed, mr, nr, c, c_stride, p, vacc);
   } else {
     gemmi8_qgemm_store_fp32__armv7neon(ROWS, mr, nr, c, c_stride, p, vacc);

@@ -29,7 +29,6 @@
 #define CHUNK 4095
 
 #define GEMMI8_MCA_NAME(out) "gemmi8_bin_gemm_" out "_ukernel_4x4c2__neon:MACS=2048"
-enum { out_s32, out_f32, out_bits };
 
 /* One pair of depth words in two halves (rows 0-1, rows 2-3), each eight EOR, eight
  * CNT and eight UADALP through the scratch registers v24..v31: consecutive
@@ -177,13 +176,13 @@ static GEMMI8_A64_NOINLINE void gemmi8_bin_gemm_4x4c2__neon_body(
   const size_t mr = GEMMI8_A64_BODY_MR(mr_out);
   int32x4_t vacc[MR][4];
   accumulate(mr, k, a, a_stride, w, vacc);
-  if (out == out_s32) {
+  if (out == gemmi8_boutput_s32) {
     gemmi8_a64_store_s32(MR, 1, mr, nr, c, c_stride, vacc);
     return;
   }
   float32x4_t vout[MR];
   affine(nr, params, vacc, vout);
-  if (out == out_f32) {
+  if (out == gemmi8_boutput_f32) {
 #pragma GCC unroll 4
     for (size_t i = 0; i < MR; i++) vacc[i][0] = vreinterpretq_s32_f32(vout[i]);
     gemmi8_a64_store_s32(MR, 1, mr, nr, c, c_stride, vacc);
@@ -212,6 +211,6 @@ static GEMMI8_A64_NOINLINE void gemmi8_bin_gemm_4x4c2__neon_body(
                                      a_stride, w, c, c_stride, params);                   \
   }
 
-GEMMI8_A64_BGEMM_ENTRY(gemmi8_bin_gemm_s32_ukernel_4x4c2__neon, out_s32)
-GEMMI8_A64_BGEMM_ENTRY(gemmi8_bin_gemm_f32_ukernel_4x4c2__neon, out_f32)
-GEMMI8_A64_BGEMM_ENTRY(gemmi8_bin_gemm_bits_ukernel_4x4c2__neon, out_bits)
+GEMMI8_A64_BGEMM_ENTRY(gemmi8_bin_gemm_s32_ukernel_4x4c2__neon, gemmi8_boutput_s32)
+GEMMI8_A64_BGEMM_ENTRY(gemmi8_bin_gemm_f32_ukernel_4x4c2__neon, gemmi8_boutput_f32)
+GEMMI8_A64_BGEMM_ENTRY(gemmi8_bin_gemm_bits_ukernel_4x4c2__neon, gemmi8_boutput_bits)

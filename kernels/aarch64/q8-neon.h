@@ -26,8 +26,6 @@
 #include "mca.h"
 
 
-/* Output kinds of a kernel (template parameter). */
-enum { gemmi8_a64_out_s32 = 0, gemmi8_a64_out_fixedpoint = 1, gemmi8_a64_out_fp32 = 2 };
 
 /* The includer defines GEMMI8_MCA_NAME(out) to name its regions, e.g.
  *   #define GEMMI8_MCA_NAME(out) "gemmi8_qu8_gemm_" out "_ukernel_4x16c4__neondot"
@@ -48,7 +46,7 @@ enum { gemmi8_a64_out_s32 = 0, gemmi8_a64_out_fixedpoint = 1, gemmi8_a64_out_fp3
 #define GEMMI8_A64_BODY_OUT(mr_out) ((int) ((mr_out) >> GEMMI8_A64_OUT_SHIFT))
 #define GEMMI8_A64_BODY_MR(mr_out) ((mr_out) & (((size_t) 1 << GEMMI8_A64_OUT_SHIFT) - 1))
 #define GEMMI8_A64_ENTRY_MR(mr, OUT) \
-  ((mr) | (size_t) gemmi8_a64_out_##OUT << GEMMI8_A64_OUT_SHIFT)
+  ((mr) | (size_t) gemmi8_qoutput_##OUT << GEMMI8_A64_OUT_SHIFT)
 /* The parameter lists of the inline bodies. */
 #define GEMMI8_A64_QGEMM_IMPL_ARGS                                                       \
   const int out, size_t mr, size_t nr, size_t k, const void* a, size_t a_stride,         \
@@ -70,7 +68,7 @@ enum { gemmi8_a64_out_s32 = 0, gemmi8_a64_out_fixedpoint = 1, gemmi8_a64_out_fp3
                                        const struct gemmi8_qparams* params)               \
   {                                                                                       \
     const int out = GEMMI8_A64_BODY_OUT(mr_out);                                          \
-    if (NO_S32 && out == gemmi8_a64_out_s32) __builtin_unreachable();                     \
+    if (NO_S32 && out == gemmi8_qoutput_s32) __builtin_unreachable();                     \
     body##_impl(out, GEMMI8_A64_BODY_MR(mr_out), nr, k, a, a_stride, w, c, c_stride,      \
                 params);                                                                  \
   }
@@ -82,7 +80,7 @@ enum { gemmi8_a64_out_s32 = 0, gemmi8_a64_out_fixedpoint = 1, gemmi8_a64_out_fp3
                                        const struct gemmi8_qparams* params)               \
   {                                                                                       \
     const int out = GEMMI8_A64_BODY_OUT(mr_out);                                          \
-    if (NO_S32 && out == gemmi8_a64_out_s32) __builtin_unreachable();                     \
+    if (NO_S32 && out == gemmi8_qoutput_s32) __builtin_unreachable();                     \
     body##_impl(out, GEMMI8_A64_BODY_MR(mr_out), nr, kc, ks, a, w, c, c_stride, a_offset, \
                 zero, params);                                                            \
   }
@@ -97,7 +95,7 @@ enum { gemmi8_a64_out_s32 = 0, gemmi8_a64_out_fixedpoint = 1, gemmi8_a64_out_fp3
                                              size_t c_stride,                                \
                                              const struct gemmi8_qparams* params)            \
   {                                                                                          \
-    body##_impl(gemmi8_a64_out_s32, mr, nr, k, a, a_stride, w, c, c_stride, params);         \
+    body##_impl(gemmi8_qoutput_s32, mr, nr, k, a, a_stride, w, c, c_stride, params);         \
   }
 #define GEMMI8_A64_QGEMM_S32_SPLIT(body, MR, SIGNED, CORE4)                                  \
   static GEMMI8_ALWAYS_INLINE void body##_s32(size_t mr, size_t nr, size_t k, const void* a, \
@@ -111,7 +109,7 @@ enum { gemmi8_a64_out_s32 = 0, gemmi8_a64_out_fixedpoint = 1, gemmi8_a64_out_fp3
     }                                                                                        \
     int32x4_t vacc[MR][4];                                                                   \
     CORE4;                                                                                   \
-    gemmi8_a64_store(gemmi8_a64_out_s32, MR, 4, 16, SIGNED, mr, 16, c, c_stride, params,     \
+    gemmi8_a64_store(gemmi8_qoutput_s32, MR, 4, 16, SIGNED, mr, 16, c, c_stride, params,     \
                      vacc);                                                                  \
   }
 #define GEMMI8_A64_QIGEMM_S32(body)                                                      \
@@ -120,7 +118,7 @@ enum { gemmi8_a64_out_s32 = 0, gemmi8_a64_out_fixedpoint = 1, gemmi8_a64_out_fp3
       void* c, size_t c_stride, size_t a_offset, const void* zero,                       \
       const struct gemmi8_qparams* params)                                               \
   {                                                                                      \
-    body##_impl(gemmi8_a64_out_s32, mr, nr, kc, ks, a, w, c, c_stride, a_offset, zero,   \
+    body##_impl(gemmi8_qoutput_s32, mr, nr, kc, ks, a, w, c, c_stride, a_offset, zero,   \
                 params);                                                                 \
   }
 #define GEMMI8_A64_QIGEMM_S32_SPLIT(body, MR, SIGNED, CORE4)                             \
@@ -136,7 +134,7 @@ enum { gemmi8_a64_out_s32 = 0, gemmi8_a64_out_fixedpoint = 1, gemmi8_a64_out_fp3
     }                                                                                    \
     int32x4_t vacc[MR][4];                                                               \
     CORE4;                                                                               \
-    gemmi8_a64_store(gemmi8_a64_out_s32, MR, 4, 16, SIGNED, mr, 16, c, c_stride, params, \
+    gemmi8_a64_store(gemmi8_qoutput_s32, MR, 4, 16, SIGNED, mr, 16, c, c_stride, params, \
                      vacc);                                                              \
   }
 
@@ -518,16 +516,16 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store_fp32(const size_t MR, const si
     }                                                                                    \
   } while (0)
 
-/* The output stage of a kernel: OUT is a gemmi8_a64_out_* value. */
+/* The output stage of a kernel: OUT is a gemmi8_qoutput_* value. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store(const int OUT, const size_t MR, const size_t NJ,
                                                   const size_t NR, const int is_signed, size_t mr,
                                                   size_t nr, void* c, size_t c_stride,
                                                   const struct gemmi8_qparams* p,
                                                   int32x4_t vacc[][4])
 {
-  if (OUT == gemmi8_a64_out_s32) {
+  if (OUT == gemmi8_qoutput_s32) {
     gemmi8_a64_store_s32(MR, NJ, mr, nr, c, c_stride, vacc);
-  } else if (OUT == gemmi8_a64_out_fixedpoint) {
+  } else if (OUT == gemmi8_qoutput_fixedpoint) {
     gemmi8_a64_store_fixedpoint(MR, NJ, NR, is_signed, mr, nr, c, c_stride, p, vacc);
   } else {
     gemmi8_a64_store_fp32(MR, NJ, NR, is_signed, mr, nr, c, c_stride, p, vacc);

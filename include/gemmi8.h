@@ -519,8 +519,10 @@ GEMMI8_API gemmi8_status gemmi8_bin_gemm_bits_ex(size_t m, size_t n, size_t k,
  * batch, input size and pointers; the output size is returned and the indirection
  * buffer built), run (as often as wanted; the input may change between runs, its
  * address may not without a new setup), destroy. An operator runs one run at a
- * time; two operators are independent. A 1x1 convolution with stride 1 and no
- * padding runs the GEMM on the input in place, with no indirection buffer.
+ * time; two operators are independent. Create chooses how the layer runs, once: a 1x1
+ * convolution with stride 1 and no padding runs the GEMM on the input in place, with
+ * no indirection buffer; any other layer the GEMM's kernels through the indirection
+ * buffer (a depthwise layer, one input channel a group, too, for now).
  *
  * How it is computed: the filter of each group is packed as GEMM weights of
  * co x (taps x ci), each tap's channels padded to the kernels' depth group with the
@@ -534,10 +536,13 @@ GEMMI8_API gemmi8_status gemmi8_bin_gemm_bits_ex(size_t m, size_t n, size_t k,
  * group, no horizontal dilation and fewer than 16 input channels that the kernels'
  * depth group does not divide (a first layer's 3), the taps of a kernel row are one
  * tap of kernel_width x ci bytes instead, read from a copy of the input with its
- * padding around it, which run fills first. Memory: the packed filter at create; at
- * setup the indirection buffer (8 bytes a pointer, round_up(output pixels, main tile
- * height) x taps of them), for those kernel sets 4 bytes per output pixel and group,
- * and for merged rows the padded copy.
+ * padding around it, which run fills first. Memory: at create the packed filter and,
+ * for kernel sets that take the fixed-point constants of each block of output
+ * channels ready-made (AVX-512 VNNI), 2 KB a block (a block a group with per-channel
+ * scales); at setup the indirection buffer (8 bytes a pointer, round_up(output pixels,
+ * main tile height) x taps of them), for those kernel sets that add row sums 4 bytes
+ * per output pixel and group, for those that pack the input of a 1x1 layer its
+ * panels, and for merged rows the padded copy. Run allocates nothing.
  */
 typedef struct gemmi8_convolution gemmi8_convolution;
 
@@ -613,18 +618,16 @@ GEMMI8_API gemmi8_status gemmi8_convolution_setup(gemmi8_convolution* op, size_t
                                                   size_t* output_height, size_t* output_width);
 
 /* Runs the convolution set up last, on the calling thread (parallel NULL) or on
- * several (see "Threads"); the bytes do not depend on which. It allocates nothing,
- * except in the 1x1 stride-1 layers without padding, which run the GEMM per group:
- * there, as in gemmi8_<type>_gemm, kernel sets that need row sums of A allocate them
- * past 1024 output pixels. Returns invalid_parameter (nothing written) for a NULL op,
- * an operator not set up or a bad parallel; out_of_memory when those row sums could
- * not be allocated (the groups before the one that failed are then written). */
+ * several (see "Threads"); the bytes do not depend on which. It allocates nothing
+ * (create and setup did). Returns invalid_parameter (nothing written) for a NULL op,
+ * an operator not set up or a bad parallel. */
 GEMMI8_API gemmi8_status gemmi8_convolution_run(gemmi8_convolution* op,
                                                 const gemmi8_parallel* parallel);
 
 /* Memory of the last successful setup: *indirection_bytes the indirection buffer (0
- * for a 1x1 stride-1 layer without padding, which has none), *workspace_bytes the
- * row sums and the padded copy of the input (merged rows) it also holds. Returns
+ * for a 1x1 stride-1 layer without padding, which has none), *workspace_bytes what it
+ * also holds: the row sums, the packed panels of the input and the padded copy of the
+ * input (merged rows), as the kernel set and the layer need them. Returns
  * invalid_parameter for a NULL pointer or an operator not set up. */
 GEMMI8_API gemmi8_status gemmi8_convolution_memory(const gemmi8_convolution* op,
                                                    size_t* indirection_bytes,

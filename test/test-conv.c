@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conv.h" /* gemmi8_convolution_path(): the path create chose */
 #include "ref.h"
 #include "test.h"
 
@@ -187,8 +188,11 @@ static void run_case(const ccase* c, int kind, int mode, int per_channel, gemmi8
     if (way == 0 && c->kh == 1 && c->kw == 1 && c->sh == 1 && c->sw == 1 && c->pt + c->pl + c->pb + c->pr == 0) {
       size_t ind_bytes = 1, work_bytes = 1;
       const gemmi8_status mst = gemmi8_convolution_memory(op, &ind_bytes, &work_bytes);
-      t_expect(mst == gemmi8_status_success && ind_bytes == 0 && work_bytes == 0,
-               __func__, "%s: a 1x1 stride-1 layer holds %zu + %zu bytes", what, ind_bytes, work_bytes);
+      /* no indirection buffer; at most the row sums of each pixel and group, and the
+       * packed panels of the input (some kernel sets) */
+      const size_t most = c->groups * (m + 8) * (sizeof(int32_t) + (c->ci + 15) / 16 * 16) + 64;
+      t_expect(mst == gemmi8_status_success && ind_bytes == 0 && work_bytes <= most, __func__,
+               "%s: a 1x1 stride-1 layer holds %zu + %zu bytes", what, ind_bytes, work_bytes);
     }
     st = gemmi8_convolution_run(op, ways[way]);
     char msg[256];
@@ -259,7 +263,9 @@ static const ccase fixed_cases[] = {
     {3, 3, 1, 1, 1, 1, 3, 3, 3, 3, 1, 4, 10, 1, 2, 2, 0, 0},      /* padding as large as the kernel */
     {3, 3, 2, 3, 3, 2, 2, 0, 1, 3, 2, 13, 17, 2, 12, 13, 2, 5},   /* everything at once */
     {5, 5, 1, 1, 2, 2, 4, 4, 4, 4, 4, 6, 9, 1, 6, 6, 0, 3},       /* dilated, grouped */
-    {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, 1, 1, 1, 5, 5, 0, 0},       /* depthwise-like */
+    {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, 1, 1, 1, 5, 5, 0, 0},       /* depthwise */
+    {3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 6, 1, 3, 1, 9, 9, 0, 2},       /* depthwise, multiplier 3 */
+    {1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 16, 1, 2, 2, 3, 3, 1, 0},      /* depthwise 1x1 */
     {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 64, 100, 1, 14, 14, 0, 0},  /* several column blocks */
 };
 
@@ -320,6 +326,52 @@ static void setup_reuse(void) {
   free(in1);
   free(in2);
   free(w);
+}
+
+/* ---- paths ------------------------------------------------------------------------------ */
+
+/* Create chooses the path once: direct for 1x1 stride 1 without padding, igemm for the
+ * rest; a depthwise geometry (groups > 1, one input channel a group, any multiplier) is
+ * recorded and runs igemm (or direct) until its slot is filled. */
+static void paths_chosen(void) {
+  const struct {
+    ccase c;
+    enum gemmi8_conv_path path;
+    int depthwise;
+  } cases[] = {
+      {{1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 24, 50, 1, 7, 7, 0, 0}, gemmi8_conv_path_direct, 0},
+      {{1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 3, 5, 7, 1, 7, 7, 0, 0}, gemmi8_conv_path_direct, 0},
+      {{1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, 16, 32, 1, 8, 8, 0, 0}, gemmi8_conv_path_igemm, 0},
+      {{1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 16, 32, 1, 8, 8, 0, 0}, gemmi8_conv_path_igemm, 0},
+      {{3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 16, 48, 1, 9, 9, 0, 0}, gemmi8_conv_path_igemm, 0},
+      {{3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 8, 1, 9, 9, 0, 0}, gemmi8_conv_path_igemm, 0},
+      {{3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 144, 1, 1, 1, 9, 9, 0, 0}, gemmi8_conv_path_igemm, 1},
+      {{3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 6, 1, 3, 1, 9, 9, 0, 0}, gemmi8_conv_path_igemm, 1},
+      {{1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 16, 1, 2, 1, 3, 3, 0, 0}, gemmi8_conv_path_direct, 1},
+      {{3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, 2, 2, 1, 9, 9, 0, 0}, gemmi8_conv_path_igemm, 0},
+  };
+  const int32_t mult = 1 << 30, shift = -8;
+  const gemmi8_requant rq = {gemmi8_requant_fixedpoint, 0, &mult, &shift, NULL, 0, -128, 127};
+  for (size_t i = 0; i < T_COUNT(cases); i++) {
+    const ccase* c = &cases[i].c;
+    const gemmi8_conv_geometry g = geometry_of(c);
+    const size_t bytes = c->groups * c->co * c->kh * c->kw * c->ci;
+    int8_t* w = t_alloc(bytes);
+    memset(w, 1, bytes);
+    gemmi8_convolution *op = NULL, *op32 = NULL;
+    const gemmi8_status st = gemmi8_qs8_convolution_create(&g, w, 0, NULL, &rq, &op);
+    if (t_expect(st == gemmi8_status_success, __func__, "case %zu: create %s", i,
+                 gemmi8_status_string(st))) {
+      int depthwise = -1;
+      const enum gemmi8_conv_path path = gemmi8_convolution_path(op, &depthwise);
+      t_expect(path == cases[i].path && depthwise == cases[i].depthwise, __func__,
+               "case %zu: path %d depthwise %d, want %d %d", i, (int) path, depthwise,
+               (int) cases[i].path, cases[i].depthwise);
+    }
+    gemmi8_convolution_destroy(op);
+    gemmi8_convolution_destroy(op32);
+    free(w);
+  }
 }
 
 /* ---- bad input ------------------------------------------------------------------------- */
@@ -477,6 +529,7 @@ void test_conv(void) {
     return;
   }
   sweep(pool);
+  paths_chosen();
   setup_reuse();
   bad_input();
   gemmi8_threadpool_destroy(pool);

@@ -568,10 +568,10 @@ typedef struct gemmi8_conv_geometry {
  *                  arrays of groups * co values, copied).
  * Returns invalid_parameter for null pointers, a zero size, stride or dilation, a
  * parameter out of range (as the GEMMs check them), sizes whose products overflow
- * size_t; unsupported_parameter when kernel_height * kernel_width * ci exceeds
- * GEMMI8_QU8_MAX_K (the padded depth of the packed filter, each tap's channels
- * rounded up to the kernels' depth group, must fit it too); out_of_memory. On failure
- * *op is left untouched.
+ * size_t; unsupported_parameter when the layer's depth, kernel_height * kernel_width
+ * * ci, exceeds GEMMI8_QU8_MAX_K (GEMMI8_QS8_MAX_K for qs8, GEMMI8_QU8S8_MAX_K for
+ * qu8s8): a property of the layer, the same on every kernel set, however the kernels
+ * pad each tap's channels; out_of_memory. On failure *op is left untouched.
  */
 GEMMI8_API gemmi8_status gemmi8_qu8_convolution_create(
     const gemmi8_conv_geometry* geometry, const uint8_t* weights, uint8_t a_zero_point,

@@ -9,7 +9,10 @@
  * round_up(ci, KR) (a single tap is not padded). The padding depths hold the weight
  * zero point (0 for the symmetric types), so (B - b_zp) is 0 there and they add
  * nothing, whatever A the kernel reads for them (the igemm kernels read 0; the
- * packed bias' = bias - a_zp * colsum + K * a_zp * b_zp cancels them exactly).
+ * packed bias' = bias - a_zp * colsum + K * a_zp * b_zp cancels them exactly). The
+ * accumulators are exact modulo 2^32 whatever the padded depth, and the real sums
+ * fit int32 whenever the real depth (taps x ci) is within the type's limit: that is
+ * the layer's limit, on every kernel set.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -202,6 +205,7 @@ static gemmi8_status create(enum gemmi8_type type, enum gemmi8_qoutput output,
   const size_t max_k = type == gemmi8_type_qu8   ? GEMMI8_QU8_MAX_K
                        : type == gemmi8_type_qs8 ? GEMMI8_QS8_MAX_K
                                                  : GEMMI8_QU8S8_MAX_K;
+  /* the layer's limit: its real depth, whatever the kernel set pads it to */
   if (real_k > max_k) return gemmi8_status_unsupported_parameter;
   /* The path, once. A depthwise geometry is recorded; until its slot is filled it
    * runs as any grouped layer. */
@@ -238,7 +242,7 @@ static gemmi8_status create(enum gemmi8_type type, enum gemmi8_qoutput output,
   }
   const size_t kcp = ks == 1 ? kc : gemmi8_round_up(kc, cfg->kr);
   size_t k, packed_bytes, packed_total;
-  if (!gemmi8_mul(ks, kcp, &k) || k > max_k ||
+  if (!gemmi8_mul(ks, kcp, &k) ||
       !gemmi8_qpack_bytes(cfg, g.group_output_channels, k, &packed_bytes) ||
       !gemmi8_mul(packed_bytes, g.groups, &packed_total)) {
     return gemmi8_status_unsupported_parameter;

@@ -374,6 +374,91 @@ static void paths_chosen(void) {
   }
 }
 
+/* ---- the depth limit -------------------------------------------------------------------- */
+
+/* A 3x3 layer of ci channels (co = 2), 3x3 input with padding 1: the middle pixel
+ * reads every tap. Extreme values (each product the largest of its sign) make the
+ * sums of the middle pixel as large as the limit allows. Returns create's status; on
+ * success the outputs must equal the reference's. */
+static gemmi8_status limit_case(int kind, size_t ci, int s32) {
+  const ccase c = {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, ci, 2, 1, 3, 3, 0, 0};
+  const gemmi8_conv_geometry g = geometry_of(&c);
+  const int a_signed = kind == C_QS8;
+  const size_t k = 9 * ci, pixels = 9;
+  uint8_t* in = t_alloc(pixels * ci);
+  uint8_t* w = t_alloc(2 * k);
+  uint8_t b_zp[2] = {255, 0};
+  int32_t a_zp;
+  if (kind == C_QS8) { /* (-128 - 127) * -128 and * 127 */
+    memset(in, 0x80, pixels * ci);
+    a_zp = 127;
+    memset(w, 0x80, k);
+    memset(w + k, 127, k);
+  } else if (kind == C_QU8_PC) { /* 255 * (0 - 255) and 255 * (255 - 0) */
+    memset(in, 255, pixels * ci);
+    a_zp = 0;
+    memset(w, 0, k);
+    memset(w + k, 255, k);
+  } else { /* qu8s8: 255 * -128 and 255 * 127 */
+    memset(in, 255, pixels * ci);
+    a_zp = 0;
+    memset(w, 0x80, k);
+    memset(w + k, 127, k);
+  }
+  int32_t acc[9 * 2];
+  ref_conv(&c, kind, in, ci, w, a_zp, b_zp, NULL, 3, 3, acc);
+  const int32_t mult = 1 << 30, shift = -24; /* acc / 2^25 */
+  const int32_t lo = a_signed ? -128 : 0;
+  const gemmi8_requant rq = {gemmi8_requant_fixedpoint, 0, &mult, &shift, NULL, lo + 128, lo,
+                             lo + 255};
+  gemmi8_convolution* op = NULL;
+  gemmi8_status st = create(kind, &g, w, a_zp, b_zp, NULL, &rq, &op);
+  (void) s32;
+  if (st == gemmi8_status_success) {
+    uint8_t out[9 * 2];
+    size_t oh, ow;
+    const gemmi8_status sst = gemmi8_convolution_setup(op, 1, 3, 3, in, ci, out, 2, &oh, &ow);
+    const gemmi8_status rst = gemmi8_convolution_run(op, NULL);
+    int same = sst == gemmi8_status_success && rst == gemmi8_status_success;
+    for (size_t i = 0; i < 18 && same; i++) {
+      const int32_t want = ref_output_fixedpoint(acc[i], mult, shift, rq.zero_point, rq.min, rq.max);
+      same = (a_signed ? (int32_t) (int8_t) out[i] : (int32_t) out[i]) == want;
+    }
+    t_expect(same, __func__, "%s 3x3x%zu: outputs differ from the reference", kind_names[kind], ci);
+    gemmi8_convolution_destroy(op);
+  }
+  free(in);
+  free(w);
+  return st;
+}
+
+/* The limit is the layer's: taps x ci within the type's MAX_K is created on every
+ * kernel set (however its kernels pad each tap), one channel more is not. 3x3x7309
+ * qs8 was refused on avx512vnni and generic, 3x3x3668 qu8 on aarch64 neon. */
+static void depth_limit(void) {
+  const struct {
+    int kind;
+    size_t max_k, ci;
+  } cases[] = {
+      {C_QS8, GEMMI8_QS8_MAX_K, 7309},
+      {C_QU8_PC, GEMMI8_QU8_MAX_K, 3668},
+      {C_QU8S8, GEMMI8_QU8S8_MAX_K, 7309},
+  };
+  for (size_t i = 0; i < T_COUNT(cases); i++) {
+    const int kind = cases[i].kind;
+    const size_t top = cases[i].max_k / 9;
+    const size_t cis[] = {cases[i].ci, top};
+    for (size_t j = 0; j < T_COUNT(cis); j++) {
+      const gemmi8_status st = limit_case(kind, cis[j], 0);
+      t_expect(st == gemmi8_status_success, __func__, "%s 3x3x%zu (K %zu <= %zu): %s",
+               kind_names[kind], cis[j], 9 * cis[j], cases[i].max_k, gemmi8_status_string(st));
+    }
+    const gemmi8_status st = limit_case(kind, top + 1, 0);
+    t_expect(st == gemmi8_status_unsupported_parameter, __func__, "%s 3x3x%zu (K %zu > %zu): %s",
+             kind_names[kind], top + 1, 9 * (top + 1), cases[i].max_k, gemmi8_status_string(st));
+  }
+}
+
 /* ---- bad input ------------------------------------------------------------------------- */
 
 static void bad_input(void) {
@@ -530,6 +615,7 @@ void test_conv(void) {
   }
   sweep(pool);
   paths_chosen();
+  depth_limit();
   setup_reuse();
   bad_input();
   gemmi8_threadpool_destroy(pool);

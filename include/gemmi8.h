@@ -601,14 +601,18 @@ GEMMI8_API gemmi8_status gemmi8_qu8s8_convolution_create(const gemmi8_conv_geome
  *                  Only those channels are read, never past the last pixel's.
  *   output         batch x output_height x output_width pixels, NHWC, pixel stride
  *                  output_pixel_stride >= groups * co; only the groups * co channels
- *                  of each pixel are written (by gemmi8_convolution_run).
+ *                  of each pixel are written (by gemmi8_convolution_run). The output
+ *                  may not overlap the input: no byte from the first output element
+ *                  to the last may lie between the first input element and the last
+ *                  (an in-place convolution is invalid_parameter).
  *   output_height, output_width   receive the output size,
  *                  (input + padding - dilation * (kernel - 1) - 1) / stride + 1 per side.
  * The indirection buffer (batch x output pixels x taps pointers) is built here, and
  * rebuilt only by a setup that changes the batch, the input size, the input pointer
  * or its pixel stride. Returns invalid_parameter for a NULL op, input, output or size
  * pointer, a zero batch, height or width, a dilated kernel larger than the padded
- * input, pixel strides smaller than the channels, sizes that overflow; out_of_memory
+ * input, pixel strides smaller than the channels, an output that overlaps the input,
+ * sizes that overflow; out_of_memory
  * (the operator is then left as it was before the call).
  */
 GEMMI8_API gemmi8_status gemmi8_convolution_setup(gemmi8_convolution* op, size_t batch,

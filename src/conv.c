@@ -391,6 +391,10 @@ gemmi8_status gemmi8_convolution_setup(gemmi8_convolution* op, size_t batch,
     return gemmi8_status_invalid_parameter;
   }
   out_stride = output_pixel_stride * out_size; /* <= out_extent: it fits */
+  /* The output may not overlap the input: the tiles of one pixel would read what the
+   * tiles of another wrote. */
+  const uintptr_t in0 = (uintptr_t) input, out0 = (uintptr_t) output;
+  if (out0 < in0 + in_extent && in0 < out0 + out_extent) return gemmi8_status_invalid_parameter;
   /* int32 outputs at an int32 boundary */
   if ((uintptr_t) output % out_size != 0) return gemmi8_status_invalid_parameter;
   const struct gemmi8_conv_setup s = {

@@ -23,9 +23,12 @@
  * must not exceed PTRDIFF_MAX (no object can be larger); one that does is
  * invalid_parameter, like a stride smaller than the row.
  *
- * Threads: every entry point is thread-safe; packed weights are read-only during a
- * GEMM and may be shared by concurrent calls. A GEMM runs on the calling thread, or
- * on several through its _ex variant (see "Threads" below).
+ * Threads: any entry point may be called from any thread, concurrently with any other
+ * call, except the calls on one object that the object's section rules out: the calls
+ * on one convolution operator ("Convolution", one operator) and the runs on one gemmi8
+ * thread pool ("Threads"). Packed weights are read-only during a GEMM and may be shared
+ * by concurrent calls. A GEMM runs on the calling thread, or on several through its
+ * _ex variant (see "Threads" below).
  */
 #ifndef GEMMI8_H
 #define GEMMI8_H
@@ -518,11 +521,19 @@ GEMMI8_API gemmi8_status gemmi8_bin_gemm_bits_ex(size_t m, size_t n, size_t k,
  * Operator use: create (weights packed once, owned by the operator), setup (the
  * batch, input size and pointers; the output size is returned and the indirection
  * buffer built), run (as often as wanted; the input may change between runs, its
- * address may not without a new setup), destroy. An operator runs one run at a
- * time; two operators are independent. Create chooses how the layer runs, once: a 1x1
- * convolution with stride 1 and no padding runs the GEMM on the input in place, with
- * no indirection buffer; any other layer the GEMM's kernels through the indirection
- * buffer (a depthwise layer, one input channel a group, too, for now).
+ * address may not without a new setup), destroy.
+ *
+ * One operator: the calls on one operator (setup, run, memory, destroy) must not
+ * overlap in time; make them from one thread, or hold a lock around them. A setup
+ * frees and replaces what a run reads, and a run writes the operator's workspace, so
+ * two runs of one operator may not overlap either (a run spreads itself over threads
+ * through its parallel argument). Different operators are independent: each may be
+ * used from its own thread at the same time as the others.
+ *
+ * Create chooses how the layer runs, once: a 1x1 convolution with stride 1 and no
+ * padding runs the GEMM on the input in place, with no indirection buffer; any other
+ * layer the GEMM's kernels through the indirection buffer (a depthwise layer, one
+ * input channel a group, too, for now).
  *
  * How it is computed: the filter of each group is packed as GEMM weights of
  * co x (taps x ci), each tap's channels padded to the kernels' depth group with the
@@ -637,7 +648,7 @@ GEMMI8_API gemmi8_status gemmi8_convolution_memory(const gemmi8_convolution* op,
                                                    size_t* indirection_bytes,
                                                    size_t* workspace_bytes);
 
-/* Frees the operator and all it owns; NULL is allowed. */
+/* Frees the operator and all it owns; NULL is allowed (see "One operator" above). */
 GEMMI8_API void gemmi8_convolution_destroy(gemmi8_convolution* op);
 
 #ifdef __cplusplus

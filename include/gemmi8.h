@@ -604,6 +604,27 @@ GEMMI8_API gemmi8_status gemmi8_qu8s8_convolution_create(const gemmi8_conv_geome
                                                          gemmi8_convolution** op);
 
 /*
+ * The int32 counterparts (ONNX ConvInteger, a framework's own requantization): the
+ * output is acc itself, before any requantization, one int32_t per output channel.
+ * Parameters and statuses as the 8-bit creates, without rq (the layer's depth limit is
+ * the same). Setup then takes an int32_t output at a 4-byte boundary, its
+ * output_pixel_stride in int32_t elements; the bytes are those of
+ * gemmi8_<type>_gemm_s32 on the im2col matrix of the same layer.
+ */
+GEMMI8_API gemmi8_status gemmi8_qu8_convolution_create_s32(
+    const gemmi8_conv_geometry* geometry, const uint8_t* weights, uint8_t a_zero_point,
+    const uint8_t* b_zero_point, int b_zp_per_channel, const int32_t* bias,
+    gemmi8_convolution** op);
+GEMMI8_API gemmi8_status gemmi8_qs8_convolution_create_s32(const gemmi8_conv_geometry* geometry,
+                                                           const int8_t* weights,
+                                                           int8_t a_zero_point,
+                                                           const int32_t* bias,
+                                                           gemmi8_convolution** op);
+GEMMI8_API gemmi8_status gemmi8_qu8s8_convolution_create_s32(
+    const gemmi8_conv_geometry* geometry, const int8_t* weights, uint8_t a_zero_point,
+    const int32_t* bias, gemmi8_convolution** op);
+
+/*
  * Sets the operator up for a batch of input_height x input_width images.
  *   input          batch x input_height x input_width pixels, NHWC; pixel (b, y, x)
  *                  starts at element ((b * input_height + y) * input_width + x) *
@@ -611,20 +632,22 @@ GEMMI8_API gemmi8_status gemmi8_qu8s8_convolution_create(const gemmi8_conv_geome
  *                  may be a slice of a wider tensor: input_pixel_stride >= groups * ci).
  *                  Only those channels are read, never past the last pixel's.
  *   output         batch x output_height x output_width pixels, NHWC, pixel stride
- *                  output_pixel_stride >= groups * co; only the groups * co channels
- *                  of each pixel are written (by gemmi8_convolution_run). The output
- *                  may not overlap the input: no byte from the first output element
- *                  to the last may lie between the first input element and the last
- *                  (an in-place convolution is invalid_parameter).
+ *                  output_pixel_stride >= groups * co elements (bytes for the 8-bit
+ *                  outputs, int32_t for the _s32 operators, whose output must be
+ *                  4-byte aligned); only the groups * co channels of each pixel are
+ *                  written (by gemmi8_convolution_run). The output may not overlap
+ *                  the input: no byte from the first output element to the last may
+ *                  lie between the first input element and the last (an in-place
+ *                  convolution is invalid_parameter).
  *   output_height, output_width   receive the output size,
  *                  (input + padding - dilation * (kernel - 1) - 1) / stride + 1 per side.
  * The indirection buffer (batch x output pixels x taps pointers) is built here, and
  * rebuilt only by a setup that changes the batch, the input size, the input pointer
  * or its pixel stride. Returns invalid_parameter for a NULL op, input, output or size
  * pointer, a zero batch, height or width, a dilated kernel larger than the padded
- * input, pixel strides smaller than the channels, an output that overlaps the input,
- * sizes that overflow; out_of_memory
- * (the operator is then left as it was before the call).
+ * input, pixel strides smaller than the channels, an output that overlaps the input
+ * or (int32) is misaligned, sizes that overflow; out_of_memory (the operator is then
+ * left as it was before the call).
  */
 GEMMI8_API gemmi8_status gemmi8_convolution_setup(gemmi8_convolution* op, size_t batch,
                                                   size_t input_height, size_t input_width,

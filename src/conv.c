@@ -305,6 +305,14 @@ static gemmi8_status create(enum gemmi8_type type, enum gemmi8_qoutput output,
   {                                                                                           \
     return create(gemmi8_type_##type, gemmi8_qoutput_fixedpoint, geometry,                    \
                   (const uint8_t*) weights, a_zero_point, NULL, 0, bias, rq, op);             \
+  }                                                                                           \
+  gemmi8_status gemmi8_##type##_convolution_create_s32(const gemmi8_conv_geometry* geometry, \
+                                                       const w_t* weights, zp_t a_zero_point,  \
+                                                       const int32_t* bias,                    \
+                                                       gemmi8_convolution** op)                \
+  {                                                                                           \
+    return create(gemmi8_type_##type, gemmi8_qoutput_s32, geometry, (const uint8_t*) weights, \
+                  a_zero_point, NULL, 0, bias, NULL, op);                                     \
   }
 
 gemmi8_status gemmi8_qu8_convolution_create(const gemmi8_conv_geometry* geometry,
@@ -315,6 +323,16 @@ gemmi8_status gemmi8_qu8_convolution_create(const gemmi8_conv_geometry* geometry
 {
   return create(gemmi8_type_qu8, gemmi8_qoutput_fixedpoint, geometry, weights, a_zero_point,
                 b_zero_point, b_zp_per_channel, bias, rq, op);
+}
+
+gemmi8_status gemmi8_qu8_convolution_create_s32(const gemmi8_conv_geometry* geometry,
+                                                const uint8_t* weights, uint8_t a_zero_point,
+                                                const uint8_t* b_zero_point,
+                                                int b_zp_per_channel, const int32_t* bias,
+                                                gemmi8_convolution** op)
+{
+  return create(gemmi8_type_qu8, gemmi8_qoutput_s32, geometry, weights, a_zero_point,
+                b_zero_point, b_zp_per_channel, bias, NULL, op);
 }
 
 CONV_CREATE(qs8, int8_t, int8_t)

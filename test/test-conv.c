@@ -6,8 +6,11 @@
  * dilations 1..3, asymmetric padding up to the kernel size, groups with channel counts
  * off every tile, batches, 1x1 and 1xW images, channel slices of wider tensors. Each
  * case runs on the calling thread, on a shuffled caller's parallel-for and on a
- * gemmi8 pool of two, and must leave every byte outside its outputs as it was. Then
- * setup reuse and the bad-input contract.
+ * gemmi8 pool of two, and must leave every byte outside its outputs as it was; the
+ * int32 operator of the layer (create_s32) must then give the reference's accumulators
+ * the same three ways. Then the path each geometry takes, the depth limit (the layer's
+ * real K, on every kernel set), outputs that overlap the input, setup reuse and the
+ * bad-input contract.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +57,20 @@ static gemmi8_status create(int kind, const gemmi8_conv_geometry* g, const uint8
       return gemmi8_qs8_convolution_create(g, (const int8_t*) w, (int8_t) a_zp, bias, rq, op);
     default:
       return gemmi8_qu8s8_convolution_create(g, (const int8_t*) w, (uint8_t) a_zp, bias, rq, op);
+  }
+}
+
+static gemmi8_status create_s32(int kind, const gemmi8_conv_geometry* g, const uint8_t* w,
+                                int32_t a_zp, const uint8_t* b_zp, const int32_t* bias,
+                                gemmi8_convolution** op) {
+  switch (kind) {
+    case C_QU8:
+    case C_QU8_PC:
+      return gemmi8_qu8_convolution_create_s32(g, w, (uint8_t) a_zp, b_zp, kind == C_QU8_PC, bias, op);
+    case C_QS8:
+      return gemmi8_qs8_convolution_create_s32(g, (const int8_t*) w, (int8_t) a_zp, bias, op);
+    default:
+      return gemmi8_qu8s8_convolution_create_s32(g, (const int8_t*) w, (uint8_t) a_zp, bias, op);
   }
 }
 
@@ -164,6 +181,11 @@ static void run_case(const ccase* c, int kind, int mode, int per_channel, gemmi8
                 gemmi8_status_string(st))) {
     goto done;
   }
+  /* the int32 operator of the same layer */
+  gemmi8_convolution* op32 = NULL;
+  st = create_s32(kind, &geom, w, a_zp, b_zp, bias, &op32);
+  t_expect(st == gemmi8_status_success, __func__, "%s: create_s32 %s", what,
+           gemmi8_status_string(st));
   /* the weights, zero points and requantization arrays are copied */
   t_fill_random(w, cout * ks * c->ci);
   memset(mult, 0, channels * sizeof(int32_t));
@@ -205,6 +227,35 @@ static void run_case(const ccase* c, int kind, int mode, int per_channel, gemmi8
       t_pass();
     }
   }
+  /* int32 outputs: the accumulators themselves, pixel stride in int32 elements */
+  t_out want32;
+  t_out_init(&want32, T_S32, m, out_stride, out_stride);
+  for (size_t way = 0; way < T_COUNT(ways) && op32 != NULL; way++) {
+    t_out_refill(&want32);
+    for (size_t p = 0; p < m; p++) {
+      memcpy(t_out_want(&want32, p, out_offset), acc + p * cout, cout * sizeof(int32_t));
+    }
+    size_t got_h = 0, got_w = 0;
+    st = gemmi8_convolution_setup(op32, c->batch, c->ih, c->iw, in, in_stride,
+                                  (int32_t*) want32.body + out_offset, out_stride, &got_h, &got_w);
+    if (!t_expect(st == gemmi8_status_success && got_h == oh && got_w == ow, __func__,
+                  "%s s32: setup %s, %zux%zu for %zux%zu", what, gemmi8_status_string(st), got_h,
+                  got_w, oh, ow)) {
+      break;
+    }
+    st = gemmi8_convolution_run(op32, ways[way]);
+    char msg[256];
+    size_t row, col;
+    if (st != gemmi8_status_success) {
+      t_fail(__func__, "%s s32 on %s: run %s", what, way_names[way], gemmi8_status_string(st));
+    } else if (!t_out_same(&want32, msg, sizeof(msg), &row, &col)) {
+      t_fail(__func__, "%s s32 on %s: %s", what, way_names[way], msg);
+    } else {
+      t_pass();
+    }
+  }
+  t_out_free(&want32);
+  gemmi8_convolution_destroy(op32);
   gemmi8_convolution_destroy(op);
 done:
   t_out_free(&want);
@@ -368,6 +419,14 @@ static void paths_chosen(void) {
                "case %zu: path %d depthwise %d, want %d %d", i, (int) path, depthwise,
                (int) cases[i].path, cases[i].depthwise);
     }
+    const gemmi8_status st32 = gemmi8_qs8_convolution_create_s32(&g, w, 0, NULL, &op32);
+    if (t_expect(st32 == gemmi8_status_success, __func__, "case %zu: create_s32 %s", i,
+                 gemmi8_status_string(st32))) {
+      int depthwise = -1;
+      t_expect(gemmi8_convolution_path(op32, &depthwise) == cases[i].path &&
+                   depthwise == cases[i].depthwise,
+               __func__, "case %zu: s32 path", i);
+    }
     gemmi8_convolution_destroy(op);
     gemmi8_convolution_destroy(op32);
     free(w);
@@ -412,8 +471,26 @@ static gemmi8_status limit_case(int kind, size_t ci, int s32) {
   const gemmi8_requant rq = {gemmi8_requant_fixedpoint, 0, &mult, &shift, NULL, lo + 128, lo,
                              lo + 255};
   gemmi8_convolution* op = NULL;
-  gemmi8_status st = create(kind, &g, w, a_zp, b_zp, NULL, &rq, &op);
-  (void) s32;
+  gemmi8_status st;
+  if (s32) {
+    /* the int32 outputs: every bit of the sums */
+    st = create_s32(kind, &g, w, a_zp, b_zp, NULL, &op);
+    if (st == gemmi8_status_success) {
+      int32_t out[9 * 2];
+      size_t oh, ow;
+      const gemmi8_status sst = gemmi8_convolution_setup(op, 1, 3, 3, in, ci, out, 2, &oh, &ow);
+      const gemmi8_status rst = gemmi8_convolution_run(op, NULL);
+      t_expect(sst == gemmi8_status_success && rst == gemmi8_status_success &&
+                   memcmp(out, acc, sizeof(out)) == 0,
+               __func__, "%s s32 3x3x%zu: middle pixel %d %d, want %d %d", kind_names[kind], ci,
+               out[8], out[9], acc[8], acc[9]);
+      gemmi8_convolution_destroy(op);
+    }
+    free(in);
+    free(w);
+    return st;
+  }
+  st = create(kind, &g, w, a_zp, b_zp, NULL, &rq, &op);
   if (st == gemmi8_status_success) {
     uint8_t out[9 * 2];
     size_t oh, ow;
@@ -448,14 +525,18 @@ static void depth_limit(void) {
     const int kind = cases[i].kind;
     const size_t top = cases[i].max_k / 9;
     const size_t cis[] = {cases[i].ci, top};
-    for (size_t j = 0; j < T_COUNT(cis); j++) {
-      const gemmi8_status st = limit_case(kind, cis[j], 0);
-      t_expect(st == gemmi8_status_success, __func__, "%s 3x3x%zu (K %zu <= %zu): %s",
-               kind_names[kind], cis[j], 9 * cis[j], cases[i].max_k, gemmi8_status_string(st));
+    for (int s32 = 0; s32 < 2; s32++) {
+      for (size_t j = 0; j < T_COUNT(cis); j++) {
+        const gemmi8_status st = limit_case(kind, cis[j], s32);
+        t_expect(st == gemmi8_status_success, __func__, "%s%s 3x3x%zu (K %zu <= %zu): %s",
+                 kind_names[kind], s32 ? " s32" : "", cis[j], 9 * cis[j], cases[i].max_k,
+                 gemmi8_status_string(st));
+      }
+      const gemmi8_status st = limit_case(kind, top + 1, s32);
+      t_expect(st == gemmi8_status_unsupported_parameter, __func__,
+               "%s%s 3x3x%zu (K %zu > %zu): %s", kind_names[kind], s32 ? " s32" : "", top + 1,
+               9 * (top + 1), cases[i].max_k, gemmi8_status_string(st));
     }
-    const gemmi8_status st = limit_case(kind, top + 1, 0);
-    t_expect(st == gemmi8_status_unsupported_parameter, __func__, "%s 3x3x%zu (K %zu > %zu): %s",
-             kind_names[kind], top + 1, 9 * (top + 1), cases[i].max_k, gemmi8_status_string(st));
   }
 }
 
@@ -505,6 +586,26 @@ static void in_place(void) {
              cases[i].out_stride, gemmi8_status_string(st));
   }
   gemmi8_convolution_destroy(op);
+  /* int32 outputs: the extent is 4 bytes an element; the output 4-byte aligned */
+  op = NULL;
+  if (gemmi8_qu8_convolution_create_s32(&g, w, 128, &b_zp, 0, NULL, &op) != gemmi8_status_success) {
+    t_fail(__func__, "create_s32");
+  } else {
+    int32_t* out = t_alloc(256 * 32 * sizeof(int32_t) + 4);
+    size_t oh = 77, ow = 77;
+    /* 32 KB of int32 from mem: past the 8 KB before the input (refused: not written) */
+    t_expect(gemmi8_convolution_setup(op, 1, 16, 16, in, 32, mem, 32, &oh, &ow) ==
+                     gemmi8_status_invalid_parameter && oh == 77,
+             __func__, "s32 output reaching into the input");
+    t_expect(gemmi8_convolution_setup(op, 1, 16, 16, in, 32, (uint8_t*) out + 2, 32, &oh, &ow) ==
+                     gemmi8_status_invalid_parameter && oh == 77,
+             __func__, "s32 output misaligned");
+    t_expect(gemmi8_convolution_setup(op, 1, 16, 16, in, 32, out, 32, &oh, &ow) ==
+                     gemmi8_status_success && oh == 16,
+             __func__, "s32 output apart");
+    free(out);
+    gemmi8_convolution_destroy(op);
+  }
   free(mem);
   free(w);
 }
@@ -572,6 +673,34 @@ static void bad_input(void) {
   t_expect(gemmi8_qs8_convolution_create(&good, (const int8_t*) w, 0, NULL, &rq, NULL) ==
                gemmi8_status_invalid_parameter,
            __func__, "null op");
+  /* the int32 creates: the same checks, without a requantization */
+  t_expect(gemmi8_qs8_convolution_create_s32(NULL, (const int8_t*) w, 0, NULL, &op) ==
+                   gemmi8_status_invalid_parameter && op == sentinel,
+           __func__, "s32: null geometry");
+  t_expect(gemmi8_qu8s8_convolution_create_s32(&good, NULL, 0, NULL, &op) ==
+                   gemmi8_status_invalid_parameter && op == sentinel,
+           __func__, "s32: null weights");
+  t_expect(gemmi8_qu8_convolution_create_s32(&good, w, 0, NULL, 0, NULL, &op) ==
+                   gemmi8_status_invalid_parameter && op == sentinel,
+           __func__, "s32: null weight zero point");
+  t_expect(gemmi8_qu8_convolution_create_s32(&good, w, 0, w, 2, NULL, &op) ==
+                   gemmi8_status_invalid_parameter && op == sentinel,
+           __func__, "s32: b_zp_per_channel 2");
+  t_expect(gemmi8_qs8_convolution_create_s32(&good, (const int8_t*) w, 0, NULL, NULL) ==
+               gemmi8_status_invalid_parameter,
+           __func__, "s32: null op");
+  {
+    gemmi8_conv_geometry g = good;
+    g.group_input_channels = 70000;
+    t_expect(gemmi8_qs8_convolution_create_s32(&g, (const int8_t*) w, 0, NULL, &op) ==
+                     gemmi8_status_unsupported_parameter && op == sentinel,
+             __func__, "s32: K past the exact limit");
+    g = good;
+    g.stride_height = 0;
+    t_expect(gemmi8_qu8s8_convolution_create_s32(&g, (const int8_t*) w, 0, NULL, &op) ==
+                     gemmi8_status_invalid_parameter && op == sentinel,
+             __func__, "s32: stride 0");
+  }
   /* setup and run */
   op = NULL;
   if (gemmi8_qs8_convolution_create(&good, (const int8_t*) w, 0, NULL, &rq_fp, &op) !=

@@ -549,11 +549,12 @@ GEMMI8_API gemmi8_status gemmi8_bin_gemm_bits_ex(size_t m, size_t n, size_t k,
  * tap of kernel_width x ci bytes instead, read from a copy of the input with its
  * padding around it, which run fills first. Memory: at create the packed filter and,
  * for kernel sets that take the fixed-point constants of each block of output
- * channels ready-made (AVX-512 VNNI), 2 KB a block (a block a group with per-channel
- * scales); at setup the indirection buffer (8 bytes a pointer, round_up(output pixels,
- * main tile height) x taps of them), for those kernel sets that add row sums 4 bytes
- * per output pixel and group, for those that pack the input of a 1x1 layer its
- * panels, and for merged rows the padded copy. Run allocates nothing.
+ * channels ready-made (AVX-512 VNNI, fixed-point mode), 2 KB per block of a group's
+ * output channels (one set for all groups when the scales are per tensor); at setup
+ * the indirection buffer (8 bytes a pointer, round_up(output pixels, main tile height)
+ * x taps of them), for the kernel sets that add row sums 4 bytes per output pixel and
+ * group, for those that pack the input of a 1x1 layer its panels, and for merged rows
+ * the padded copy. Run allocates nothing.
  */
 typedef struct gemmi8_convolution gemmi8_convolution;
 

@@ -615,7 +615,7 @@ static void in_place(void) {
 static void bad_input(void) {
   const ccase c = {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4, 8, 1, 5, 5, 0, 0};
   const gemmi8_conv_geometry good = geometry_of(&c);
-  uint8_t w[8 * 9 * 4], in[25 * 4], out[25 * 8];
+  uint8_t w[8 * 9 * 4], in[30 * 4], out[25 * 8]; /* in: up to 6 x 5 pixels */
   memset(w, 1, sizeof(w));
   memset(in, 2, sizeof(in));
   const int32_t mult = 1 << 30, shift = -8;

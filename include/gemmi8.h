@@ -23,9 +23,12 @@
  * must not exceed PTRDIFF_MAX (no object can be larger); one that does is
  * invalid_parameter, like a stride smaller than the row.
  *
- * Threads: every entry point is thread-safe; packed weights are read-only during a
- * GEMM and may be shared by concurrent calls. A GEMM runs on the calling thread, or
- * on several through its _ex variant (see "Threads" below).
+ * Threads: any entry point may be called from any thread, concurrently with any other
+ * call, except the calls on one object that the object's section rules out: the calls
+ * on one convolution operator ("Convolution", one operator) and the runs on one gemmi8
+ * thread pool ("Threads"). Packed weights are read-only during a GEMM and may be shared
+ * by concurrent calls. A GEMM runs on the calling thread, or on several through its
+ * _ex variant (see "Threads" below).
  */
 #ifndef GEMMI8_H
 #define GEMMI8_H
@@ -527,9 +530,19 @@ GEMMI8_API gemmi8_status gemmi8_bin_gemm_bits_ex(size_t m, size_t n, size_t k,
  * Operator use: create (weights packed once, owned by the operator), setup (the
  * batch, input size and pointers; the output size is returned and the indirection
  * buffer built), run (as often as wanted; the input may change between runs, its
- * address may not without a new setup), destroy. An operator runs one run at a
- * time; two operators are independent. A 1x1 convolution with stride 1 and no
- * padding runs the GEMM on the input in place, with no indirection buffer.
+ * address may not without a new setup), destroy.
+ *
+ * One operator: the calls on one operator (setup, run, memory, destroy) must not
+ * overlap in time; make them from one thread, or hold a lock around them. A setup
+ * frees and replaces what a run reads, and a run writes the operator's workspace, so
+ * two runs of one operator may not overlap either (a run spreads itself over threads
+ * through its parallel argument). Different operators are independent: each may be
+ * used from its own thread at the same time as the others.
+ *
+ * Create chooses how the layer runs, once: a 1x1 convolution with stride 1 and no
+ * padding runs the GEMM on the input in place, with no indirection buffer; any other
+ * layer the GEMM's kernels through the indirection buffer (a depthwise layer, one
+ * input channel a group, too, for now).
  *
  * How it is computed: the filter of each group is packed as GEMM weights of
  * co x (taps x ci), each tap's channels padded to the kernels' depth group with the
@@ -543,10 +556,14 @@ GEMMI8_API gemmi8_status gemmi8_bin_gemm_bits_ex(size_t m, size_t n, size_t k,
  * group, no horizontal dilation and fewer than 16 input channels that the kernels'
  * depth group does not divide (a first layer's 3), the taps of a kernel row are one
  * tap of kernel_width x ci bytes instead, read from a copy of the input with its
- * padding around it, which run fills first. Memory: the packed filter at create; at
- * setup the indirection buffer (8 bytes a pointer, round_up(output pixels, main tile
- * height) x taps of them), for those kernel sets 4 bytes per output pixel and group,
- * and for merged rows the padded copy.
+ * padding around it, which run fills first. Memory: at create the packed filter and,
+ * for kernel sets that take the fixed-point constants of each block of output
+ * channels ready-made (AVX-512 VNNI, fixed-point mode), 2 KB per block of a group's
+ * output channels (one set for all groups when the scales are per tensor); at setup
+ * the indirection buffer (8 bytes a pointer, round_up(output pixels, main tile height)
+ * x taps of them), for the kernel sets that add row sums 4 bytes per output pixel and
+ * group, for those that pack the input of a 1x1 layer its panels, and for merged rows
+ * the padded copy. Run allocates nothing.
  */
 typedef struct gemmi8_convolution gemmi8_convolution;
 
@@ -572,10 +589,10 @@ typedef struct gemmi8_conv_geometry {
  *                  arrays of groups * co values, copied).
  * Returns invalid_parameter for null pointers, a zero size, stride or dilation, a
  * parameter out of range (as the GEMMs check them), sizes whose products overflow
- * size_t; unsupported_parameter when kernel_height * kernel_width * ci exceeds
- * GEMMI8_QU8_MAX_K (the padded depth of the packed filter, each tap's channels
- * rounded up to the kernels' depth group, must fit it too); out_of_memory. On failure
- * *op is left untouched.
+ * size_t; unsupported_parameter when the layer's depth, kernel_height * kernel_width
+ * * ci, exceeds GEMMI8_QU8_MAX_K (GEMMI8_QS8_MAX_K for qs8, GEMMI8_QU8S8_MAX_K for
+ * qu8s8): a property of the layer, the same on every kernel set, however the kernels
+ * pad each tap's channels; out_of_memory. On failure *op is left untouched.
  */
 GEMMI8_API gemmi8_status gemmi8_qu8_convolution_create(
     const gemmi8_conv_geometry* geometry, const uint8_t* weights, uint8_t a_zero_point,
@@ -597,6 +614,27 @@ GEMMI8_API gemmi8_status gemmi8_qu8s8_convolution_create(const gemmi8_conv_geome
                                                          gemmi8_convolution** op);
 
 /*
+ * The int32 counterparts (ONNX ConvInteger, a framework's own requantization): the
+ * output is acc itself, before any requantization, one int32_t per output channel.
+ * Parameters and statuses as the 8-bit creates, without rq (the layer's depth limit is
+ * the same). Setup then takes an int32_t output at a 4-byte boundary, its
+ * output_pixel_stride in int32_t elements; the bytes are those of
+ * gemmi8_<type>_gemm_s32 on the im2col matrix of the same layer.
+ */
+GEMMI8_API gemmi8_status gemmi8_qu8_convolution_create_s32(
+    const gemmi8_conv_geometry* geometry, const uint8_t* weights, uint8_t a_zero_point,
+    const uint8_t* b_zero_point, int b_zp_per_channel, const int32_t* bias,
+    gemmi8_convolution** op);
+GEMMI8_API gemmi8_status gemmi8_qs8_convolution_create_s32(const gemmi8_conv_geometry* geometry,
+                                                           const int8_t* weights,
+                                                           int8_t a_zero_point,
+                                                           const int32_t* bias,
+                                                           gemmi8_convolution** op);
+GEMMI8_API gemmi8_status gemmi8_qu8s8_convolution_create_s32(
+    const gemmi8_conv_geometry* geometry, const int8_t* weights, uint8_t a_zero_point,
+    const int32_t* bias, gemmi8_convolution** op);
+
+/*
  * Sets the operator up for a batch of input_height x input_width images.
  *   input          batch x input_height x input_width pixels, NHWC; pixel (b, y, x)
  *                  starts at element ((b * input_height + y) * input_width + x) *
@@ -604,16 +642,22 @@ GEMMI8_API gemmi8_status gemmi8_qu8s8_convolution_create(const gemmi8_conv_geome
  *                  may be a slice of a wider tensor: input_pixel_stride >= groups * ci).
  *                  Only those channels are read, never past the last pixel's.
  *   output         batch x output_height x output_width pixels, NHWC, pixel stride
- *                  output_pixel_stride >= groups * co; only the groups * co channels
- *                  of each pixel are written (by gemmi8_convolution_run).
+ *                  output_pixel_stride >= groups * co elements (bytes for the 8-bit
+ *                  outputs, int32_t for the _s32 operators, whose output must be
+ *                  4-byte aligned); only the groups * co channels of each pixel are
+ *                  written (by gemmi8_convolution_run). The output may not overlap
+ *                  the input: no byte from the first output element to the last may
+ *                  lie between the first input element and the last (an in-place
+ *                  convolution is invalid_parameter).
  *   output_height, output_width   receive the output size,
  *                  (input + padding - dilation * (kernel - 1) - 1) / stride + 1 per side.
  * The indirection buffer (batch x output pixels x taps pointers) is built here, and
  * rebuilt only by a setup that changes the batch, the input size, the input pointer
  * or its pixel stride. Returns invalid_parameter for a NULL op, input, output or size
  * pointer, a zero batch, height or width, a dilated kernel larger than the padded
- * input, pixel strides smaller than the channels, sizes that overflow; out_of_memory
- * (the operator is then left as it was before the call).
+ * input, pixel strides smaller than the channels, an output that overlaps the input
+ * or (int32) is misaligned, sizes that overflow; out_of_memory (the operator is then
+ * left as it was before the call).
  */
 GEMMI8_API gemmi8_status gemmi8_convolution_setup(gemmi8_convolution* op, size_t batch,
                                                   size_t input_height, size_t input_width,
@@ -622,24 +666,22 @@ GEMMI8_API gemmi8_status gemmi8_convolution_setup(gemmi8_convolution* op, size_t
                                                   size_t* output_height, size_t* output_width);
 
 /* Runs the convolution set up last, on the calling thread (parallel NULL) or on
- * several (see "Threads"); the bytes do not depend on which. It allocates nothing,
- * except in the 1x1 stride-1 layers without padding, which run the GEMM per group:
- * there, as in gemmi8_<type>_gemm, kernel sets that need row sums of A allocate them
- * past 1024 output pixels. Returns invalid_parameter (nothing written) for a NULL op,
- * an operator not set up or a bad parallel; out_of_memory when those row sums could
- * not be allocated (the groups before the one that failed are then written). */
+ * several (see "Threads"); the bytes do not depend on which. It allocates nothing
+ * (create and setup did). Returns invalid_parameter (nothing written) for a NULL op,
+ * an operator not set up or a bad parallel. */
 GEMMI8_API gemmi8_status gemmi8_convolution_run(gemmi8_convolution* op,
                                                 const gemmi8_parallel* parallel);
 
 /* Memory of the last successful setup: *indirection_bytes the indirection buffer (0
- * for a 1x1 stride-1 layer without padding, which has none), *workspace_bytes the
- * row sums and the padded copy of the input (merged rows) it also holds. Returns
+ * for a 1x1 stride-1 layer without padding, which has none), *workspace_bytes what it
+ * also holds: the row sums, the packed panels of the input and the padded copy of the
+ * input (merged rows), as the kernel set and the layer need them. Returns
  * invalid_parameter for a NULL pointer or an operator not set up. */
 GEMMI8_API gemmi8_status gemmi8_convolution_memory(const gemmi8_convolution* op,
                                                    size_t* indirection_bytes,
                                                    size_t* workspace_bytes);
 
-/* Frees the operator and all it owns; NULL is allowed. */
+/* Frees the operator and all it owns; NULL is allowed (see "One operator" above). */
 GEMMI8_API void gemmi8_convolution_destroy(gemmi8_convolution* op);
 
 #ifdef __cplusplus

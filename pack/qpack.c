@@ -63,7 +63,7 @@ void gemmi8_qpack_goi__generic(const struct gemmi8_qgemm_config* cfg, size_t n, 
 }
 
 /* Total packed size into *size: 0 when it would overflow size_t. */
-static int packed_size_of(const struct gemmi8_qgemm_config* cfg, size_t n, size_t k, size_t* size)
+int gemmi8_qpack_bytes(const struct gemmi8_qgemm_config* cfg, size_t n, size_t k, size_t* size)
 {
   size_t bytes;
   return gemmi8_mul(gemmi8_divide_round_up(n, cfg->nr), gemmi8_qblock_bytes(cfg, k), &bytes) &&
@@ -78,7 +78,7 @@ static gemmi8_status check_shape(const struct gemmi8_qgemm_config* cfg, size_t n
   if (cfg == NULL) return gemmi8_status_unsupported_parameter;
   if (n == 0 || k == 0) return gemmi8_status_invalid_parameter;
   if (k > max_k) return gemmi8_status_unsupported_parameter;
-  if (!packed_size_of(cfg, n, k, size)) return gemmi8_status_unsupported_parameter;
+  if (!gemmi8_qpack_bytes(cfg, n, k, size)) return gemmi8_status_unsupported_parameter;
   return gemmi8_status_success;
 }
 
@@ -135,12 +135,12 @@ static gemmi8_status check_pack(const struct gemmi8_qgemm_config* cfg, size_t n,
   return gemmi8_status_success;
 }
 
-static void pack_into(const struct gemmi8_qgemm_config* cfg, enum gemmi8_type type, size_t n,
-                      size_t k, const struct gemmi8_qpack_source* src, int32_t a_zero_point,
-                      const int32_t* b_zp, const int32_t* bias, void* packed)
+void gemmi8_qpack_into(const struct gemmi8_qgemm_config* cfg, uint32_t type, size_t n, size_t k,
+                       const struct gemmi8_qpack_source* src, int32_t a_zero_point,
+                       const int32_t* b_zp, const int32_t* bias, void* packed)
 {
   struct gemmi8_packed_header* h = packed;
-  gemmi8_packed_init(h, (uint32_t) type, gemmi8_qgemm_layout(cfg, (uint32_t) type), cfg->nr, n, k,
+  gemmi8_packed_init(h, type, gemmi8_qgemm_layout(cfg, type), cfg->nr, n, k,
                      gemmi8_qblock_bytes(cfg, k));
   h->a_zero_point = a_zero_point;
   /* coef = (B - w) - b_zp, as the packer writes it */
@@ -177,7 +177,7 @@ gemmi8_status gemmi8_qu8_pack(size_t n, size_t k, const uint8_t* b, size_t b_str
   if (zp == NULL) return gemmi8_status_out_of_memory;
   for (size_t j = 0; j < n; j++) zp[j] = b_zero_point[b_zp_per_channel ? j : 0];
   const struct gemmi8_qpack_source src = {b, b_stride, (flags & GEMMI8_B_KN) != 0, 0, 0};
-  pack_into(cfg, gemmi8_type_qu8, n, k, &src, a_zero_point, zp, bias, packed);
+  gemmi8_qpack_into(cfg, gemmi8_type_qu8, n, k, &src, a_zero_point, zp, bias, packed);
   free(zp);
   return gemmi8_status_success;
 }
@@ -192,7 +192,7 @@ gemmi8_status gemmi8_qs8_pack(size_t n, size_t k, const int8_t* b, size_t b_stri
   if (status != gemmi8_status_success) return status;
   const struct gemmi8_qpack_source src = {(const uint8_t*) b, b_stride,
                                           (flags & GEMMI8_B_KN) != 0, 1, 0};
-  pack_into(cfg, gemmi8_type_qs8, n, k, &src, a_zero_point, NULL, bias, packed);
+  gemmi8_qpack_into(cfg, gemmi8_type_qs8, n, k, &src, a_zero_point, NULL, bias, packed);
   return gemmi8_status_success;
 }
 
@@ -225,7 +225,7 @@ gemmi8_status gemmi8_qu8s8_pack(size_t n, size_t k, const int8_t* b, size_t b_st
   if (qu8s8_zero_points(n, &zp) == NULL) return gemmi8_status_out_of_memory;
   const struct gemmi8_qpack_source src = {(const uint8_t*) b, b_stride,
                                           (flags & GEMMI8_B_KN) != 0, 0, 0x80};
-  pack_into(cfg, gemmi8_type_qu8s8, n, k, &src, a_zero_point, zp, bias, packed);
+  gemmi8_qpack_into(cfg, gemmi8_type_qu8s8, n, k, &src, a_zero_point, zp, bias, packed);
   free(zp);
   return gemmi8_status_success;
 }

@@ -30,6 +30,19 @@ typedef void (*gemmi8_qpack_fn)(const struct gemmi8_qgemm_config* cfg, size_t n,
                                 const int32_t* b_zp, const int32_t* bias, size_t block_bytes,
                                 uint8_t* blocks);
 
+/* What the qu8 / qs8 / qu8s8 pack entry points run once they have validated (pack/
+ * qpack.c), for the convolution's paths: the packed size of n x k weights for cfg's
+ * kernels (0 when it does not fit size_t), and the packing of src as `type` (enum
+ * gemmi8_type) into packed, header first, at a GEMMI8_PACK_ALIGNMENT boundary. k is not
+ * held to the exact limit here: a convolution's taps, each padded to KR, may pass it
+ * (its limit is on the real depth). b_zp: n values, or NULL for 0; bias: n or NULL. */
+GEMMI8_INTERNAL int gemmi8_qpack_bytes(const struct gemmi8_qgemm_config* cfg, size_t n, size_t k,
+                                       size_t* size);
+GEMMI8_INTERNAL void gemmi8_qpack_into(const struct gemmi8_qgemm_config* cfg, uint32_t type,
+                                       size_t n, size_t k, const struct gemmi8_qpack_source* src,
+                                       int32_t a_zero_point, const int32_t* b_zp,
+                                       const int32_t* bias, void* packed);
+
 /* Binary weights: blocks of nr columns, kr depth words per group (the config's). */
 typedef void (*gemmi8_bpack_fn)(size_t nr, size_t kr, size_t n, size_t k, const uint64_t* b,
                                 size_t b_stride, int kn, size_t block_bytes, uint8_t* blocks);

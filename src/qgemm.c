@@ -11,127 +11,436 @@
 
 /*
  * Plan, then tiles. An entry point validates, then plans once (the kernels per tile
- * height, the tiling, the row-sum workspace) into a context; the work is then two
- * kinds of pure task over that context:
+ * height, the tiling, the workspace) into a context; the work is then three kinds of
+ * pure task over that context, each for one group (a GEMM has one):
  *   - row sums: rows [m0, m0 + rows) of A summed into the workspace (families whose
  *     kernels take the zero-point term from the driver);
+ *   - panels: the row tiles of rows [m0, m0 + rows) packed (families that pack A);
  *   - tiles: rows [m0, m0 + rows) x packed blocks [b0, b0 + blocks) of C.
- * A task reads the context (and, for tiles, the row sums of its own rows) and writes
- * only its own rows of the workspace or its own tile of C. They run here in a plain
- * loop, M chunk by M chunk: each chunk's row sums, then its tiles.
+ * A task reads the context (and, for tiles, the row sums and panels of its own rows)
+ * and writes only its own rows of the workspace or its own tile of C. On the calling
+ * thread they run in a plain loop, group by group and M chunk by M chunk: each
+ * chunk's row sums, then its panels, then its tiles; on threads every row sum, then
+ * every panel, then every tile.
  */
 struct qgemm_context {
+  const struct gemmi8_qgemm_problem* p;
+  const struct gemmi8_qgemm_config* cfg;
   /* ukernel[r - 1] computes tiles of r rows (the smallest kernel that holds them) */
   gemmi8_qgemm_ukernel_fn ukernel[GEMMI8_MAX_MR];
-  size_t mr; /* main tile height */
-  const struct gemmi8_qgemm_config* cfg;
-  size_t m, n, k;
-  const uint8_t* a;
-  size_t a_stride;
-  const uint8_t* blocks;
-  size_t block_bytes;
-  uint8_t* c;
-  size_t c_stride; /* bytes */
-  size_t c_size;   /* bytes per element */
+  /* with an indirection buffer: the main tile's igemm kernel runs every tile */
+  gemmi8_qigemm_ukernel_fn iukernel;
+  size_t mr;   /* main tile height */
+  size_t mpad; /* m rounded up to mr: row sums per group */
   struct gemmi8_qparams params;
-  /* Fixed-point constants prepared once per block (cfg->prepare_fixedpoint), or NULL. */
+  /* Fixed-point constants prepared once per block by the tile task, or NULL. */
   gemmi8_qprepare_fn prepare;
-  /* Row sums of A, one per row of A, or NULL when the kernels need none. */
+  /* Row sums of A, mpad per group, or NULL when no kernel needs them. */
   int32_t* row_sums;
-  /* Packed A (cfg->pack_a), or NULL: the panel of row tile i / mr at
-   * panels + i / mr * panel_bytes; pukernel runs the tiles of pfrom rows or more. */
+  /* Packed A (cfg->pack_a), or NULL: the panel of row tile i / mr of group g at
+   * panels + (g * tiles + i / mr) * panel_bytes; pukernel runs the tiles of pfrom
+   * rows or more. */
   uint8_t* panels;
-  size_t panel_bytes, pfrom;
+  size_t panel_bytes, pfrom, tiles;
   gemmi8_qgemm_ukernel_fn pukernel;
-  /* Tiling: rows and blocks per tile task; tasks down M and across N. */
+  /* Tiling: rows and blocks per tile task; tasks down M and across N, per group. */
   size_t mc, nb;
   size_t mchunks, bchunks;
-  size_t rs_rows; /* rows per row-sum task */
+  size_t rs_rows, rs_chunks; /* rows per row-sum task (a multiple of mr); tasks per group */
   /* Packed blocks and the first column of the last (gemmi8_qblock_start). */
   size_t nblocks, last_start;
 };
 
-/* Row sums of up to this many rows live on the stack; more are allocated. */
-#define ROW_SUMS_ON_STACK 1024
-
-static void qgemm_row_sum_task(const struct qgemm_context* ctx, size_t m0, size_t rows)
+static const struct gemmi8_packed_header* group_header(const struct gemmi8_qgemm_problem* p,
+                                                       size_t g)
 {
-  ctx->cfg->row_sum(rows, ctx->k, ctx->a + m0 * ctx->a_stride, ctx->a_stride,
-                    ctx->row_sums + m0);
+  return (const struct gemmi8_packed_header*) (p->packed + g * p->packed_group);
 }
 
-/* Packs the row tiles of rows [m0, m0 + rows) (m0 a multiple of mr) into their panels,
- * those the pgemm kernel runs (pfrom rows or more; a smaller last tile reads A). */
-static void qgemm_pack_task(const struct qgemm_context* ctx, size_t m0, size_t rows)
+/* 1 if the kernels of group g add coef * rowsum(A) from the driver's row sums. */
+static int group_needs_sums(const struct gemmi8_qgemm_problem* p, size_t g)
 {
-  for (size_t i = m0; i < m0 + rows; i += ctx->mr) {
-    const size_t mr = gemmi8_min(ctx->mr, m0 + rows - i);
-    if (mr < ctx->pfrom) continue;
-    ctx->cfg->pack_a(mr, ctx->k, ctx->a + i * ctx->a_stride, ctx->a_stride,
-                     ctx->panels + i / ctx->mr * ctx->panel_bytes);
+  return p->cfg->row_sum != NULL && !(group_header(p, g)->flags & GEMMI8_PACKED_NO_ROW_SUM);
+}
+
+static int needs_sums(const struct gemmi8_qgemm_problem* p)
+{
+  for (size_t g = 0; g < p->groups; g++) {
+    if (group_needs_sums(p, g)) return 1;
+  }
+  return 0;
+}
+
+/* 1 if the run packs the row tiles of A into panels: the family packs A, and a row
+ * tile meets three blocks or more over 512 depths or more in all (packing a panel
+ * costs about the instructions that two blocks' tiles spend arranging A in place,
+ * plus a fixed part that short depths do not repay: instruction counts in
+ * bench/MCA.md). */
+static int packs_a(const struct gemmi8_qgemm_problem* p)
+{
+  const struct gemmi8_qgemm_config* cfg = p->cfg;
+  const size_t blocks = gemmi8_divide_round_up(p->n, cfg->nr);
+  return cfg->pack_a != NULL && p->indirection == NULL && p->m >= cfg->mr && blocks >= 3 &&
+         blocks * p->k >= 512;
+}
+
+/* The workspace: [row sums: groups x mpad int32][panels: groups x tiles x panel bytes],
+ * the panels at a 64-byte boundary. */
+static int workspace_layout(const struct gemmi8_qgemm_problem* p, size_t* sums_bytes,
+                            size_t* panels_bytes)
+{
+  const size_t mr = p->cfg->mr, tiles = gemmi8_divide_round_up(p->m, mr);
+  size_t bytes = 0;
+  *sums_bytes = 0;
+  *panels_bytes = 0;
+  if (needs_sums(p)) {
+    if (!gemmi8_mul(tiles * mr, p->groups, &bytes) || !gemmi8_mul(bytes, sizeof(int32_t), &bytes)) {
+      return 0;
+    }
+    *sums_bytes = gemmi8_round_up(bytes, 64);
+  }
+  if (packs_a(p) && (!gemmi8_mul(tiles, gemmi8_qpanel_bytes(p->cfg, p->k), &bytes) ||
+                     !gemmi8_mul(bytes, p->groups, panels_bytes))) {
+    return 0;
+  }
+  return 1;
+}
+
+int gemmi8_qgemm_workspace_bytes(const struct gemmi8_qgemm_problem* p, size_t* bytes)
+{
+  size_t sums, panels;
+  return workspace_layout(p, &sums, &panels) && gemmi8_add(sums, panels, bytes);
+}
+
+int gemmi8_qgemm_prepared_bytes(const struct gemmi8_qgemm_problem* p, size_t* bytes,
+                                size_t* group_stride)
+{
+  *bytes = *group_stride = 0;
+  if (p->cfg->prepare_fixedpoint == NULL || p->output != gemmi8_qoutput_fixedpoint) return 1;
+  size_t per_group;
+  if (!gemmi8_mul(gemmi8_divide_round_up(p->n, p->cfg->nr), GEMMI8_QPREPARED_BYTES, &per_group)) {
+    return 0;
+  }
+  if (!p->rq->per_channel) {
+    *bytes = per_group;
+    return 1;
+  }
+  *group_stride = per_group;
+  return gemmi8_mul(per_group, p->groups, bytes);
+}
+
+/* The parameters of block b (columns [n0, n0 + nr)) of group g, but row_sum. */
+static void block_params(const struct qgemm_context* ctx, size_t g, size_t n0,
+                         struct gemmi8_qparams* params)
+{
+  struct gemmi8_qparams p = ctx->params;
+  const struct gemmi8_packed_header* h = group_header(ctx->p, g);
+  const size_t channel0 = (g * ctx->p->n + n0) * p.channel_stride;
+  if (p.multiplier) p.multiplier += channel0;
+  if (p.shift) p.shift += channel0;
+  if (p.scale) p.scale += channel0;
+  /* one coef for every column: the kernels add coef * rowsum without a vector multiply */
+  if (group_needs_sums(ctx->p, g)) {
+    p.row_sum_uniform = (ctx->cfg->flags & GEMMI8_QLAYOUT_UNIFORM_COEF) && (h->flags & GEMMI8_PACKED_UNIFORM_COEF);
+    p.row_sum_coef = h->coef;
+  }
+  *params = p;
+}
+
+/* Block b's columns [*n0, *n1): only the last block may start off the grid of NR
+ * (gemmi8_qblock_start). */
+static void block_columns(const struct qgemm_context* ctx, size_t b, size_t* n0, size_t* n1)
+{
+  const size_t nblocks = ctx->nblocks, nr = ctx->cfg->nr;
+  *n0 = b + 1 < nblocks ? b * nr : ctx->last_start;
+  *n1 = b + 2 < nblocks ? *n0 + nr : (b + 1 < nblocks ? ctx->last_start : ctx->p->n);
+}
+
+static void qgemm_params(const struct gemmi8_qgemm_problem* p, struct gemmi8_qparams* params,
+                         gemmi8_qprepare_fn* prepare)
+{
+  memset(params, 0, sizeof(*params));
+  *prepare = NULL;
+  const gemmi8_requant* rq = p->rq;
+  if (rq == NULL) return;
+  params->channel_stride = rq->per_channel ? 1 : 0;
+  if (rq->mode == gemmi8_requant_fixedpoint) {
+    params->multiplier = rq->multiplier;
+    params->shift = rq->shift;
+    params->left_shift = p->left_shift;
+    *prepare = p->cfg->prepare_fixedpoint;
+  } else {
+    params->scale = rq->scale;
+  }
+  params->zero_point = rq->zero_point;
+  params->min = rq->min;
+  params->max = rq->max;
+}
+
+void gemmi8_qgemm_prepare(const struct gemmi8_qgemm_problem* p, uint8_t* prepared,
+                          size_t group_stride)
+{
+  struct qgemm_context ctx = {.p = p, .cfg = p->cfg};
+  gemmi8_qprepare_fn prepare;
+  qgemm_params(p, &ctx.params, &prepare);
+  ctx.nblocks = gemmi8_divide_round_up(p->n, p->cfg->nr);
+  ctx.last_start = gemmi8_qblock_start(p->cfg, p->n, ctx.nblocks - 1);
+  const size_t groups = group_stride != 0 ? p->groups : 1;
+  for (size_t g = 0; g < groups; g++) {
+    for (size_t b = 0; b < ctx.nblocks; b++) {
+      size_t n0, n1;
+      struct gemmi8_qparams params;
+      block_columns(&ctx, b, &n0, &n1);
+      block_params(&ctx, g, n0, &params);
+      prepare(&params, n1 - n0, prepared + g * group_stride + b * GEMMI8_QPREPARED_BYTES);
+    }
   }
 }
 
-static void qgemm_tile_task(const struct qgemm_context* ctx, size_t m0, size_t b0, size_t rows,
-                            size_t blocks)
+/* Row sums of rows [m0, m0 + rows) of group g (m0 a multiple of mr). Through an
+ * indirection buffer: the kernel set's function per row tile, or a portable loop over
+ * each row's taps (padding taps read the zero buffer, as the kernels do). */
+static void qgemm_row_sum_task(const struct qgemm_context* ctx, size_t g, size_t m0, size_t rows)
 {
-  const size_t nblocks = ctx->nblocks, nr_main = ctx->cfg->nr;
-  const size_t m1 = m0 + rows, b1 = b0 + blocks;
-  _Alignas(64) uint8_t prepared[GEMMI8_QPREPARED_BYTES];
-  for (size_t b = b0; b < b1; b++) {
-    /* only the last block may start off the grid of NR (gemmi8_qblock_start) */
-    const size_t n0 = b + 1 < nblocks ? b * nr_main : ctx->last_start;
-    const size_t n1 = b + 2 < nblocks ? n0 + nr_main : (b + 1 < nblocks ? ctx->last_start : ctx->n);
-    const size_t nr = n1 - n0;
-    struct gemmi8_qparams p = ctx->params;
-    if (p.multiplier) p.multiplier += n0 * p.channel_stride;
-    if (p.shift) p.shift += n0 * p.channel_stride;
-    if (p.scale) p.scale += n0 * p.channel_stride;
-    /* the block's fixed-point constants, once for all its row tiles (with a single
-     * tile the kernel computes them itself) */
-    if (ctx->prepare != NULL && rows > ctx->mr) {
-      ctx->prepare(&p, nr, prepared);
-      p.prepared = prepared;
+  const struct gemmi8_qgemm_problem* p = ctx->p;
+  if (!group_needs_sums(p, g)) return; /* this group's tiles read none */
+  int32_t* sums = ctx->row_sums + g * ctx->mpad;
+  if (p->indirection == NULL) {
+    ctx->cfg->row_sum(rows, p->k, p->a + g * p->a_group + m0 * p->a_stride, p->a_stride,
+                      sums + m0);
+    return;
+  }
+  const size_t mr = ctx->mr, ks = p->ks, kc = p->kc, offset = g * p->a_group;
+  if (ctx->cfg->irow_sum != NULL) {
+    for (size_t i = m0; i < m0 + rows; i += mr) {
+      ctx->cfg->irow_sum(mr, gemmi8_min(mr, m0 + rows - i), kc, ks,
+                         p->indirection + i / mr * ks * mr, offset, p->zero, sums + i);
     }
-    const uint8_t* w = ctx->blocks + b * ctx->block_bytes;
-    for (size_t i = m0; i < m1; i += ctx->mr) {
-      const size_t mr = gemmi8_min(ctx->mr, m1 - i);
-      p.row_sum = ctx->row_sums ? ctx->row_sums + i : NULL;
-      uint8_t* c = ctx->c + i * ctx->c_stride + n0 * ctx->c_size;
-      if (ctx->panels != NULL && mr >= ctx->pfrom) {
-        ctx->pukernel(mr, nr, ctx->k, ctx->panels + i / ctx->mr * ctx->panel_bytes,
-                      ctx->panel_bytes, w, c, ctx->c_stride, &p);
+    return;
+  }
+  const int is_signed = group_header(p, g)->type == gemmi8_type_qs8;
+  for (size_t i = m0; i < m0 + rows; i++) {
+    const void* const* ptrs = p->indirection + i / mr * ks * mr + i % mr;
+    uint32_t sum = 0;
+    for (size_t t = 0; t < ks; t++) {
+      const uint8_t* a = ptrs[t * mr];
+      if (a != p->zero) a += offset;
+      if (is_signed) {
+        for (size_t c = 0; c < kc; c++) sum += (uint32_t) (int32_t) (int8_t) a[c];
       } else {
-        ctx->ukernel[mr - 1](mr, nr, ctx->k, ctx->a + i * ctx->a_stride, ctx->a_stride, w, c,
-                             ctx->c_stride, &p);
+        for (size_t c = 0; c < kc; c++) sum += a[c];
+      }
+    }
+    sums[i] = (int32_t) sum;
+  }
+}
+
+/* Packs the row tiles of rows [m0, m0 + rows) (m0 a multiple of mr) of group g into
+ * their panels, those the pgemm kernel runs (pfrom rows or more; a smaller last tile
+ * reads A). */
+static void qgemm_pack_task(const struct qgemm_context* ctx, size_t g, size_t m0, size_t rows)
+{
+  const struct gemmi8_qgemm_problem* p = ctx->p;
+  const uint8_t* a = p->a + g * p->a_group;
+  for (size_t i = m0; i < m0 + rows; i += ctx->mr) {
+    const size_t mr = gemmi8_min(ctx->mr, m0 + rows - i);
+    if (mr < ctx->pfrom) continue;
+    ctx->cfg->pack_a(mr, p->k, a + i * p->a_stride, p->a_stride,
+                     ctx->panels + (g * ctx->tiles + i / ctx->mr) * ctx->panel_bytes);
+  }
+}
+
+static void qgemm_tile_task(const struct qgemm_context* ctx, size_t g, size_t m0, size_t b0,
+                            size_t rows, size_t blocks)
+{
+  const struct gemmi8_qgemm_problem* p = ctx->p;
+  const struct gemmi8_packed_header* h = group_header(p, g);
+  const uint8_t* packed = (const uint8_t*) h + GEMMI8_PACKED_HEADER_BYTES;
+  const size_t block_bytes = (size_t) h->block_bytes, mr_main = ctx->mr;
+  const size_t m1 = m0 + rows, b1 = b0 + blocks;
+  const int32_t* sums =
+      ctx->row_sums != NULL && group_needs_sums(p, g) ? ctx->row_sums + g * ctx->mpad : NULL;
+  uint8_t* c = p->c + g * p->n * p->c_size;
+  const uint8_t* prepared = p->prepared != NULL ? p->prepared + g * p->prepared_group : NULL;
+  _Alignas(64) uint8_t local[GEMMI8_QPREPARED_BYTES];
+  for (size_t b = b0; b < b1; b++) {
+    size_t n0, n1;
+    block_columns(ctx, b, &n0, &n1);
+    const size_t nr = n1 - n0;
+    struct gemmi8_qparams params;
+    block_params(ctx, g, n0, &params);
+    /* the block's fixed-point constants: from create, or once for all its row tiles
+     * here (with a single tile the kernel computes them itself) */
+    if (prepared != NULL) {
+      params.prepared = prepared + b * GEMMI8_QPREPARED_BYTES;
+    } else if (ctx->prepare != NULL && rows > mr_main) {
+      ctx->prepare(&params, nr, local);
+      params.prepared = local;
+    }
+    const uint8_t* w = packed + b * block_bytes;
+    for (size_t i = m0; i < m1; i += mr_main) {
+      const size_t mr = gemmi8_min(mr_main, m1 - i);
+      params.row_sum = sums ? sums + i : NULL;
+      uint8_t* ct = c + i * p->c_stride + n0 * p->c_size;
+      if (p->indirection != NULL) {
+        ctx->iukernel(mr, nr, p->kc, p->ks, p->indirection + i / mr_main * p->ks * mr_main, w,
+                      ct, p->c_stride, g * p->a_group, p->zero, &params);
+      } else if (ctx->panels != NULL && mr >= ctx->pfrom) {
+        ctx->pukernel(mr, nr, p->k,
+                      ctx->panels + (g * ctx->tiles + i / mr_main) * ctx->panel_bytes,
+                      ctx->panel_bytes, w, ct, p->c_stride, &params);
+      } else {
+        const uint8_t* a = p->a + g * p->a_group + i * p->a_stride;
+        ctx->ukernel[mr - 1](mr, nr, p->k, a, p->a_stride, w, ct, p->c_stride, &params);
       }
     }
   }
 }
 
-/* The tasks as the parallel-for sees them: index -> rows (and blocks). */
-static void qgemm_row_sum_job(void* context, size_t i)
+/* The tasks as the parallel-for sees them: index -> group, rows (and blocks). */
+static void qgemm_row_sum_job(void* context, size_t index)
 {
   const struct qgemm_context* ctx = context;
-  const size_t m0 = i * ctx->rs_rows;
-  qgemm_row_sum_task(ctx, m0, gemmi8_min(ctx->rs_rows, ctx->m - m0));
+  const size_t g = index / ctx->rs_chunks, m0 = index % ctx->rs_chunks * ctx->rs_rows;
+  qgemm_row_sum_task(ctx, g, m0, gemmi8_min(ctx->rs_rows, ctx->p->m - m0));
 }
 
-static void qgemm_pack_job(void* context, size_t t)
+static void qgemm_pack_job(void* context, size_t index)
 {
   const struct qgemm_context* ctx = context;
-  const size_t m0 = t * ctx->mr;
-  qgemm_pack_task(ctx, m0, gemmi8_min(ctx->mr, ctx->m - m0));
+  const size_t g = index / ctx->tiles, m0 = index % ctx->tiles * ctx->mr;
+  qgemm_pack_task(ctx, g, m0, gemmi8_min(ctx->mr, ctx->p->m - m0));
 }
 
-static void qgemm_tile_job(void* context, size_t t)
+static void qgemm_tile_job(void* context, size_t index)
 {
   const struct qgemm_context* ctx = context;
+  const size_t per_group = ctx->mchunks * ctx->bchunks;
+  const size_t g = index / per_group, t = index % per_group;
   size_t m0, rows;
-  gemmi8_split_rows(ctx->m, ctx->mr, ctx->mchunks, t / ctx->bchunks, &m0, &rows);
+  gemmi8_split_rows(ctx->p->m, ctx->mr, ctx->mchunks, t / ctx->bchunks, &m0, &rows);
   const size_t b0 = t % ctx->bchunks * ctx->nb;
-  qgemm_tile_task(ctx, m0, b0, rows,
-                  gemmi8_min(ctx->nb, ctx->nblocks - b0));
+  qgemm_tile_task(ctx, g, m0, b0, rows, gemmi8_min(ctx->nb, ctx->nblocks - b0));
+}
+
+static gemmi8_qgemm_ukernel_fn output_kernel(const struct gemmi8_qgemm_ukernels* u,
+                                             enum gemmi8_qoutput output)
+{
+  return u->out[output];
+}
+
+static gemmi8_qigemm_ukernel_fn output_ikernel(const struct gemmi8_qigemm_ukernels* u,
+                                               enum gemmi8_qoutput output)
+{
+  return u->out[output];
+}
+
+/* Row sums of up to this many rows live on the stack; more are allocated. */
+#define ROW_SUMS_ON_STACK 1024
+
+gemmi8_status gemmi8_qgemm_run(const struct gemmi8_qgemm_problem* p,
+                               const gemmi8_parallel* parallel)
+{
+  const struct gemmi8_qgemm_config* cfg = p->cfg;
+  const size_t m = p->m, groups = p->groups;
+  struct qgemm_context ctx = {
+      .p = p,
+      .cfg = cfg,
+      .mr = cfg->mr,
+      .mpad = gemmi8_round_up(m, cfg->mr),
+      .tiles = gemmi8_divide_round_up(m, cfg->mr),
+  };
+  qgemm_params(p, &ctx.params, &ctx.prepare);
+  if (p->indirection != NULL) {
+    ctx.iukernel = output_ikernel(&cfg->igemm[cfg->mr - 1], p->output);
+  } else {
+    /* Kernels: for each tile height, the smallest kernel that holds it. */
+    for (size_t r = cfg->mr; r >= 1; r--) {
+      gemmi8_qgemm_ukernel_fn fn = output_kernel(&cfg->gemm[r - 1], p->output);
+      ctx.ukernel[r - 1] = fn != NULL ? fn : ctx.ukernel[r];
+    }
+  }
+  /* Tiling: L2-sized row chunks (a multiple of the main tile height), all blocks. */
+  const size_t blocks = gemmi8_divide_round_up(p->n, cfg->nr);
+  ctx.nblocks = blocks;
+  ctx.last_start = gemmi8_qblock_start(cfg, p->n, blocks - 1);
+  /* (a chunk never splits M that fits in one: a split would stream B twice) */
+  size_t mc = gemmi8_min(GEMMI8_QGEMM_MC_MAX, GEMMI8_QGEMM_MC_BYTES / p->k);
+  mc = mc <= cfg->mr ? cfg->mr : mc - mc % cfg->mr;
+  ctx.mc = gemmi8_min(mc, m);
+  ctx.nb = blocks;
+  ctx.mchunks = gemmi8_divide_round_up(m, ctx.mc);
+  ctx.bchunks = 1;
+  ctx.rs_rows = ctx.mc;
+  /* Threads: the tiles cut for them (parallel.h), when the problem is large enough
+   * (its multiply-adds over the real depth: taps x channels through an indirection
+   * buffer, whose taps are padded). */
+  const size_t depth = p->indirection != NULL ? p->ks * p->kc : p->k;
+  const size_t threads = gemmi8_parallel_threads(
+      parallel, 2.0 * (double) m * (double) p->n * (double) depth * (double) groups);
+  if (threads > 1) {
+    struct gemmi8_split split;
+    gemmi8_plan_split(m, blocks, cfg->mr, mc, 1, threads, &split);
+    ctx.mc = split.mc;
+    ctx.nb = split.nb;
+    ctx.mchunks = split.mchunks;
+    ctx.bchunks = split.bchunks;
+    ctx.rs_rows = gemmi8_round_up(gemmi8_divide_round_up(m, 2 * threads), cfg->mr);
+  }
+  ctx.rs_chunks = gemmi8_divide_round_up(m, ctx.rs_rows);
+  /* Workspace: the caller's, or the stack's for the row sums of one small GEMM, or
+   * allocated. */
+  size_t sums_bytes, panels_bytes;
+  workspace_layout(p, &sums_bytes, &panels_bytes); /* the caller checked the sizes */
+  int32_t stack_sums[ROW_SUMS_ON_STACK];
+  uint8_t* heap = NULL;
+  uint8_t* workspace = p->workspace;
+  if (workspace == NULL && sums_bytes + panels_bytes != 0) {
+    if (panels_bytes == 0 && sums_bytes <= sizeof(stack_sums)) {
+      workspace = (uint8_t*) stack_sums;
+    } else {
+      /* (an A of m rows exists in memory, but its workspace may not fit size_t) */
+      size_t bytes;
+      if (!gemmi8_add(sums_bytes, panels_bytes, &bytes) ||
+          posix_memalign((void**) &heap, 64, bytes) != 0) {
+        return gemmi8_status_out_of_memory;
+      }
+      workspace = heap;
+    }
+  }
+  if (sums_bytes != 0) ctx.row_sums = (int32_t*) workspace;
+  if (panels_bytes != 0) {
+    ctx.panels = workspace + sums_bytes;
+    ctx.panel_bytes = gemmi8_qpanel_bytes(cfg, p->k);
+    ctx.pukernel = output_kernel(&cfg->pgemm, p->output);
+    /* the tiles the main kernel runs (those no smaller slot holds) */
+    ctx.pfrom = cfg->mr;
+    while (ctx.pfrom > 1 && ctx.ukernel[ctx.pfrom - 2] == ctx.ukernel[cfg->mr - 1]) ctx.pfrom--;
+  }
+  if (threads > 1) {
+    /* every row sum and panel first, then every tile (a tile reads the sums and the
+     * panels of its rows) */
+    if (ctx.row_sums != NULL) {
+      parallel->parallel_for(parallel->context, qgemm_row_sum_job, &ctx,
+                             groups * ctx.rs_chunks);
+    }
+    if (ctx.panels != NULL) {
+      parallel->parallel_for(parallel->context, qgemm_pack_job, &ctx, groups * ctx.tiles);
+    }
+    parallel->parallel_for(parallel->context, qgemm_tile_job, &ctx,
+                           groups * ctx.mchunks * ctx.bchunks);
+  } else {
+    for (size_t g = 0; g < groups; g++) {
+      for (size_t m0 = 0; m0 < m; m0 += ctx.mc) {
+        const size_t rows = gemmi8_min(ctx.mc, m - m0);
+        if (ctx.row_sums != NULL) qgemm_row_sum_task(&ctx, g, m0, rows);
+        if (ctx.panels != NULL) qgemm_pack_task(&ctx, g, m0, rows);
+        qgemm_tile_task(&ctx, g, m0, 0, rows, blocks);
+      }
+    }
+  }
+  free(heap);
+  return gemmi8_status_success;
 }
 
 static gemmi8_status check_gemm(enum gemmi8_type type, const struct gemmi8_qgemm_config* cfg,
@@ -236,144 +545,30 @@ gemmi8_status gemmi8_check_requant(const gemmi8_requant* rq, size_t n, int32_t l
   return gemmi8_status_invalid_parameter;
 }
 
-static gemmi8_qgemm_ukernel_fn output_kernel(const struct gemmi8_qgemm_ukernels* u,
-                                             enum gemmi8_qoutput output)
-{
-  return u->out[output];
-}
-
-static gemmi8_qgemm_ukernel_fn slot_kernel(const struct gemmi8_qgemm_config* cfg, size_t r,
-                                           enum gemmi8_qoutput output)
-{
-  return output_kernel(&cfg->gemm[r - 1], output);
-}
-
-/* Plans and runs a validated GEMM. */
+/* Runs a validated GEMM: one group, A in place, the workspace allocated by the run. */
 static gemmi8_status run(const struct gemmi8_qgemm_config* cfg, enum gemmi8_qoutput output,
                          size_t m, size_t n, size_t k, const void* a, size_t a_stride,
                          const void* packed_b, void* c, size_t c_stride, size_t c_size,
                          const gemmi8_requant* rq, int left_shift,
                          const gemmi8_parallel* parallel)
 {
-  const struct gemmi8_packed_header* h = packed_b;
-  struct qgemm_context ctx = {
-      .mr = cfg->mr,
+  const struct gemmi8_qgemm_problem p = {
       .cfg = cfg,
+      .output = output,
+      .groups = 1,
       .m = m,
       .n = n,
       .k = k,
       .a = a,
       .a_stride = a_stride,
-      .blocks = (const uint8_t*) packed_b + GEMMI8_PACKED_HEADER_BYTES,
-      .block_bytes = (size_t) h->block_bytes,
+      .packed = packed_b,
       .c = c,
       .c_stride = c_stride * c_size,
       .c_size = c_size,
+      .rq = rq,
+      .left_shift = left_shift,
   };
-  /* Kernels: for each tile height, the smallest kernel that holds it. */
-  for (size_t r = cfg->mr; r >= 1; r--) {
-    gemmi8_qgemm_ukernel_fn fn = slot_kernel(cfg, r, output);
-    ctx.ukernel[r - 1] = fn != NULL ? fn : ctx.ukernel[r];
-  }
-  if (rq != NULL) {
-    ctx.params.channel_stride = rq->per_channel ? 1 : 0;
-    if (rq->mode == gemmi8_requant_fixedpoint) {
-      ctx.params.multiplier = rq->multiplier;
-      ctx.params.shift = rq->shift;
-      ctx.params.left_shift = left_shift;
-      ctx.prepare = cfg->prepare_fixedpoint;
-    } else {
-      ctx.params.scale = rq->scale;
-    }
-    ctx.params.zero_point = rq->zero_point;
-    ctx.params.min = rq->min;
-    ctx.params.max = rq->max;
-  }
-  /* Tiling: L2-sized row chunks (a multiple of the main tile height), all blocks. */
-  const size_t blocks = gemmi8_divide_round_up(n, cfg->nr);
-  ctx.nblocks = blocks;
-  ctx.last_start = gemmi8_qblock_start(cfg, n, blocks - 1);
-  /* (a chunk never splits M that fits in one: a split would stream B twice) */
-  size_t mc = gemmi8_min(GEMMI8_QGEMM_MC_MAX, GEMMI8_QGEMM_MC_BYTES / k);
-  mc = mc <= cfg->mr ? cfg->mr : mc - mc % cfg->mr;
-  ctx.mc = gemmi8_min(mc, m);
-  ctx.nb = blocks;
-  /* Threads: the tiles cut for them (parallel.h), when the problem is large enough. */
-  const size_t threads = gemmi8_parallel_threads(parallel, 2.0 * (double) m * (double) n * (double) k);
-  if (threads > 1) {
-    struct gemmi8_split split;
-    gemmi8_plan_split(m, blocks, cfg->mr, mc, 1, threads, &split);
-    ctx.mc = split.mc;
-    ctx.nb = split.nb;
-    ctx.mchunks = split.mchunks;
-    ctx.bchunks = split.bchunks;
-    ctx.rs_rows = gemmi8_divide_round_up(m, 2 * threads);
-  }
-  /* Workspace: the row sums of A, when the kernels need them. */
-  int32_t stack_sums[ROW_SUMS_ON_STACK];
-  int32_t* heap_sums = NULL;
-  if (cfg->row_sum != NULL && !(h->flags & GEMMI8_PACKED_NO_ROW_SUM)) {
-    if (m <= ROW_SUMS_ON_STACK) {
-      ctx.row_sums = stack_sums;
-    } else {
-      /* (an A of m rows exists in memory, but 4 bytes a row may not fit size_t) */
-      size_t bytes;
-      heap_sums = gemmi8_mul(m, sizeof(int32_t), &bytes) ? malloc(bytes) : NULL;
-      if (heap_sums == NULL) return gemmi8_status_out_of_memory;
-      ctx.row_sums = heap_sums;
-    }
-    /* One coef for every column: the kernels add coef * rowsum without a vector
-     * multiply. */
-    ctx.params.row_sum_uniform =
-        (cfg->flags & GEMMI8_QLAYOUT_UNIFORM_COEF) && (h->flags & GEMMI8_PACKED_UNIFORM_COEF);
-    ctx.params.row_sum_coef = h->coef;
-  }
-  /* Workspace: panels of A, when the family packs A and a row tile meets three
-   * blocks or more over 512 depths or more in all (packing a panel costs about the
-   * instructions that two blocks' tiles spend arranging A in place, plus a fixed part
-   * that short depths do not repay: instruction counts in bench/MCA.md). */
-  uint8_t* heap_panels = NULL;
-  if (cfg->pack_a != NULL && m >= cfg->mr && blocks >= 3 && blocks * k >= 512) {
-    size_t bytes;
-    ctx.panel_bytes = gemmi8_qpanel_bytes(cfg, k);
-    heap_panels = gemmi8_mul(gemmi8_divide_round_up(m, cfg->mr), ctx.panel_bytes, &bytes)
-                      ? malloc(bytes)
-                      : NULL;
-    if (heap_panels == NULL) {
-      free(heap_sums);
-      return gemmi8_status_out_of_memory;
-    }
-    ctx.panels = heap_panels;
-    ctx.pukernel = output_kernel(&cfg->pgemm, output);
-    /* the tiles the main kernel runs (those no smaller slot holds) */
-    ctx.pfrom = cfg->mr;
-    while (ctx.pfrom > 1 && ctx.ukernel[ctx.pfrom - 2] == ctx.ukernel[cfg->mr - 1]) ctx.pfrom--;
-  }
-  if (threads > 1) {
-    /* every row sum and panel first, then every tile (a tile reads the sums and the
-     * panels of its rows) */
-    if (ctx.row_sums != NULL) {
-      parallel->parallel_for(parallel->context, qgemm_row_sum_job, &ctx,
-                             gemmi8_divide_round_up(m, ctx.rs_rows));
-    }
-    if (ctx.panels != NULL) {
-      parallel->parallel_for(parallel->context, qgemm_pack_job, &ctx,
-                             gemmi8_divide_round_up(m, cfg->mr));
-    }
-    parallel->parallel_for(parallel->context, qgemm_tile_job, &ctx, ctx.mchunks * ctx.bchunks);
-  } else {
-    for (size_t m0 = 0; m0 < m; m0 += ctx.mc) {
-      const size_t rows = gemmi8_min(ctx.mc, m - m0);
-      if (ctx.row_sums != NULL) qgemm_row_sum_task(&ctx, m0, rows);
-      if (ctx.panels != NULL) qgemm_pack_task(&ctx, m0, rows);
-      for (size_t b0 = 0; b0 < blocks; b0 += ctx.nb) {
-        qgemm_tile_task(&ctx, m0, b0, rows, gemmi8_min(ctx.nb, blocks - b0));
-      }
-    }
-  }
-  free(heap_panels);
-  free(heap_sums);
-  return gemmi8_status_success;
+  return gemmi8_qgemm_run(&p, parallel);
 }
 
 static gemmi8_status qgemm(enum gemmi8_type type, size_t max_k, int32_t lo, int32_t hi,

@@ -1,10 +1,13 @@
 /*
- * What the quantized GEMM driver shares with the convolution layer.
+ * The quantized GEMM driver, internal: what the GEMM entry points and the convolution's
+ * paths run once they have validated their arguments.
  */
 #ifndef GEMMI8_QGEMM_H
 #define GEMMI8_QGEMM_H
 
 #include "common.h"
+
+struct gemmi8_qgemm_config;
 
 /* Rows per task: a chunk of A stays in the L2 cache while every block of B passes. */
 #define GEMMI8_QGEMM_MC_BYTES (384 * 1024)
@@ -14,5 +17,66 @@
  * *left_shift: some shift is positive (fixed-point mode). */
 GEMMI8_INTERNAL gemmi8_status gemmi8_check_requant(const gemmi8_requant* rq, size_t n, int32_t lo,
                                                    int32_t hi, int* left_shift);
+
+/*
+ * A validated quantized GEMM: `groups` GEMMs of m x n x k side by side (1 for the GEMM
+ * entry points; the groups of a convolution), each over its own packed weights, planned
+ * once and run as pure tasks (row sums, panels of A, tiles) over every group at once.
+ * Nothing here is checked again: the caller validated every size, pointer and header.
+ */
+struct gemmi8_qgemm_problem {
+  const struct gemmi8_qgemm_config* cfg;
+  enum gemmi8_qoutput output;
+  size_t groups, m, n;
+  size_t k; /* the packed depth (header.k) */
+  /* A in place (indirection NULL): row i of group g at a + g * a_group + i * a_stride
+   * (bytes). */
+  const uint8_t* a;
+  size_t a_stride, a_group;
+  /* A through an indirection buffer (the igemm kernels): [round_up(m, mr) / mr] row
+   * tiles of [ks taps][mr rows] pointers, kc bytes read from each, g * a_group added
+   * to every pointer of group g that is not `zero`. */
+  const void* const* indirection;
+  size_t ks, kc;
+  const void* zero;
+  /* Group g's packed weights, header first, at packed + g * packed_group. */
+  const uint8_t* packed;
+  size_t packed_group;
+  /* C: row i, column j of group g at c + i * c_stride + (g * n + j) * c_size (bytes). */
+  uint8_t* c;
+  size_t c_stride, c_size;
+  /* Requantization (NULL for s32): per-channel arrays hold groups * n values. */
+  const gemmi8_requant* rq;
+  int left_shift;
+  /* Fixed-point constants of every packed block (cfg->prepare_fixedpoint), block b of
+   * group g at prepared + g * prepared_group + b * GEMMI8_QPREPARED_BYTES, prepared by
+   * gemmi8_qgemm_prepare(); or NULL: the tasks prepare them. */
+  const uint8_t* prepared;
+  size_t prepared_group;
+  /* gemmi8_qgemm_workspace_bytes() bytes at a 64-byte boundary, or NULL: the run
+   * allocates what it needs (and may then return out_of_memory). */
+  void* workspace;
+};
+
+/* Bytes of workspace the run of p needs (row sums of A where the kernels take them
+ * from the driver, packed panels of A where the family packs them), 0 for none; 0 is
+ * returned when the size does not fit size_t (*bytes unspecified), else 1. */
+GEMMI8_INTERNAL int gemmi8_qgemm_workspace_bytes(const struct gemmi8_qgemm_problem* p,
+                                                 size_t* bytes);
+
+/* The prepared constants: *bytes for every block of every group (0: the kernel set
+ * prepares none, or the output is not fixed-point), *group_stride between groups (0
+ * when the scales are per tensor: every group shares the first's); 0 when the size
+ * does not fit size_t. gemmi8_qgemm_prepare() fills them from p->rq and p->left_shift. */
+GEMMI8_INTERNAL int gemmi8_qgemm_prepared_bytes(const struct gemmi8_qgemm_problem* p,
+                                                size_t* bytes, size_t* group_stride);
+GEMMI8_INTERNAL void gemmi8_qgemm_prepare(const struct gemmi8_qgemm_problem* p, uint8_t* prepared,
+                                          size_t group_stride);
+
+/* Plans and runs p on the calling thread or on parallel's (a valid one). Returns
+ * success, or out_of_memory when p->workspace is NULL and the workspace could not be
+ * allocated (nothing written then). */
+GEMMI8_INTERNAL gemmi8_status gemmi8_qgemm_run(const struct gemmi8_qgemm_problem* p,
+                                               const gemmi8_parallel* parallel);
 
 #endif

@@ -6,13 +6,17 @@
  * dilations 1..3, asymmetric padding up to the kernel size, groups with channel counts
  * off every tile, batches, 1x1 and 1xW images, channel slices of wider tensors. Each
  * case runs on the calling thread, on a shuffled caller's parallel-for and on a
- * gemmi8 pool of two, and must leave every byte outside its outputs as it was. Then
- * setup reuse and the bad-input contract.
+ * gemmi8 pool of two, and must leave every byte outside its outputs as it was; the
+ * int32 operator of the layer (create_s32) must then give the reference's accumulators
+ * the same three ways. Then the path each geometry takes, the depth limit (the layer's
+ * real K, on every kernel set), outputs that overlap the input, setup reuse and the
+ * bad-input contract.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "conv.h" /* gemmi8_convolution_path(): the path create chose */
 #include "ref.h"
 #include "test.h"
 
@@ -53,6 +57,20 @@ static gemmi8_status create(int kind, const gemmi8_conv_geometry* g, const uint8
       return gemmi8_qs8_convolution_create(g, (const int8_t*) w, (int8_t) a_zp, bias, rq, op);
     default:
       return gemmi8_qu8s8_convolution_create(g, (const int8_t*) w, (uint8_t) a_zp, bias, rq, op);
+  }
+}
+
+static gemmi8_status create_s32(int kind, const gemmi8_conv_geometry* g, const uint8_t* w,
+                                int32_t a_zp, const uint8_t* b_zp, const int32_t* bias,
+                                gemmi8_convolution** op) {
+  switch (kind) {
+    case C_QU8:
+    case C_QU8_PC:
+      return gemmi8_qu8_convolution_create_s32(g, w, (uint8_t) a_zp, b_zp, kind == C_QU8_PC, bias, op);
+    case C_QS8:
+      return gemmi8_qs8_convolution_create_s32(g, (const int8_t*) w, (int8_t) a_zp, bias, op);
+    default:
+      return gemmi8_qu8s8_convolution_create_s32(g, (const int8_t*) w, (uint8_t) a_zp, bias, op);
   }
 }
 
@@ -163,6 +181,11 @@ static void run_case(const ccase* c, int kind, int mode, int per_channel, gemmi8
                 gemmi8_status_string(st))) {
     goto done;
   }
+  /* the int32 operator of the same layer */
+  gemmi8_convolution* op32 = NULL;
+  st = create_s32(kind, &geom, w, a_zp, b_zp, bias, &op32);
+  t_expect(st == gemmi8_status_success, __func__, "%s: create_s32 %s", what,
+           gemmi8_status_string(st));
   /* the weights, zero points and requantization arrays are copied */
   t_fill_random(w, cout * ks * c->ci);
   memset(mult, 0, channels * sizeof(int32_t));
@@ -187,8 +210,11 @@ static void run_case(const ccase* c, int kind, int mode, int per_channel, gemmi8
     if (way == 0 && c->kh == 1 && c->kw == 1 && c->sh == 1 && c->sw == 1 && c->pt + c->pl + c->pb + c->pr == 0) {
       size_t ind_bytes = 1, work_bytes = 1;
       const gemmi8_status mst = gemmi8_convolution_memory(op, &ind_bytes, &work_bytes);
-      t_expect(mst == gemmi8_status_success && ind_bytes == 0 && work_bytes == 0,
-               __func__, "%s: a 1x1 stride-1 layer holds %zu + %zu bytes", what, ind_bytes, work_bytes);
+      /* no indirection buffer; at most the row sums of each pixel and group, and the
+       * packed panels of the input (some kernel sets) */
+      const size_t most = c->groups * (m + 8) * (sizeof(int32_t) + (c->ci + 15) / 16 * 16) + 64;
+      t_expect(mst == gemmi8_status_success && ind_bytes == 0 && work_bytes <= most, __func__,
+               "%s: a 1x1 stride-1 layer holds %zu + %zu bytes", what, ind_bytes, work_bytes);
     }
     st = gemmi8_convolution_run(op, ways[way]);
     char msg[256];
@@ -201,6 +227,35 @@ static void run_case(const ccase* c, int kind, int mode, int per_channel, gemmi8
       t_pass();
     }
   }
+  /* int32 outputs: the accumulators themselves, pixel stride in int32 elements */
+  t_out want32;
+  t_out_init(&want32, T_S32, m, out_stride, out_stride);
+  for (size_t way = 0; way < T_COUNT(ways) && op32 != NULL; way++) {
+    t_out_refill(&want32);
+    for (size_t p = 0; p < m; p++) {
+      memcpy(t_out_want(&want32, p, out_offset), acc + p * cout, cout * sizeof(int32_t));
+    }
+    size_t got_h = 0, got_w = 0;
+    st = gemmi8_convolution_setup(op32, c->batch, c->ih, c->iw, in, in_stride,
+                                  (int32_t*) want32.body + out_offset, out_stride, &got_h, &got_w);
+    if (!t_expect(st == gemmi8_status_success && got_h == oh && got_w == ow, __func__,
+                  "%s s32: setup %s, %zux%zu for %zux%zu", what, gemmi8_status_string(st), got_h,
+                  got_w, oh, ow)) {
+      break;
+    }
+    st = gemmi8_convolution_run(op32, ways[way]);
+    char msg[256];
+    size_t row, col;
+    if (st != gemmi8_status_success) {
+      t_fail(__func__, "%s s32 on %s: run %s", what, way_names[way], gemmi8_status_string(st));
+    } else if (!t_out_same(&want32, msg, sizeof(msg), &row, &col)) {
+      t_fail(__func__, "%s s32 on %s: %s", what, way_names[way], msg);
+    } else {
+      t_pass();
+    }
+  }
+  t_out_free(&want32);
+  gemmi8_convolution_destroy(op32);
   gemmi8_convolution_destroy(op);
 done:
   t_out_free(&want);
@@ -259,7 +314,9 @@ static const ccase fixed_cases[] = {
     {3, 3, 1, 1, 1, 1, 3, 3, 3, 3, 1, 4, 10, 1, 2, 2, 0, 0},      /* padding as large as the kernel */
     {3, 3, 2, 3, 3, 2, 2, 0, 1, 3, 2, 13, 17, 2, 12, 13, 2, 5},   /* everything at once */
     {5, 5, 1, 1, 2, 2, 4, 4, 4, 4, 4, 6, 9, 1, 6, 6, 0, 3},       /* dilated, grouped */
-    {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, 1, 1, 1, 5, 5, 0, 0},       /* depthwise-like */
+    {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, 1, 1, 1, 5, 5, 0, 0},       /* depthwise */
+    {3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 6, 1, 3, 1, 9, 9, 0, 2},       /* depthwise, multiplier 3 */
+    {1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 16, 1, 2, 2, 3, 3, 1, 0},      /* depthwise 1x1 */
     {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 64, 100, 1, 14, 14, 0, 0},  /* several column blocks */
 };
 
@@ -322,12 +379,243 @@ static void setup_reuse(void) {
   free(w);
 }
 
+/* ---- paths ------------------------------------------------------------------------------ */
+
+/* Create chooses the path once: direct for 1x1 stride 1 without padding, igemm for the
+ * rest; a depthwise geometry (groups > 1, one input channel a group, any multiplier) is
+ * recorded and runs igemm (or direct) until its slot is filled. */
+static void paths_chosen(void) {
+  const struct {
+    ccase c;
+    enum gemmi8_conv_path path;
+    int depthwise;
+  } cases[] = {
+      {{1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 24, 50, 1, 7, 7, 0, 0}, gemmi8_conv_path_direct, 0},
+      {{1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 3, 5, 7, 1, 7, 7, 0, 0}, gemmi8_conv_path_direct, 0},
+      {{1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, 16, 32, 1, 8, 8, 0, 0}, gemmi8_conv_path_igemm, 0},
+      {{1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 16, 32, 1, 8, 8, 0, 0}, gemmi8_conv_path_igemm, 0},
+      {{3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 16, 48, 1, 9, 9, 0, 0}, gemmi8_conv_path_igemm, 0},
+      {{3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 8, 1, 9, 9, 0, 0}, gemmi8_conv_path_igemm, 0},
+      {{3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 144, 1, 1, 1, 9, 9, 0, 0}, gemmi8_conv_path_igemm, 1},
+      {{3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 6, 1, 3, 1, 9, 9, 0, 0}, gemmi8_conv_path_igemm, 1},
+      {{1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 16, 1, 2, 1, 3, 3, 0, 0}, gemmi8_conv_path_direct, 1},
+      {{3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, 2, 2, 1, 9, 9, 0, 0}, gemmi8_conv_path_igemm, 0},
+  };
+  const int32_t mult = 1 << 30, shift = -8;
+  const gemmi8_requant rq = {gemmi8_requant_fixedpoint, 0, &mult, &shift, NULL, 0, -128, 127};
+  for (size_t i = 0; i < T_COUNT(cases); i++) {
+    const ccase* c = &cases[i].c;
+    const gemmi8_conv_geometry g = geometry_of(c);
+    const size_t bytes = c->groups * c->co * c->kh * c->kw * c->ci;
+    int8_t* w = t_alloc(bytes);
+    memset(w, 1, bytes);
+    gemmi8_convolution *op = NULL, *op32 = NULL;
+    const gemmi8_status st = gemmi8_qs8_convolution_create(&g, w, 0, NULL, &rq, &op);
+    if (t_expect(st == gemmi8_status_success, __func__, "case %zu: create %s", i,
+                 gemmi8_status_string(st))) {
+      int depthwise = -1;
+      const enum gemmi8_conv_path path = gemmi8_convolution_path(op, &depthwise);
+      t_expect(path == cases[i].path && depthwise == cases[i].depthwise, __func__,
+               "case %zu: path %d depthwise %d, want %d %d", i, (int) path, depthwise,
+               (int) cases[i].path, cases[i].depthwise);
+    }
+    const gemmi8_status st32 = gemmi8_qs8_convolution_create_s32(&g, w, 0, NULL, &op32);
+    if (t_expect(st32 == gemmi8_status_success, __func__, "case %zu: create_s32 %s", i,
+                 gemmi8_status_string(st32))) {
+      int depthwise = -1;
+      t_expect(gemmi8_convolution_path(op32, &depthwise) == cases[i].path &&
+                   depthwise == cases[i].depthwise,
+               __func__, "case %zu: s32 path", i);
+    }
+    gemmi8_convolution_destroy(op);
+    gemmi8_convolution_destroy(op32);
+    free(w);
+  }
+}
+
+/* ---- the depth limit -------------------------------------------------------------------- */
+
+/* A 3x3 layer of ci channels (co = 2), 3x3 input with padding 1: the middle pixel
+ * reads every tap. Extreme values (each product the largest of its sign) make the
+ * sums of the middle pixel as large as the limit allows. Returns create's status; on
+ * success the outputs must equal the reference's. */
+static gemmi8_status limit_case(int kind, size_t ci, int s32) {
+  const ccase c = {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, ci, 2, 1, 3, 3, 0, 0};
+  const gemmi8_conv_geometry g = geometry_of(&c);
+  const int a_signed = kind == C_QS8;
+  const size_t k = 9 * ci, pixels = 9;
+  uint8_t* in = t_alloc(pixels * ci);
+  uint8_t* w = t_alloc(2 * k);
+  uint8_t b_zp[2] = {255, 0};
+  int32_t a_zp;
+  if (kind == C_QS8) { /* (-128 - 127) * -128 and * 127 */
+    memset(in, 0x80, pixels * ci);
+    a_zp = 127;
+    memset(w, 0x80, k);
+    memset(w + k, 127, k);
+  } else if (kind == C_QU8_PC) { /* 255 * (0 - 255) and 255 * (255 - 0) */
+    memset(in, 255, pixels * ci);
+    a_zp = 0;
+    memset(w, 0, k);
+    memset(w + k, 255, k);
+  } else { /* qu8s8: 255 * -128 and 255 * 127 */
+    memset(in, 255, pixels * ci);
+    a_zp = 0;
+    memset(w, 0x80, k);
+    memset(w + k, 127, k);
+  }
+  int32_t acc[9 * 2];
+  ref_conv(&c, kind, in, ci, w, a_zp, b_zp, NULL, 3, 3, acc);
+  const int32_t mult = 1 << 30, shift = -24; /* acc / 2^25 */
+  const int32_t lo = a_signed ? -128 : 0;
+  const gemmi8_requant rq = {gemmi8_requant_fixedpoint, 0, &mult, &shift, NULL, lo + 128, lo,
+                             lo + 255};
+  gemmi8_convolution* op = NULL;
+  gemmi8_status st;
+  if (s32) {
+    /* the int32 outputs: every bit of the sums */
+    st = create_s32(kind, &g, w, a_zp, b_zp, NULL, &op);
+    if (st == gemmi8_status_success) {
+      int32_t out[9 * 2];
+      size_t oh, ow;
+      const gemmi8_status sst = gemmi8_convolution_setup(op, 1, 3, 3, in, ci, out, 2, &oh, &ow);
+      const gemmi8_status rst = gemmi8_convolution_run(op, NULL);
+      t_expect(sst == gemmi8_status_success && rst == gemmi8_status_success &&
+                   memcmp(out, acc, sizeof(out)) == 0,
+               __func__, "%s s32 3x3x%zu: middle pixel %d %d, want %d %d", kind_names[kind], ci,
+               out[8], out[9], acc[8], acc[9]);
+      gemmi8_convolution_destroy(op);
+    }
+    free(in);
+    free(w);
+    return st;
+  }
+  st = create(kind, &g, w, a_zp, b_zp, NULL, &rq, &op);
+  if (st == gemmi8_status_success) {
+    uint8_t out[9 * 2];
+    size_t oh, ow;
+    const gemmi8_status sst = gemmi8_convolution_setup(op, 1, 3, 3, in, ci, out, 2, &oh, &ow);
+    const gemmi8_status rst = gemmi8_convolution_run(op, NULL);
+    int same = sst == gemmi8_status_success && rst == gemmi8_status_success;
+    for (size_t i = 0; i < 18 && same; i++) {
+      const int32_t want = ref_output_fixedpoint(acc[i], mult, shift, rq.zero_point, rq.min, rq.max);
+      same = (a_signed ? (int32_t) (int8_t) out[i] : (int32_t) out[i]) == want;
+    }
+    t_expect(same, __func__, "%s 3x3x%zu: outputs differ from the reference", kind_names[kind], ci);
+    gemmi8_convolution_destroy(op);
+  }
+  free(in);
+  free(w);
+  return st;
+}
+
+/* The limit is the layer's: taps x ci within the type's MAX_K is created on every
+ * kernel set (however its kernels pad each tap), one channel more is not. 3x3x7309
+ * qs8 was refused on avx512vnni and generic, 3x3x3668 qu8 on aarch64 neon. */
+static void depth_limit(void) {
+  const struct {
+    int kind;
+    size_t max_k, ci;
+  } cases[] = {
+      {C_QS8, GEMMI8_QS8_MAX_K, 7309},
+      {C_QU8_PC, GEMMI8_QU8_MAX_K, 3668},
+      {C_QU8S8, GEMMI8_QU8S8_MAX_K, 7309},
+  };
+  for (size_t i = 0; i < T_COUNT(cases); i++) {
+    const int kind = cases[i].kind;
+    const size_t top = cases[i].max_k / 9;
+    const size_t cis[] = {cases[i].ci, top};
+    for (int s32 = 0; s32 < 2; s32++) {
+      for (size_t j = 0; j < T_COUNT(cis); j++) {
+        const gemmi8_status st = limit_case(kind, cis[j], s32);
+        t_expect(st == gemmi8_status_success, __func__, "%s%s 3x3x%zu (K %zu <= %zu): %s",
+                 kind_names[kind], s32 ? " s32" : "", cis[j], 9 * cis[j], cases[i].max_k,
+                 gemmi8_status_string(st));
+      }
+      const gemmi8_status st = limit_case(kind, top + 1, s32);
+      t_expect(st == gemmi8_status_unsupported_parameter, __func__,
+               "%s%s 3x3x%zu (K %zu > %zu): %s", kind_names[kind], s32 ? " s32" : "", top + 1,
+               9 * (top + 1), cases[i].max_k, gemmi8_status_string(st));
+    }
+  }
+}
+
+/* ---- in place ----------------------------------------------------------------------------- */
+
+/* An output that overlaps the input is refused at setup (it returned success with
+ * wrong bytes: 4,096 of 8,192 on this 1x1 layer on avx2), the operator left as it
+ * was; an output that ends where the input starts, or starts where it ends, is not. */
+static void in_place(void) {
+  const ccase c = {1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 32, 32, 1, 16, 16, 0, 0};
+  const gemmi8_conv_geometry g = geometry_of(&c);
+  const size_t bytes = 256 * 32;
+  uint8_t* mem = t_alloc(3 * bytes);
+  uint8_t* w = t_alloc(32 * 32);
+  t_fill_random(mem, 3 * bytes);
+  t_fill_random(w, 32 * 32);
+  uint8_t* in = mem + bytes;
+  const int32_t mult = 1 << 30, shift = -10;
+  const gemmi8_requant rq = {gemmi8_requant_fixedpoint, 0, &mult, &shift, NULL, 128, 0, 255};
+  const uint8_t b_zp = 128;
+  gemmi8_convolution* op = NULL;
+  if (gemmi8_qu8_convolution_create(&g, w, 128, &b_zp, 0, NULL, &rq, &op) != gemmi8_status_success) {
+    t_fail(__func__, "create");
+    free(mem);
+    free(w);
+    return;
+  }
+  const struct {
+    ptrdiff_t offset; /* of the output from the input */
+    size_t out_stride;
+    gemmi8_status want;
+  } cases[] = {
+      {0, 32, gemmi8_status_invalid_parameter}, /* in place */
+      {1, 32, gemmi8_status_invalid_parameter},
+      {-(ptrdiff_t) bytes + 1, 32, gemmi8_status_invalid_parameter},
+      {(ptrdiff_t) bytes - 1, 32, gemmi8_status_invalid_parameter},
+      {-(ptrdiff_t) bytes, 33, gemmi8_status_invalid_parameter}, /* a wider stride reaches it */
+      {(ptrdiff_t) bytes, 32, gemmi8_status_success},  /* right after */
+      {-(ptrdiff_t) bytes, 32, gemmi8_status_success}, /* right before */
+  };
+  for (size_t i = 0; i < T_COUNT(cases); i++) {
+    size_t oh = 77, ow = 77;
+    const gemmi8_status st = gemmi8_convolution_setup(op, 1, 16, 16, in, 32, in + cases[i].offset,
+                                                      cases[i].out_stride, &oh, &ow);
+    t_expect(st == cases[i].want && (st == gemmi8_status_success || (oh == 77 && ow == 77)),
+             __func__, "output at input %+td, stride %zu: %s", cases[i].offset,
+             cases[i].out_stride, gemmi8_status_string(st));
+  }
+  gemmi8_convolution_destroy(op);
+  /* int32 outputs: the extent is 4 bytes an element; the output 4-byte aligned */
+  op = NULL;
+  if (gemmi8_qu8_convolution_create_s32(&g, w, 128, &b_zp, 0, NULL, &op) != gemmi8_status_success) {
+    t_fail(__func__, "create_s32");
+  } else {
+    int32_t* out = t_alloc(256 * 32 * sizeof(int32_t) + 4);
+    size_t oh = 77, ow = 77;
+    /* 32 KB of int32 from mem: past the 8 KB before the input (refused: not written) */
+    t_expect(gemmi8_convolution_setup(op, 1, 16, 16, in, 32, mem, 32, &oh, &ow) ==
+                     gemmi8_status_invalid_parameter && oh == 77,
+             __func__, "s32 output reaching into the input");
+    t_expect(gemmi8_convolution_setup(op, 1, 16, 16, in, 32, (uint8_t*) out + 2, 32, &oh, &ow) ==
+                     gemmi8_status_invalid_parameter && oh == 77,
+             __func__, "s32 output misaligned");
+    t_expect(gemmi8_convolution_setup(op, 1, 16, 16, in, 32, out, 32, &oh, &ow) ==
+                     gemmi8_status_success && oh == 16,
+             __func__, "s32 output apart");
+    free(out);
+    gemmi8_convolution_destroy(op);
+  }
+  free(mem);
+  free(w);
+}
+
 /* ---- bad input ------------------------------------------------------------------------- */
 
 static void bad_input(void) {
   const ccase c = {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4, 8, 1, 5, 5, 0, 0};
   const gemmi8_conv_geometry good = geometry_of(&c);
-  uint8_t w[8 * 9 * 4], in[25 * 4], out[25 * 8];
+  uint8_t w[8 * 9 * 4], in[30 * 4], out[25 * 8]; /* in: up to 6 x 5 pixels */
   memset(w, 1, sizeof(w));
   memset(in, 2, sizeof(in));
   const int32_t mult = 1 << 30, shift = -8;
@@ -385,6 +673,34 @@ static void bad_input(void) {
   t_expect(gemmi8_qs8_convolution_create(&good, (const int8_t*) w, 0, NULL, &rq, NULL) ==
                gemmi8_status_invalid_parameter,
            __func__, "null op");
+  /* the int32 creates: the same checks, without a requantization */
+  t_expect(gemmi8_qs8_convolution_create_s32(NULL, (const int8_t*) w, 0, NULL, &op) ==
+                   gemmi8_status_invalid_parameter && op == sentinel,
+           __func__, "s32: null geometry");
+  t_expect(gemmi8_qu8s8_convolution_create_s32(&good, NULL, 0, NULL, &op) ==
+                   gemmi8_status_invalid_parameter && op == sentinel,
+           __func__, "s32: null weights");
+  t_expect(gemmi8_qu8_convolution_create_s32(&good, w, 0, NULL, 0, NULL, &op) ==
+                   gemmi8_status_invalid_parameter && op == sentinel,
+           __func__, "s32: null weight zero point");
+  t_expect(gemmi8_qu8_convolution_create_s32(&good, w, 0, w, 2, NULL, &op) ==
+                   gemmi8_status_invalid_parameter && op == sentinel,
+           __func__, "s32: b_zp_per_channel 2");
+  t_expect(gemmi8_qs8_convolution_create_s32(&good, (const int8_t*) w, 0, NULL, NULL) ==
+               gemmi8_status_invalid_parameter,
+           __func__, "s32: null op");
+  {
+    gemmi8_conv_geometry g = good;
+    g.group_input_channels = 70000;
+    t_expect(gemmi8_qs8_convolution_create_s32(&g, (const int8_t*) w, 0, NULL, &op) ==
+                     gemmi8_status_unsupported_parameter && op == sentinel,
+             __func__, "s32: K past the exact limit");
+    g = good;
+    g.stride_height = 0;
+    t_expect(gemmi8_qu8s8_convolution_create_s32(&g, (const int8_t*) w, 0, NULL, &op) ==
+                     gemmi8_status_invalid_parameter && op == sentinel,
+             __func__, "s32: stride 0");
+  }
   /* setup and run */
   op = NULL;
   if (gemmi8_qs8_convolution_create(&good, (const int8_t*) w, 0, NULL, &rq_fp, &op) !=
@@ -477,6 +793,9 @@ void test_conv(void) {
     return;
   }
   sweep(pool);
+  paths_chosen();
+  depth_limit();
+  in_place();
   setup_reuse();
   bad_input();
   gemmi8_threadpool_destroy(pool);

@@ -12,7 +12,9 @@
  * padded input must be refused by setup, writing nothing. Some inputs instead
  * replace one geometry field or size by 0 or a huge value: create or setup must then
  * refuse it (invalid or unsupported parameter) and leave *op, the output sizes and the
- * output untouched.
+ * output untouched. One input in four makes the int32 operator of the layer instead
+ * (gemmi8_<type>_convolution_create_s32): its outputs are the reference's
+ * accumulators, its pixel stride in int32 elements.
  *
  * The input and weights are exact-size blocks (AddressSanitizer sees any read past
  * them); the output has canary bytes between pixels and guards around it.
@@ -34,6 +36,21 @@ static size_t side(size_t in, size_t p0, size_t p1, size_t k, size_t d, size_t s
 {
   const size_t padded = in + p0 + p1, extent = (k - 1) * d + 1;
   return extent > padded ? 0 : (padded - extent) / s + 1;
+}
+
+static gemmi8_status create_s32(enum ctype t, const gemmi8_conv_geometry* g, const uint8_t* w,
+                                int32_t a_zp, const uint8_t* b_zp, const int32_t* bias,
+                                gemmi8_convolution** op)
+{
+  switch (t) {
+    case c_qu8:
+    case c_qu8_pc:
+      return gemmi8_qu8_convolution_create_s32(g, w, (uint8_t) a_zp, b_zp, t == c_qu8_pc, bias, op);
+    case c_qs8:
+      return gemmi8_qs8_convolution_create_s32(g, (const int8_t*) w, (int8_t) a_zp, bias, op);
+    default:
+      return gemmi8_qu8s8_convolution_create_s32(g, (const int8_t*) w, (uint8_t) a_zp, bias, op);
+  }
 }
 
 static gemmi8_status create(enum ctype t, const gemmi8_conv_geometry* g, const uint8_t* w,
@@ -100,6 +117,8 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   rq.zero_point = fuzz_range_s32(&r, lo, lo + 255);
   rq.min = fuzz_range_s32(&r, lo, lo + 255);
   rq.max = fuzz_range_s32(&r, rq.min, lo + 255);
+  const int s32 = fuzz_range(&r, 0, 3) == 0;
+  const size_t out_elem = s32 ? sizeof(int32_t) : 1;
   /* a broken field (create must refuse), or none */
   const size_t broken = fuzz_range(&r, 0, 30);
   gemmi8_conv_geometry bad = g;
@@ -123,8 +142,8 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     }
   }
   fuzz_describe("%s %s%s k%zux%zu s%zux%zu d%zux%zu pad %zu,%zu,%zu,%zu g%zu ci%zu co%zu%s",
-                ctype_name[type], fixedpoint ? "fixedpoint" : "fp32",
-                per_channel ? " per-channel" : "", g.kernel_height, g.kernel_width,
+                ctype_name[type], s32 ? "s32" : fixedpoint ? "fixedpoint" : "fp32",
+                per_channel && !s32 ? " per-channel" : "", g.kernel_height, g.kernel_width,
                 g.stride_height, g.stride_width, g.dilation_height, g.dilation_width,
                 g.padding_top, g.padding_left, g.padding_bottom, g.padding_right, g.groups,
                 g.group_input_channels, g.group_output_channels,
@@ -133,12 +152,15 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   gemmi8_convolution* const sentinel = (gemmi8_convolution*) (uintptr_t) 0x40;
   gemmi8_convolution* op = sentinel;
   if (expect_refusal) {
-    const gemmi8_status st = create(type, &bad, w, a_zp, b_zp, with_bias ? bias : NULL, &rq, &op);
+    const gemmi8_status st =
+        s32 ? create_s32(type, &bad, w, a_zp, b_zp, with_bias ? bias : NULL, &op)
+            : create(type, &bad, w, a_zp, b_zp, with_bias ? bias : NULL, &rq, &op);
     fuzz_expect_status(st, FUZZ_BIT(gemmi8_status_invalid_parameter) |
                                FUZZ_BIT(gemmi8_status_unsupported_parameter), "create");
     if (op != sentinel) fuzz_fail("a refused create wrote *op");
   } else {
-    gemmi8_status st = create(type, &g, w, a_zp, b_zp, with_bias ? bias : NULL, &rq, &op);
+    gemmi8_status st = s32 ? create_s32(type, &g, w, a_zp, b_zp, with_bias ? bias : NULL, &op)
+                           : create(type, &g, w, a_zp, b_zp, with_bias ? bias : NULL, &rq, &op);
     fuzz_expect_status(st, FUZZ_BIT(gemmi8_status_success), "create");
     size_t ind_bytes = 1, work_bytes = 1;
     fuzz_expect_status(gemmi8_convolution_memory(op, &ind_bytes, &work_bytes),
@@ -171,7 +193,8 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
                              g.dilation_width, g.stride_width);
       const size_t m = batch * oh * ow;
       struct fuzz_out out;
-      fuzz_out_init(&out, &r, (m > 0 ? (m - 1) * out_stride + cout : 1), fuzz_range(&r, 0, 63));
+      fuzz_out_init(&out, &r, (m > 0 ? (m - 1) * out_stride + cout : 1) * out_elem,
+                    fuzz_range(&r, 0, 63) / out_elem * out_elem);
       size_t got_h = 12345, got_w = 12345;
       st = gemmi8_convolution_setup(op, batch, ih, iw, in, in_stride, out.data,
                                                   out_stride, &got_h, &got_w);
@@ -198,7 +221,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
                                                                     : fuzz_parallel_pool());
         fuzz_expect_status(st, FUZZ_BIT(gemmi8_status_success), "run");
         fuzz_out_check_guards(&out, "output");
-        fuzz_out_check_gaps(&out, m, cout, out_stride, "output");
+        fuzz_out_check_gaps(&out, m, cout * out_elem, out_stride * out_elem, "output");
         /* the reference, on the weights and parameters of the create call */
         int32_t* acc = malloc(m * cout * sizeof(int32_t));
         int32_t* zp = NULL;
@@ -212,7 +235,16 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
                                     g.padding_top, g.padding_left, g.groups,
                                     g.group_input_channels, g.group_output_channels, oh, ow};
         ref_conv_acc(&rc, in, w0, a_zp, zp, with_bias ? bias : NULL, acc);
-        for (size_t p = 0; p < m; p++) {
+        for (size_t p = 0; p < m && s32; p++) {
+          for (size_t j = 0; j < cout; j++) {
+            int32_t got;
+            memcpy(&got, out.data + (p * out_stride + j) * sizeof(int32_t), sizeof(got));
+            if (got != acc[p * cout + j]) {
+              fuzz_fail("pixel %zu channel %zu: s32 %d, want %d", p, j, got, acc[p * cout + j]);
+            }
+          }
+        }
+        for (size_t p = 0; p < m && !s32; p++) {
           for (size_t j = 0; j < cout; j++) {
             const size_t q = per_channel ? j : 0;
             const int32_t want =

@@ -32,7 +32,8 @@ typedef struct ccase {
 /* The accumulators, m x (groups * co), from the definition (ref.c). */
 static void ref_conv(const ccase* c, int kind, const uint8_t* in, size_t in_stride,
                      const uint8_t* w, int32_t a_zp, const uint8_t* b_zp, const int32_t* bias,
-                     size_t oh, size_t ow, int32_t* acc) {
+                     size_t oh, size_t ow, int32_t* acc)
+{
   const struct ref_conv rc = {kind == C_QS8, kind == C_QS8 || kind == C_QU8S8, c->batch, c->ih,
                               c->iw, in_stride, c->kh, c->kw, c->sh, c->sw, c->dh, c->dw, c->pt,
                               c->pl, c->groups, c->ci, c->co, oh, ow};
@@ -48,7 +49,8 @@ static void ref_conv(const ccase* c, int kind, const uint8_t* in, size_t in_stri
 
 static gemmi8_status create(int kind, const gemmi8_conv_geometry* g, const uint8_t* w,
                             int32_t a_zp, const uint8_t* b_zp, const int32_t* bias,
-                            const gemmi8_requant* rq, gemmi8_convolution** op) {
+                            const gemmi8_requant* rq, gemmi8_convolution** op)
+{
   switch (kind) {
     case C_QU8:
     case C_QU8_PC:
@@ -62,7 +64,8 @@ static gemmi8_status create(int kind, const gemmi8_conv_geometry* g, const uint8
 
 static gemmi8_status create_s32(int kind, const gemmi8_conv_geometry* g, const uint8_t* w,
                                 int32_t a_zp, const uint8_t* b_zp, const int32_t* bias,
-                                gemmi8_convolution** op) {
+                                gemmi8_convolution** op)
+{
   switch (kind) {
     case C_QU8:
     case C_QU8_PC:
@@ -74,7 +77,8 @@ static gemmi8_status create_s32(int kind, const gemmi8_conv_geometry* g, const u
   }
 }
 
-static gemmi8_conv_geometry geometry_of(const ccase* c) {
+static gemmi8_conv_geometry geometry_of(const ccase* c)
+{
   gemmi8_conv_geometry g = {c->kh, c->kw, c->sh, c->sw, c->dh, c->dw, c->pt, c->pl,
                             c->pb, c->pr, c->groups, c->ci, c->co};
   return g;
@@ -82,7 +86,8 @@ static gemmi8_conv_geometry geometry_of(const ccase* c) {
 
 /* ---- a caller's parallel-for: tasks in a shuffled order ---------------------------- */
 
-static void shuffled_for(void* context, gemmi8_task_fn task, void* task_context, size_t count) {
+static void shuffled_for(void* context, gemmi8_task_fn task, void* task_context, size_t count)
+{
   (void) context;
   size_t* order = t_alloc(count * sizeof(size_t));
   for (size_t i = 0; i < count; i++) order[i] = i;
@@ -97,7 +102,8 @@ static void shuffled_for(void* context, gemmi8_task_fn task, void* task_context,
 
 /* ---- one case ----------------------------------------------------------------------- */
 
-static void describe(const ccase* c, int kind, int mode, int per_channel, char* s, size_t n) {
+static void describe(const ccase* c, int kind, int mode, int per_channel, char* s, size_t n)
+{
   snprintf(s, n,
            "%s %s%s k%zux%zu s%zux%zu d%zux%zu pad %zu,%zu,%zu,%zu g%zu ci%zu co%zu n%zu %zux%zu "
            "slices +%zu/+%zu",
@@ -106,7 +112,8 @@ static void describe(const ccase* c, int kind, int mode, int per_channel, char* 
            c->co, c->batch, c->ih, c->iw, c->in_extra, c->out_extra);
 }
 
-static void run_case(const ccase* c, int kind, int mode, int per_channel, gemmi8_threadpool* pool) {
+static void run_case(const ccase* c, int kind, int mode, int per_channel, gemmi8_threadpool* pool)
+{
   const int a_signed = kind == C_QS8;
   const size_t cin = c->groups * c->ci, cout = c->groups * c->co;
   const size_t ks = c->kh * c->kw;
@@ -272,7 +279,8 @@ done:
 
 /* ---- the sweep ---------------------------------------------------------------------- */
 
-static ccase random_case(void) {
+static ccase random_case(void)
+{
   ccase c;
   memset(&c, 0, sizeof(c));
   c.kh = (size_t) t_range(1, 7);
@@ -320,7 +328,8 @@ static const ccase fixed_cases[] = {
     {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 64, 100, 1, 14, 14, 0, 0},  /* several column blocks */
 };
 
-static void sweep(gemmi8_threadpool* pool) {
+static void sweep(gemmi8_threadpool* pool)
+{
   for (size_t i = 0; i < T_COUNT(fixed_cases); i++) {
     for (int kind = 0; kind < C_KINDS; kind++) {
       run_case(&fixed_cases[i], kind, (int) t_below(2), (int) t_below(2), pool);
@@ -337,7 +346,8 @@ static void sweep(gemmi8_threadpool* pool) {
 
 /* Runs after the input changes in place (same setup), after a new input pointer and
  * after a new output pointer: every run equals a fresh operator's. */
-static void setup_reuse(void) {
+static void setup_reuse(void)
+{
   const ccase c = {3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 1, 10, 20, 1, 7, 8, 0, 0};
   const gemmi8_conv_geometry g = geometry_of(&c);
   const size_t cin = 10, cout = 20, pixels = 56;
@@ -384,7 +394,8 @@ static void setup_reuse(void) {
 /* Create chooses the path once: direct for 1x1 stride 1 without padding, igemm for the
  * rest; a depthwise geometry (groups > 1, one input channel a group, any multiplier) is
  * recorded and runs igemm (or direct) until its slot is filled. */
-static void paths_chosen(void) {
+static void paths_chosen(void)
+{
   const struct {
     ccase c;
     enum gemmi8_conv_path path;
@@ -439,7 +450,8 @@ static void paths_chosen(void) {
  * reads every tap. Extreme values (each product the largest of its sign) make the
  * sums of the middle pixel as large as the limit allows. Returns create's status; on
  * success the outputs must equal the reference's. */
-static gemmi8_status limit_case(int kind, size_t ci, int s32) {
+static gemmi8_status limit_case(int kind, size_t ci, int s32)
+{
   const ccase c = {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, ci, 2, 1, 3, 3, 0, 0};
   const gemmi8_conv_geometry g = geometry_of(&c);
   const int a_signed = kind == C_QS8;
@@ -512,7 +524,8 @@ static gemmi8_status limit_case(int kind, size_t ci, int s32) {
 /* The limit is the layer's: taps x ci within the type's MAX_K is created on every
  * kernel set (however its kernels pad each tap), one channel more is not. 3x3x7309
  * qs8 was refused on avx512vnni and generic, 3x3x3668 qu8 on aarch64 neon. */
-static void depth_limit(void) {
+static void depth_limit(void)
+{
   const struct {
     int kind;
     size_t max_k, ci;
@@ -545,7 +558,8 @@ static void depth_limit(void) {
 /* An output that overlaps the input is refused at setup (it returned success with
  * wrong bytes: 4,096 of 8,192 on this 1x1 layer on avx2), the operator left as it
  * was; an output that ends where the input starts, or starts where it ends, is not. */
-static void in_place(void) {
+static void in_place(void)
+{
   const ccase c = {1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 32, 32, 1, 16, 16, 0, 0};
   const gemmi8_conv_geometry g = geometry_of(&c);
   const size_t bytes = 256 * 32;
@@ -612,7 +626,8 @@ static void in_place(void) {
 
 /* ---- bad input ------------------------------------------------------------------------- */
 
-static void bad_input(void) {
+static void bad_input(void)
+{
   const ccase c = {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4, 8, 1, 5, 5, 0, 0};
   const gemmi8_conv_geometry good = geometry_of(&c);
   uint8_t w[8 * 9 * 4], in[30 * 4], out[25 * 8]; /* in: up to 6 x 5 pixels */
@@ -786,7 +801,8 @@ static void bad_input(void) {
   gemmi8_convolution_destroy(NULL);
 }
 
-void test_conv(void) {
+void test_conv(void)
+{
   gemmi8_threadpool* pool = NULL;
   if (gemmi8_threadpool_create(2, &pool) != gemmi8_status_success) {
     t_fail(__func__, "pool");

@@ -25,6 +25,12 @@ enum gemmi8_out {
   GEMMI8_OUT_FIXEDPOINT, /* 8 bits, TFLite fixed-point requantization */
   GEMMI8_OUT_FP32,       /* 8 bits, fp32 requantization */
 };
+/* A tile's body takes its kernels' own arguments, with the output kind in the bits of
+ * mr from GEMMI8_OUT_SHIFT up (mr < 2^16): each entry point is then an or and a jump
+ * (a sibling call) instead of a call that pushes the stack arguments again. */
+#define GEMMI8_OUT_SHIFT 16
+#define GEMMI8_OUT_MR(mr_out) ((mr_out) & (((size_t) 1 << GEMMI8_OUT_SHIFT) - 1))
+#define GEMMI8_OUT_KIND(mr_out) ((enum gemmi8_out) ((mr_out) >> GEMMI8_OUT_SHIFT))
 #endif
 
 /* The main tile's height (7x48); smaller tiles serve M below it. */

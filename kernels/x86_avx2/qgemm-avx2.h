@@ -399,13 +399,16 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_tile_avx2(
 
 /* The kernels of a tile: one body, `name`, with the k loops of both column-group
  * counts (narrow tiles, nr <= 8, compute one group) and the output stage chosen after
- * them (once per tile), and one thin entry point per output kind. The body is not
- * inlined into them (nor cloned per kind): one copy of each loop per tile. */
+ * them (once per tile), and one thin entry point per output kind, which jumps to it
+ * with the kind in mr (GEMMI8_OUT_SHIFT). The body is not inlined into them (nor
+ * cloned per kind): one copy of each loop per tile. */
 #define GEMMI8_QGEMM_AVX2_KERNELS(name, MR, SIGNED, s32, fixedpoint, fp32)                 \
   static __attribute__((noinline, noclone)) void name(                                   \
-      size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,      \
-      void* c, size_t c_stride, const struct gemmi8_qparams* params, enum gemmi8_qoutput out) \
+      size_t mr_out, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
+      void* c, size_t c_stride, const struct gemmi8_qparams* params)                     \
   {                                                                                      \
+    const size_t mr = GEMMI8_OUT_MR(mr_out);                                             \
+    const enum gemmi8_qoutput out = GEMMI8_OUT_KIND(mr_out);                                 \
     _Static_assert(MR >= 1 && MR <= 6, "the k loops have 1 to 6 rows");                  \
     if (nr > 8) {                                                                        \
       gemmi8_qgemm_tile_avx2(MR, 2, SIGNED, out, mr, nr, k, a, a_stride, w, c, c_stride,  \
@@ -422,16 +425,19 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_tile_avx2(
   void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
           void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
   {                                                                                      \
-    name(mr, nr, k, a, a_stride, w, c, c_stride, params, OUT);                           \
+    name(mr | (size_t) OUT << GEMMI8_OUT_SHIFT, nr, k, a, a_stride, w, c, c_stride,      \
+         params);                                                                        \
   }
 
 /* The igemm kernels of a tile (see gemmi8_qigemm_core_avx2), the same way. */
 #define GEMMI8_QIGEMM_AVX2_KERNELS(name, MR, SIGNED, s32, fixedpoint, fp32)                \
   static __attribute__((noinline, noclone)) void name(                                   \
-      size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w,    \
-      void* c, size_t c_stride, size_t a_offset, const void* zero,                       \
-      const struct gemmi8_qparams* params, enum gemmi8_qoutput out)                          \
+      size_t mr_out, size_t nr, size_t kc, size_t ks, const void* const* a,              \
+      const void* w, void* c, size_t c_stride, size_t a_offset, const void* zero,        \
+      const struct gemmi8_qparams* params)                                               \
   {                                                                                      \
+    const size_t mr = GEMMI8_OUT_MR(mr_out);                                             \
+    const enum gemmi8_qoutput out = GEMMI8_OUT_KIND(mr_out);                                 \
     if (nr > 8) {                                                                        \
       gemmi8_qigemm_tile_avx2(MR, 2, SIGNED, out, mr, nr, kc, ks, a, a_offset, zero, w,   \
                               c, c_stride, params);                                      \
@@ -448,7 +454,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_tile_avx2(
           void* c, size_t c_stride, size_t a_offset, const void* zero,                   \
           const struct gemmi8_qparams* params)                                           \
   {                                                                                      \
-    name(mr, nr, kc, ks, a, w, c, c_stride, a_offset, zero, params, OUT);                \
+    name(mr | (size_t) OUT << GEMMI8_OUT_SHIFT, nr, kc, ks, a, w, c, c_stride, a_offset, \
+         zero, params);                                                                  \
   }
 
 #endif

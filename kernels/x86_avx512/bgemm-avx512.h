@@ -157,6 +157,9 @@ static GEMMI8_ALWAYS_INLINE __m256 gemmi8_bin_affine(__m256i vacc, __m256 vscale
   }
 
 enum { GEMMI8_BGEMM_S32, GEMMI8_BGEMM_F32, GEMMI8_BGEMM_BITS };
+/* The body takes the kernels' own arguments, the output in the bits of mr from
+ * GEMMI8_BGEMM_OUT_SHIFT up: each entry point is an or and a jump (a sibling call). */
+#define GEMMI8_BGEMM_OUT_SHIFT 16
 
 /* The three kernels of a tile: one body with one copy of the depth loop, always the
  * full NJMAX column groups (only a matrix's last block is narrower), the output chosen
@@ -164,9 +167,11 @@ enum { GEMMI8_BGEMM_S32, GEMMI8_BGEMM_F32, GEMMI8_BGEMM_BITS };
  * them (nor cloned per output): keeps the library small. */
 #define GEMMI8_BGEMM_AVX512_KERNELS(MR, NJMAX)                                          \
   static __attribute__((noinline, noclone)) void GEMMI8_BGEMM_NAME(any)(                \
-      size_t mr, size_t nr, size_t k, const uint64_t* a, size_t a_stride, const void* w, \
-      void* c, size_t c_stride, const struct gemmi8_bparams* params, int out)            \
+      size_t mr_out, size_t nr, size_t k, const uint64_t* a, size_t a_stride,            \
+      const void* w, void* c, size_t c_stride, const struct gemmi8_bparams* params)      \
   {                                                                                      \
+    const size_t mr = mr_out & ((1u << GEMMI8_BGEMM_OUT_SHIFT) - 1);                     \
+    const size_t out = mr_out >> GEMMI8_BGEMM_OUT_SHIFT;                                 \
     __m512i vacc[MR][4];                                                                 \
     const __m256i vk = _mm256_set1_epi32((int32_t) k);                                   \
     gemmi8_bgemm_core_avx512(MR, NJMAX, NJMAX, mr, k, a, a_stride, w, vacc);             \
@@ -189,7 +194,8 @@ enum { GEMMI8_BGEMM_S32, GEMMI8_BGEMM_F32, GEMMI8_BGEMM_BITS };
                               size_t a_stride, const void* w, void* c, size_t c_stride,  \
                               const struct gemmi8_bparams* params)                       \
   {                                                                                      \
-    GEMMI8_BGEMM_NAME(any)(mr, nr, k, a, a_stride, w, c, c_stride, params, kind);        \
+    GEMMI8_BGEMM_NAME(any)(mr | (size_t) kind << GEMMI8_BGEMM_OUT_SHIFT, nr, k, a,      \
+                           a_stride, w, c, c_stride, params);                            \
   }
 
 #endif

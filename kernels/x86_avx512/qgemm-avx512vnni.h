@@ -194,8 +194,9 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_avx512vnni(
 
 /* The kernels of a tile: one body, `name`, with the k loop of each column-group
  * count (narrow tiles only compute what they store) and the output stage chosen
- * after it (once per tile), and one thin entry point per output kind. The body is
- * not inlined into them (nor cloned per kind): one copy of each loop per tile. */
+ * after it (once per tile), and one thin entry point per output kind, which jumps to
+ * it with the kind in mr (GEMMI8_OUT_SHIFT). The body is not inlined into them (nor
+ * cloned per kind): one copy of each loop per tile. */
 #define GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJMAX, NJ, SIGNED_A)                             \
   case NJ:                                                                               \
     gemmi8_qgemm_core_avx512vnni(MR, NJMAX, NJ, SIGNED_A, mr, k, a, a_stride, w,         \
@@ -205,9 +206,11 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_avx512vnni(
     break;
 #define GEMMI8_QGEMM_AVX512VNNI_BODY(name, MR, NJMAX, SIGNED_A, CASES)                    \
   static __attribute__((noinline, noclone)) void name(                                   \
-      size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,      \
-      void* c, size_t c_stride, const struct gemmi8_qparams* params, enum gemmi8_qoutput out) \
+      size_t mr_out, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
+      void* c, size_t c_stride, const struct gemmi8_qparams* params)                     \
   {                                                                                      \
+    const size_t mr = GEMMI8_OUT_MR(mr_out);                                             \
+    const enum gemmi8_qoutput out = GEMMI8_OUT_KIND(mr_out);                                 \
     __m512i vacc[MR][4];                                                                 \
     CASES                                                                                \
   }
@@ -215,7 +218,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_avx512vnni(
   void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
           void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
   {                                                                                      \
-    name(mr, nr, k, a, a_stride, w, c, c_stride, params, OUT);                           \
+    name(mr | (size_t) OUT << GEMMI8_OUT_SHIFT, nr, k, a, a_stride, w, c, c_stride,      \
+         params);                                                                        \
   }
 #define GEMMI8_QGEMM_AVX512VNNI_ENTRIES(name, s32, fixedpoint, fp32)                      \
   GEMMI8_QGEMM_AVX512VNNI_ENTRY(s32, name, gemmi8_qoutput_s32)                               \
@@ -251,14 +255,17 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_avx512vnni(
           void* c, size_t c_stride, size_t a_offset, const void* zero,                   \
           const struct gemmi8_qparams* params)                                           \
   {                                                                                      \
-    name(mr, nr, kc, ks, a, w, c, c_stride, a_offset, zero, params, OUT);                \
+    name(mr | (size_t) OUT << GEMMI8_OUT_SHIFT, nr, kc, ks, a, w, c, c_stride, a_offset, \
+         zero, params);                                                                  \
   }
 #define GEMMI8_QIGEMM_AVX512VNNI_KERNELS(name, MR, SIGNED_A, s32, fixedpoint, fp32)       \
   static __attribute__((noinline, noclone)) void name(                                   \
-      size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w,    \
-      void* c, size_t c_stride, size_t a_offset, const void* zero,                       \
-      const struct gemmi8_qparams* params, enum gemmi8_qoutput out)                          \
+      size_t mr_out, size_t nr, size_t kc, size_t ks, const void* const* a,              \
+      const void* w, void* c, size_t c_stride, size_t a_offset, const void* zero,        \
+      const struct gemmi8_qparams* params)                                               \
   {                                                                                      \
+    const size_t mr = GEMMI8_OUT_MR(mr_out);                                             \
+    const enum gemmi8_qoutput out = GEMMI8_OUT_KIND(mr_out);                                 \
     __m512i vacc[MR][4];                                                                 \
     switch ((nr + 15) / 16) {                                                            \
       GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 1, SIGNED_A)                                     \

@@ -80,7 +80,7 @@ static const char* g8_parallel(g8_state* s)
     return NULL;
   }
   if (t >= 64) return "too many threads";
-  if (pools[t] == NULL && gemmi8_threadpool_create((size_t) t, &pools[t]) != gemmi8_status_success) {
+  if (pools[t] == NULL && gemmi8_threadpool_create((size_t) t, NULL, &pools[t]) != gemmi8_status_success) {
     return "gemmi8_threadpool_create failed";
   }
   gemmi8_threadpool_parallel(pools[t], &s->par);

@@ -162,13 +162,35 @@ typedef struct gemmi8_parallel {
  * always takes part), so threads - 1 are created here, once, and reused by every run
  * until gemmi8_threadpool_destroy(). threads == 0 means the CPUs this process may run
  * on (its affinity mask). A pool runs one parallel-for at a time: use it from one
- * thread at a time (two pools never interfere). Idle workers sleep after a few
- * microseconds of spinning. Returns invalid_parameter for a NULL pool or more than
- * GEMMI8_MAX_THREADS threads, out_of_memory when memory or threads could not be had
+ * thread at a time (two pools never interfere). A run's tasks are claimed one at a
+ * time by whichever thread is free; a worker that is descheduled when a run begins
+ * (its core busy with other work) and wakes after the calling thread has claimed the
+ * last task does not join that run, and the call does not wait for it.
+ *
+ * options (NULL: the defaults, as gemmi8_threadpool_options_init() sets them):
+ *  - spin_us: how long an idle worker waits for the next run spinning, before it
+ *    sleeps (0 to GEMMI8_THREADPOOL_SPIN_US_MAX microseconds). Spinning saves the
+ *    wake-up of a sleeping thread (tens of microseconds, more on a virtual machine)
+ *    when runs follow each other closely, as a network's layers do; it takes that time
+ *    from other threads on the same cores. An idle pool sleeps: it takes no CPU time.
+ *  - reserved: zero (room for options to come, such as affinity).
+ * Returns invalid_parameter for a NULL pool, more than GEMMI8_MAX_THREADS threads or
+ * an option out of range, out_of_memory when memory or threads could not be had
  * (nothing is left behind).
  */
 typedef struct gemmi8_threadpool gemmi8_threadpool;
-GEMMI8_API gemmi8_status gemmi8_threadpool_create(size_t threads, gemmi8_threadpool** pool);
+#define GEMMI8_THREADPOOL_SPIN_US 100
+#define GEMMI8_THREADPOOL_SPIN_US_MAX 1000000
+typedef struct gemmi8_threadpool_options {
+  uint32_t spin_us;
+  uint32_t reserved[7];
+} gemmi8_threadpool_options;
+/* Sets *options to the defaults (spin_us = GEMMI8_THREADPOOL_SPIN_US); NULL is
+ * allowed (nothing done). */
+GEMMI8_API void gemmi8_threadpool_options_init(gemmi8_threadpool_options* options);
+GEMMI8_API gemmi8_status gemmi8_threadpool_create(size_t threads,
+                                                  const gemmi8_threadpool_options* options,
+                                                  gemmi8_threadpool** pool);
 /* Joins the pool's threads and frees it; NULL is allowed. Not during a run. */
 GEMMI8_API void gemmi8_threadpool_destroy(gemmi8_threadpool* pool);
 /* Threads of a pool (the calling thread included); 0 for NULL. */

@@ -804,7 +804,7 @@ static void bad_input(void)
 void test_conv(void)
 {
   gemmi8_threadpool* pool = NULL;
-  if (gemmi8_threadpool_create(2, &pool) != gemmi8_status_success) {
+  if (gemmi8_threadpool_create(2, NULL, &pool) != gemmi8_status_success) {
     t_fail(__func__, "pool");
     return;
   }

@@ -49,6 +49,69 @@ static void shuffled_for(void* context, gemmi8_task_fn task, void* task_context,
   for (size_t i = 0; i < count; i++) task(task_context, s->order[i]);
 }
 
+/* ---- a caller's parallel-for on real threads that stall ------------------------------ */
+
+/* (pthreads, not C11 threads: ThreadSanitizer intercepts pthread_create only) */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
+/* Each call starts `helpers` threads; they and the calling thread claim tasks from one
+ * counter, the helpers sleeping 0 to 300 microseconds before each claim, as threads
+ * that a busy machine deschedules. Claim j runs task (j + offset) % count, the offset
+ * drawn per call, so the order differs from call to call. */
+typedef struct delayed {
+  size_t helpers;
+  unsigned seed;
+} delayed;
+
+typedef struct delayed_run {
+  gemmi8_task_fn task;
+  void* task_context;
+  size_t count, offset;
+  atomic_size_t next;
+  unsigned seed;
+} delayed_run;
+
+static int delayed_claim(delayed_run* run)
+{
+  const size_t j = atomic_fetch_add(&run->next, 1);
+  if (j >= run->count) return 0;
+  run->task(run->task_context, (j + run->offset) % run->count);
+  return 1;
+}
+
+static void* delayed_helper(void* arg)
+{
+  delayed_run* run = arg;
+  unsigned seed = run->seed ^ (unsigned) (uintptr_t) &seed;
+  do {
+    seed = seed * 1103515245u + 12345u;
+    const struct timespec pause = {0, (long) ((seed >> 8) % 300) * 1000};
+    nanosleep(&pause, NULL);
+  } while (delayed_claim(run));
+  return NULL;
+}
+
+static void delayed_for(void* context, gemmi8_task_fn task, void* task_context, size_t count)
+{
+  delayed* d = context;
+  d->seed = d->seed * 1103515245u + 12345u;
+  delayed_run run = {task, task_context, count, (d->seed >> 8) % count, 0, d->seed};
+  atomic_init(&run.next, 0);
+  pthread_t tid[max_threads];
+  int started[max_threads];
+  const size_t helpers = d->helpers < max_threads ? d->helpers : max_threads;
+  for (size_t h = 0; h < helpers; h++) {
+    started[h] = pthread_create(&tid[h], NULL, delayed_helper, &run) == 0;
+  }
+  while (delayed_claim(&run)) {
+  }
+  for (size_t h = 0; h < helpers; h++) {
+    if (started[h]) pthread_join(tid[h], NULL);
+  }
+}
+
 /* ---- one problem of each family, run every way ------------------------------------ */
 
 typedef struct qcase {
@@ -283,19 +346,35 @@ static void errors(void)
            "a valid _ex call: status \"%s\", %zu parallel_for calls", gemmi8_status_string(st), calls);
   /* pools: bad arguments */
   gemmi8_threadpool* pool = (gemmi8_threadpool*) &calls;
-  t_expect(gemmi8_threadpool_create(GEMMI8_MAX_THREADS + 1, &pool) ==
+  t_expect(gemmi8_threadpool_create(GEMMI8_MAX_THREADS + 1, NULL, &pool) ==
                    gemmi8_status_invalid_parameter &&
                pool == (gemmi8_threadpool*) &calls,
            "threads", "gemmi8_threadpool_create(too many) not refused, or wrote *pool");
-  t_expect(gemmi8_threadpool_create(2, NULL) == gemmi8_status_invalid_parameter, "threads",
-           "gemmi8_threadpool_create(2, NULL) not refused");
+  t_expect(gemmi8_threadpool_create(2, NULL, NULL) == gemmi8_status_invalid_parameter, "threads",
+           "gemmi8_threadpool_create(2, NULL, NULL) not refused");
+  gemmi8_threadpool_options options;
+  gemmi8_threadpool_options_init(&options);
+  t_expect(options.spin_us == GEMMI8_THREADPOOL_SPIN_US, "threads",
+           "gemmi8_threadpool_options_init: spin_us %u", options.spin_us);
+  gemmi8_threadpool_options_init(NULL);
+  options.spin_us = GEMMI8_THREADPOOL_SPIN_US_MAX + 1;
+  t_expect(gemmi8_threadpool_create(2, &options, &pool) == gemmi8_status_invalid_parameter &&
+               pool == (gemmi8_threadpool*) &calls,
+           "threads", "gemmi8_threadpool_create(spin_us too long) not refused, or wrote *pool");
+  for (size_t i = 0; i < T_COUNT(options.reserved); i++) {
+    gemmi8_threadpool_options_init(&options);
+    options.reserved[i] = 1;
+    t_expect(gemmi8_threadpool_create(2, &options, &pool) == gemmi8_status_invalid_parameter &&
+                 pool == (gemmi8_threadpool*) &calls,
+             "threads", "gemmi8_threadpool_create(reserved[%zu] set) not refused", i);
+  }
   gemmi8_parallel par;
   t_expect(gemmi8_threadpool_parallel(NULL, &par) == gemmi8_status_invalid_parameter, "threads",
            "gemmi8_threadpool_parallel(NULL) not refused");
   t_expect(gemmi8_threadpool_threads(NULL) == 0, "threads", "gemmi8_threadpool_threads(NULL)");
   gemmi8_threadpool_destroy(NULL);
   /* a pool of 0 threads has one per CPU this process may use */
-  if (gemmi8_threadpool_create(0, &pool) == gemmi8_status_success) {
+  if (gemmi8_threadpool_create(0, NULL, &pool) == gemmi8_status_success) {
     t_expect(gemmi8_threadpool_threads(pool) >= 1, "threads", "a pool of 0 threads has %zu",
              gemmi8_threadpool_threads(pool));
     gemmi8_threadpool_destroy(pool);
@@ -310,9 +389,6 @@ static void errors(void)
 }
 
 /* ---- two pools used at the same time from two threads ----------------------------- */
-
-/* (pthreads, not C11 threads: ThreadSanitizer intercepts pthread_create only) */
-#include <pthread.h>
 
 typedef struct pool_job {
   gemmi8_threadpool* pool;
@@ -352,8 +428,8 @@ static void two_pools(void)
   gemmi8_threadpool* pools[2] = {NULL, NULL};
   if (gemmi8_qu8s8_pack_alloc(N, K, b, K, GEMMI8_B_NK, 3, NULL, &packed) == gemmi8_status_success &&
       gemmi8_qu8s8_gemm_s32(M, N, K, a, K, packed, want, N) == gemmi8_status_success &&
-      gemmi8_threadpool_create(2, &pools[0]) == gemmi8_status_success &&
-      gemmi8_threadpool_create(3, &pools[1]) == gemmi8_status_success) {
+      gemmi8_threadpool_create(2, NULL, &pools[0]) == gemmi8_status_success &&
+      gemmi8_threadpool_create(3, NULL, &pools[1]) == gemmi8_status_success) {
     pool_job jobs[2];
     pthread_t tid[2];
     int started[2];
@@ -377,6 +453,65 @@ static void two_pools(void)
   free(want);
 }
 
+/* ---- pools created and destroyed in a loop ------------------------------------------ */
+
+/* Pools of 2 to 8 threads and spin times from 0 (sleep at once) to 2 ms, destroyed
+ * right after creation (workers perhaps not yet started), after one run, after runs
+ * back to back, and after a pause long enough for the workers to sleep. */
+static void pool_churn(void)
+{
+  enum { M = 256, N = 128, K = 256 }; /* 16.8 M operations: split for up to 8 threads */
+  uint8_t* a = t_alloc(M * K);
+  int8_t* b = t_alloc(N * K);
+  int32_t* want = t_alloc(M * N * 4);
+  int32_t* got = t_alloc(M * N * 4);
+  t_fill_random(a, M * K);
+  t_fill_random(b, N * K);
+  void* packed = NULL;
+  if (gemmi8_qu8s8_pack_alloc(N, K, b, K, GEMMI8_B_NK, 5, NULL, &packed) != gemmi8_status_success ||
+      gemmi8_qu8s8_gemm_s32(M, N, K, a, K, packed, want, N) != gemmi8_status_success) {
+    t_fail("threads", "pool churn: setup failed");
+  } else {
+    static const uint32_t spins[] = {0, 1, 100, 2000};
+    const int rounds = t_quick ? 12 : 48;
+    int bad = 0, failed = 0;
+    for (int it = 0; it < rounds; it++) {
+      gemmi8_threadpool_options options;
+      gemmi8_threadpool_options_init(&options);
+      options.spin_us = spins[it % 4];
+      gemmi8_threadpool* pool = NULL;
+      if (gemmi8_threadpool_create((size_t) (2 + it % 7), &options, &pool) !=
+          gemmi8_status_success) {
+        failed++;
+        continue;
+      }
+      gemmi8_parallel par;
+      gemmi8_threadpool_parallel(pool, &par);
+      const int runs = (it / 4) % 4; /* 0, 1, 2 back to back, 3 with pauses */
+      for (int r = 0; r < runs; r++) {
+        memset(got, 0, M * N * 4);
+        if (gemmi8_qu8s8_gemm_s32_ex(M, N, K, a, K, packed, got, N, &par) !=
+                gemmi8_status_success ||
+            memcmp(got, want, M * N * 4) != 0) {
+          bad++;
+        }
+        if (runs == 3) {
+          const struct timespec pause = {0, 3000000};
+          nanosleep(&pause, NULL);
+        }
+      }
+      gemmi8_threadpool_destroy(pool);
+    }
+    t_expect(bad == 0 && failed == 0, "threads",
+             "pool churn: %d runs with wrong bytes, %d pools not created", bad, failed);
+  }
+  gemmi8_packed_free(packed);
+  free(a);
+  free(b);
+  free(want);
+  free(got);
+}
+
 /* ---- pthreadpool and OpenMP as the caller's parallel-for -------------------------- */
 
 #if defined(GEMMI8_TEST_PTHREADPOOL)
@@ -397,15 +532,15 @@ static void openmp_for(void* context, gemmi8_task_fn task, void* task_context, s
 
 void test_threads(void)
 {
-  runner runners[2 * max_threads + 2];
+  runner runners[2 * max_threads + 4];
   size_t nrunners = 0;
   gemmi8_threadpool* pools[max_threads + 1] = {NULL};
   shuffler shufflers[max_threads + 1];
   memset(shufflers, 0, sizeof(shufflers));
-  static char names[2 * max_threads + 2][48];
+  static char names[2 * max_threads + 4][48];
   const size_t top = t_quick ? 4 : max_threads;
   for (size_t t = 1; t <= top; t++) {
-    if (gemmi8_threadpool_create(t, &pools[t]) != gemmi8_status_success) {
+    if (gemmi8_threadpool_create(t, NULL, &pools[t]) != gemmi8_status_success) {
       t_fail("gemmi8_threadpool_create", "%zu threads failed", t);
       continue;
     }
@@ -418,6 +553,22 @@ void test_threads(void)
     runners[nrunners].par = (gemmi8_parallel){shuffled_for, &shufflers[t], t};
     nrunners++;
   }
+  /* a pool whose workers sleep at once (no spin), and real threads that stall */
+  gemmi8_threadpool_options no_spin;
+  gemmi8_threadpool_options_init(&no_spin);
+  no_spin.spin_us = 0;
+  gemmi8_threadpool* sleeper = NULL;
+  if (gemmi8_threadpool_create(3, &no_spin, &sleeper) == gemmi8_status_success) {
+    runners[nrunners].name = "gemmi8 pool of 3, spin 0";
+    gemmi8_threadpool_parallel(sleeper, &runners[nrunners].par);
+    nrunners++;
+  } else {
+    t_fail("gemmi8_threadpool_create", "3 threads, spin 0, failed");
+  }
+  delayed stalls = {2, 12345u};
+  runners[nrunners].name = "stalling parallel-for of 3";
+  runners[nrunners].par = (gemmi8_parallel){delayed_for, &stalls, 3};
+  nrunners++;
 #if defined(GEMMI8_TEST_PTHREADPOOL)
   pthreadpool_t ptp = pthreadpool_create(3);
   if (ptp != NULL) {
@@ -436,7 +587,9 @@ void test_threads(void)
   binary(runners, nrunners);
   errors();
   two_pools();
+  pool_churn();
   for (size_t t = 1; t <= top; t++) gemmi8_threadpool_destroy(pools[t]);
+  gemmi8_threadpool_destroy(sleeper);
   for (size_t t = 0; t <= max_threads; t++) free(shufflers[t].order);
 #if defined(GEMMI8_TEST_PTHREADPOOL)
   if (ptp != NULL) pthreadpool_destroy(ptp);

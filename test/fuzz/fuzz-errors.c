@@ -1351,20 +1351,32 @@ static void run_names(struct fuzz_reader* r)
   /* thread pools: bad arguments leave *pool alone; one thread creates no thread */
   const size_t threads = (how & 16) ? edgy_size(r, GEMMI8_MAX_THREADS) : 1;
   const int null_pool = (how & 32) != 0;
-  fuzz_describe("gemmi8_threadpool_create(%zu, %s)", threads, null_pool ? "NULL" : "&pool");
-  if (threads != 1 || null_pool) {
+  /* options: the defaults, a spin out of range or a reserved word set */
+  gemmi8_threadpool_options options;
+  gemmi8_threadpool_options_init(&options);
+  const int bad_options = (how & 64) != 0;
+  if (bad_options) {
+    if (how & 128) {
+      options.spin_us = GEMMI8_THREADPOOL_SPIN_US_MAX + 1 + (uint32_t) fuzz_range(r, 0, 1000);
+    } else {
+      options.reserved[fuzz_range(r, 0, 6)] = 1;
+    }
+  }
+  fuzz_describe("gemmi8_threadpool_create(%zu, %s options, %s)", threads,
+                bad_options ? "bad" : "default", null_pool ? "NULL" : "&pool");
+  if (threads != 1 || null_pool || bad_options) {
     struct fuzz_out slot;
     fuzz_out_init(&slot, r, sizeof(void*), 0);
-    if (threads > GEMMI8_MAX_THREADS || null_pool) {
+    if (threads > GEMMI8_MAX_THREADS || null_pool || bad_options) {
       const gemmi8_status ts = gemmi8_threadpool_create(
-          threads, null_pool ? NULL : (gemmi8_threadpool**) (void*) slot.data);
+          threads, &options, null_pool ? NULL : (gemmi8_threadpool**) (void*) slot.data);
       fuzz_expect_status(ts, INV, "threadpool_create");
       fuzz_out_check_untouched(&slot, "*pool");
     }
     fuzz_out_free(&slot);
   } else {
     gemmi8_threadpool* pool = NULL;
-    fuzz_expect_status(gemmi8_threadpool_create(1, &pool), OK, "threadpool_create");
+    fuzz_expect_status(gemmi8_threadpool_create(1, &options, &pool), OK, "threadpool_create");
     gemmi8_parallel par;
     fuzz_expect_status(gemmi8_threadpool_parallel(pool, &par), OK, "threadpool_parallel");
     if (gemmi8_threadpool_threads(pool) != 1 || par.threads != 1) {

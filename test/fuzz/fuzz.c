@@ -340,7 +340,7 @@ const gemmi8_parallel* fuzz_parallel_pool(void)
   static gemmi8_threadpool* pool;
   static gemmi8_parallel parallel;
   if (pool == NULL) {
-    gemmi8_status s = gemmi8_threadpool_create(2, &pool);
+    gemmi8_status s = gemmi8_threadpool_create(2, NULL, &pool);
     if (s != gemmi8_status_success) fuzz_fail("threadpool_create(2): %s", gemmi8_status_string(s));
     s = gemmi8_threadpool_parallel(pool, &parallel);
     if (s != gemmi8_status_success) fuzz_fail("threadpool_parallel: %s", gemmi8_status_string(s));

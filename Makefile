@@ -275,6 +275,11 @@ BENCH_LDLIBS   := $(if $(filter 1,$(BENCH_HAVE_DNNL)),-ldnnl) \
 ifeq ($(ARCH),x86_64)
 $(BUILD)/bench/cases-gemmlowp.o: BENCH_CXXFLAGS += -DGEMMLOWP_ENABLE_AVX2 -mavx2 -mfma
 endif
+# The caller's OpenMP parallel-for (threaded runs of gemmi8 on an OpenMP loop).
+BENCH_OPENMP := $(shell echo 'int main(void){return 0;}' | \
+                  $(CXX) -fopenmp -x c++ - -o /dev/null 2>/dev/null && echo -fopenmp)
+$(BUILD)/bench/parallel-callers.o: BENCH_CXXFLAGS += $(BENCH_OPENMP)
+BENCH_LDLIBS += $(BENCH_OPENMP)
 # Rebuilds the peers' objects when the set of installed peers changes.
 $(BUILD)/bench/peers.stamp: FORCE
 	@mkdir -p $(dir $@)
@@ -313,8 +318,17 @@ $(BUILD)/gemmi8-conv-bench: $(CONV_BENCH_OBJS) $(LIBDIR)/libgemmi8.a
 	$(CXX) $(SANFLAGS) $(LDFLAGS) -o $@ $(CONV_BENCH_OBJS) $(LIBDIR)/libgemmi8.a $(BENCH_LDLIBS) \
 	  -lbenchmark -lopenblas -lpthread -lm
 
+# Threads under load: the threaded cases at one and two threads, idle and with CPU 0
+# busy; the CPU time of an idle pool (bench/threads/).
+$(BUILD)/idle-pool: bench/threads/idle-pool.c $(LIBDIR)/libgemmi8.a
+	$(CC) $(BASEFLAGS) -o $@ $< $(LIBDIR)/libgemmi8.a $(LDLIBS)
+.PHONY: bench-load
+bench-load: bench-deps
+	$(MAKE) $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench $(BUILD)/idle-pool
+	sh bench/threads/load.sh ./$(BUILD)/gemmi8-bench ./$(BUILD)/gemmi8-conv-bench ./$(BUILD)/idle-pool
+
 # For CI, without running the benchmark: builds it and lists its benchmarks.
-bench-build: $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench
+bench-build: $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench $(BUILD)/idle-pool
 	./$(BUILD)/gemmi8-conv-bench --benchmark_list_tests=true > /dev/null
 	./$(BUILD)/gemmi8-bench --benchmark_list_tests=true > $(BUILD)/bench-list.txt
 	@echo "$(BUILD)/gemmi8-bench: $$(wc -l < $(BUILD)/bench-list.txt) benchmarks ($(BENCH_PEERS))"

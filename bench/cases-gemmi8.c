@@ -68,6 +68,7 @@ typedef struct g8_state {
   /* threaded cases: gemmi8's pool of bench_threads threads, else NULL */
   gemmi8_parallel par;
   const gemmi8_parallel* parallel;
+  int caller; /* 0: gemmi8's pool; BENCH_CALLER_*: a caller's parallel-for */
 } g8_state;
 
 /* One pool per thread count, created on first use and kept for the run. */
@@ -80,6 +81,12 @@ static const char* g8_parallel(g8_state* s)
     return NULL;
   }
   if (t >= 64) return "too many threads";
+  if (s->caller != 0) {
+    const char* err = bench_caller_parallel(s->caller, t, &s->par);
+    if (err != NULL) return err;
+    s->parallel = &s->par;
+    return NULL;
+  }
   if (pools[t] == NULL && gemmi8_threadpool_create((size_t) t, NULL, &pools[t]) != gemmi8_status_success) {
     return "gemmi8_threadpool_create failed";
   }
@@ -415,8 +422,14 @@ static const char* run_bin(void* opaque)
   return st == gemmi8_status_success ? NULL : status_error("gemmi8_bin_gemm_s32", st);
 }
 
-static const char* g8_setup(const bench_shape* shape, const char* isa, g8_kind kind,
-                            void** state)
+static const char* g8_setup_on(const bench_shape* shape, const char* isa, g8_kind kind,
+                               int caller, void** state);
+static const char* g8_setup(const bench_shape* shape, const char* isa, g8_kind kind, void** state)
+{
+  return g8_setup_on(shape, isa, kind, 0, state);
+}
+static const char* g8_setup_on(const bench_shape* shape, const char* isa, g8_kind kind,
+                               int caller, void** state)
 {
   static const char* const salts[] = {
       "gemmi8-qu8",   "gemmi8-qu8",   "gemmi8-qs8",   "gemmi8-qs8", "gemmi8-bin",
@@ -433,6 +446,7 @@ static const char* g8_setup(const bench_shape* shape, const char* isa, g8_kind k
     return "out of memory";
   }
   strcpy(s->isa, isa);
+  s->caller = caller;
   s->m = shape->col;
   s->n = shape->row;
   s->k = shape->depth;
@@ -522,6 +536,18 @@ G8_SETUP(setup_qu8s8_fp32_pt, G8_QU8S8_FP32_PT)
 G8_SETUP(setup_qs8_fixed_pt, G8_QS8_PT)
 G8_SETUP(setup_qs8_fp32_pt, G8_QS8_FP32_PT)
 
+/* fp32 qu8s8 on a caller's parallel-for (threaded runs only) */
+static const char* setup_qu8s8_fp32_pthreadpool(const bench_shape* shape, const char* isa,
+                                                void** state)
+{
+  return g8_setup_on(shape, isa, G8_QU8S8_FP32, BENCH_CALLER_PTHREADPOOL, state);
+}
+static const char* setup_qu8s8_fp32_openmp(const bench_shape* shape, const char* isa,
+                                           void** state)
+{
+  return g8_setup_on(shape, isa, G8_QU8S8_FP32, BENCH_CALLER_OPENMP, state);
+}
+
 static const char* setup_bin_s32(const bench_shape* shape, const char* isa, void** state)
 {
   return g8_setup(shape, isa, G8_BIN, state);
@@ -574,6 +600,11 @@ const bench_case bench_gemmi8_qu8s8s32 =
     GEMMI8_CASE("qu8s8s32", BEST, int8_skip_isas, setup_qu8s8_s32, run_qu8s8s32);
 const bench_case bench_gemmi8_qu8s8fp32 = GEMMI8_CASE(
     "qu8s8fp32", BEST | FC_BEST | BENCH_CASE_THREADS, int8_skip_isas, setup_qu8s8_fp32, run_qu8s8);
+#define CALLER (BEST | FC_BEST | BENCH_CASE_THREADS | BENCH_CASE_THREADS_ONLY)
+const bench_case bench_gemmi8_qu8s8fp32_pthreadpool = GEMMI8_CASE(
+    "qu8s8fp32-pthreadpool", CALLER, int8_skip_isas, setup_qu8s8_fp32_pthreadpool, run_qu8s8);
+const bench_case bench_gemmi8_qu8s8fp32_openmp = GEMMI8_CASE(
+    "qu8s8fp32-openmp", CALLER, int8_skip_isas, setup_qu8s8_fp32_openmp, run_qu8s8);
 const bench_case bench_gemmi8_qu8s8_pt =
     GEMMI8_CASE("qu8s8pt", BEST, int8_skip_isas, setup_qu8s8_fixed_pt, run_qu8s8);
 const bench_case bench_gemmi8_qu8s8fp32_pt =

@@ -1,4 +1,5 @@
-// gemmi8-bench: XNNPACK (Debian's libxnnpack-dev, 2022-02 snapshot), no thread pool.
+// gemmi8-bench: XNNPACK (Debian's libxnnpack-dev, 2022-02 snapshot), single thread, or
+// a pthreadpool of bench_threads threads for the threaded runs (xnnpack@2/...).
 //
 //   fc-qu8   xnn_create_fully_connected_nc_qu8: input M x K uint8 (zero point 119),
 //            kernel N x K uint8 (zero point 131, XNNPACK's own layout for FC
@@ -20,6 +21,7 @@
 #include "cases.h"
 
 #if GEMMI8_BENCH_HAVE_XNNPACK
+#include <pthreadpool.h>
 #include <xnnpack.h>
 #endif
 
@@ -37,12 +39,24 @@ void Init()
 
 const char* Unavailable() { return init_error; }
 
+// The pthreadpool of the case being set up: NULL for one thread, else one pool per
+// thread count, created on first use and kept for the run.
+pthreadpool_t Pool()
+{
+  static pthreadpool_t pools[64];
+  const int t = bench_threads;
+  if (t <= 1 || t >= 64) return nullptr;
+  if (pools[t] == nullptr) pools[t] = pthreadpool_create(static_cast<size_t>(t));
+  return pools[t];
+}
+
 constexpr int32_t kU8AZp = 119, kU8BZp = 131, kU8CZp = 128;
 constexpr int32_t kS8AZp = -7, kS8CZp = 5;
 
 struct XnnState {
   bool s8 = false;
   xnn_operator_t op = nullptr;
+  pthreadpool_t pool = nullptr;
   void* a = nullptr;
   void* c = nullptr;
 };
@@ -60,7 +74,7 @@ void Teardown(void* opaque)
 const char* Run(void* opaque)
 {
   auto* s = static_cast<XnnState*>(opaque);
-  enum xnn_status st = xnn_run_operator(s->op, nullptr);
+  enum xnn_status st = xnn_run_operator(s->op, s->pool);
   return st == xnn_status_success ? nullptr : bench_error("xnn_run_operator: status %d", (int) st);
 }
 
@@ -68,6 +82,7 @@ const char* Setup(const bench_shape* shape, bool s8, void** state)
 {
   if (init_error != nullptr) return init_error;
   auto* s = new (std::nothrow) XnnState;
+  if (s != nullptr) s->pool = Pool();
   if (s == nullptr) return "out of memory";
   s->s8 = s8;
   const size_t m = shape->col, n = shape->row, k = shape->depth;
@@ -98,7 +113,7 @@ const char* Setup(const bench_shape* shape, bool s8, void** state)
         &s->op);
     if (st == xnn_status_success) {
       st = xnn_setup_fully_connected_nc_qs8(s->op, m, static_cast<const int8_t*>(s->a),
-                                            static_cast<int8_t*>(s->c), nullptr);
+                                            static_cast<int8_t*>(s->c), s->pool);
     }
   } else if (err == nullptr) {
     bench_fill_u8(&rng, static_cast<uint8_t*>(s->a), m * k);
@@ -113,7 +128,7 @@ const char* Setup(const bench_shape* shape, bool s8, void** state)
         0, 255, 0, &s->op);
     if (st == xnn_status_success) {
       st = xnn_setup_fully_connected_nc_qu8(s->op, m, static_cast<const uint8_t*>(s->a),
-                                            static_cast<uint8_t*>(s->c), nullptr);
+                                            static_cast<uint8_t*>(s->c), s->pool);
     }
   }
   if (err == nullptr && st != xnn_status_success) {
@@ -169,7 +184,7 @@ const char* SetupQs8(const bench_shape* shape, const char*, void** state)
 
 void Context(bench_context_fn add, void* ctx)
 {
-  add(ctx, "xnnpack_threads", "1 (NULL pthreadpool)");
+  add(ctx, "xnnpack_threads", "1 (NULL pthreadpool); xnnpack@N: a pthreadpool of N");
   add(ctx, "xnnpack_requant", "fp32, per-tensor scale");
   add(ctx, "xnnpack_kernels",
       bench_cpu_has("avx512bw") && bench_cpu_has("avx512dq") && bench_cpu_has("avx512vl")
@@ -199,7 +214,7 @@ bench_case MakeCase(const char* variant,
   bench_case c = {};
   c.library = "xnnpack";
   c.variant = variant;
-  c.flags = BENCH_CASE_FC;  // both also run on the fully-connected shapes
+  c.flags = BENCH_CASE_FC | BENCH_CASE_THREADS;  // the fully-connected shapes too
   c.unavailable = Unavailable;
   c.setup = setup;
   c.run = Run;

@@ -31,6 +31,8 @@ static const bench_case* const cases[] = {
     &bench_gemmi8_bin,
     &bench_gemmi8_qu8s8,
     &bench_gemmi8_qu8s8fp32,
+    &bench_gemmi8_qu8s8fp32_pthreadpool,
+    &bench_gemmi8_qu8s8fp32_openmp,
     &bench_gemmi8_qu8s8_pt,
     &bench_gemmi8_qu8s8fp32_pt,
     &bench_gemmi8_qu8s8s32,

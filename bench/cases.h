@@ -62,6 +62,9 @@ typedef struct bench_shape {
  * kernel set. */
 #define BENCH_CASE_THREADS 64u
 
+/* With BENCH_CASE_THREADS: registered only in the threaded runs, not single-thread. */
+#define BENCH_CASE_THREADS_ONLY 128u
+
 /* Threads the case being set up or run is to use (1 for the single-thread cases):
  * setup() and prepare() read it. */
 extern int bench_threads;
@@ -122,6 +125,13 @@ size_t bench_gemmi8_isas(const char** names, size_t cap);
 /* Bytes of gemmi8's packed qu8 or qs8 weights (the larger) for N x K on the kernel
  * set gemmi8 chose at start-up; 0 on error. (cases-gemmi8.c) */
 size_t bench_gemmi8_weight_bytes(size_t n, size_t k);
+
+/* A caller's parallel-for for gemmi8's _ex entry points (parallel-callers.cc):
+ * pthreadpool or an OpenMP loop of `threads` threads. NULL, or why it is missing. */
+#define BENCH_CALLER_PTHREADPOOL 1
+#define BENCH_CALLER_OPENMP 2
+struct gemmi8_parallel;
+const char* bench_caller_parallel(int kind, int threads, struct gemmi8_parallel* out);
 
 /* Reads a shape file: "Row Col Depth" per line, '#' starts a comment. Stores at
  * most cap shapes. Returns the number of shapes read (0 for an empty file), or -1
@@ -222,6 +232,8 @@ extern const bench_case bench_gemmi8_bin;    /* binary, int32 output */
 extern const bench_case bench_gemmi8_qu8s8;        /* uint8 x int8, fixed-point per-channel */
 extern const bench_case bench_gemmi8_qu8s8s32;     /* uint8 x int8, int32 output */
 extern const bench_case bench_gemmi8_qu8s8fp32;    /* uint8 x int8, fp32 per-channel */
+extern const bench_case bench_gemmi8_qu8s8fp32_pthreadpool; /* the same on pthreadpool */
+extern const bench_case bench_gemmi8_qu8s8fp32_openmp;      /* ... on an OpenMP loop */
 extern const bench_case bench_gemmi8_qu8s8_pt;     /* uint8 x int8, fixed-point per-tensor */
 extern const bench_case bench_gemmi8_qu8s8fp32_pt; /* uint8 x int8, fp32 per-tensor */
 extern const bench_case bench_gemmi8_qs8_pt;       /* qs8, fixed-point per-tensor */

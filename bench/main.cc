@@ -223,11 +223,11 @@ bool real_time = false;
 // Registers one benchmark (unless one of that name exists); min_time 0: the default.
 // threads > 1: library@threads, timed by wall clock.
 void Register(const bench_case* c, const std::string& isa, const bench_shape& shape,
-              double min_time, int threads = 1) {
+              double min_time, int threads = 1, bool tagged = false) {
   std::string variant = c->variant;
   if (!isa.empty()) variant += "-" + isa;
   std::string library = c->library;
-  if (threads > 1) library += "@" + std::to_string(threads);
+  if (threads > 1 || tagged) library += "@" + std::to_string(threads);
   std::string name = library + "/" + variant + "/" + ShapeName(shape);
   if (!registered.insert(name).second) return;
   auto in = std::make_unique<Instance>();
@@ -242,7 +242,7 @@ void Register(const bench_case* c, const std::string& isa, const bench_shape& sh
                                          [raw](benchmark::State& st) { Run(st, raw); });
   b->Unit(benchmark::kMicrosecond);
   if (min_time > 0) b->MinTime(min_time);
-  if (real_time || threads > 1) b->UseRealTime();
+  if (real_time || threads > 1 || tagged) b->UseRealTime();
 }
 
 extern "C" {
@@ -343,14 +343,24 @@ int main(int argc, char** argv)
     if (libraries[i]->init != nullptr) libraries[i]->init();
   }
 
-  // GEMMI8_BENCH_THREADS: the thread count of the threaded runs (default 2; 1: none).
-  int threads_wanted = 2;
+  // GEMMI8_BENCH_THREADS: the thread counts of the threaded runs, comma-separated
+  // (default 2; 1 alone: none). "1,2" registers the threaded cases at one thread
+  // too (<library>@1/...), through the same code path, for the threads-under-load
+  // comparison (bench/threads/load.sh).
+  std::vector<int> threads_list;
+  std::string threads_text = "2";
   if (const char* t = std::getenv("GEMMI8_BENCH_THREADS")) {
-    if (t[0] != '\0') threads_wanted = std::atoi(t);
+    if (t[0] != '\0') threads_text = t;
   }
-  if (threads_wanted < 1) threads_wanted = 1;
-  char threads_text[16];
-  std::snprintf(threads_text, sizeof(threads_text), "%d", threads_wanted);
+  for (size_t pos = 0; pos <= threads_text.size();) {
+    size_t end = threads_text.find(',', pos);
+    if (end == std::string::npos) end = threads_text.size();
+    const int n = std::atoi(threads_text.substr(pos, end - pos).c_str());
+    if (n >= 1) threads_list.push_back(n);
+    pos = end + 1;
+  }
+  const bool threaded_runs =
+      threads_list.size() > 1 || (threads_list.size() == 1 && threads_list[0] > 1);
   benchmark::AddCustomContext("bench_threads", threads_text);
 
   const char* isas[16];
@@ -377,6 +387,7 @@ int main(int argc, char** argv)
     } else {
       targets.push_back("");
     }
+    if (c->flags & BENCH_CASE_THREADS_ONLY) continue;
     if (c->flags & BENCH_CASE_WEIGHT_BYTES) {
       for (const bench_shape& w : fc_weights) Register(c, "", w, fc_min_time);
       continue;
@@ -405,7 +416,7 @@ int main(int argc, char** argv)
     }
   }
   // The same cases on several threads: the ten shapes and the fully-connected ones.
-  for (size_t i = 0; i < case_count && threads_wanted > 1; i++) {
+  for (size_t i = 0; i < case_count && threaded_runs; i++) {
     const bench_case* c = cases[i];
     if (!(c->flags & BENCH_CASE_THREADS)) continue;
     if (c->unavailable != nullptr && c->unavailable() != nullptr) continue;
@@ -416,10 +427,12 @@ int main(int argc, char** argv)
       }
       if (isa.empty()) continue;
     }
-    for (const bench_shape& shape : shapes) Register(c, isa, shape, 0, threads_wanted);
-    if (c->flags & BENCH_CASE_FC) {
-      for (const bench_shape& shape : fc_shapes) {
-        Register(c, isa, shape, fc_min_time, threads_wanted);
+    for (const int threads : threads_list) {
+      for (const bench_shape& shape : shapes) Register(c, isa, shape, 0, threads, true);
+      if (c->flags & BENCH_CASE_FC) {
+        for (const bench_shape& shape : fc_shapes) {
+          Register(c, isa, shape, fc_min_time, threads, true);
+        }
       }
     }
   }

@@ -31,6 +31,13 @@
 // gemmi8's byte for byte against gemmi8's GEMM on im2col, the peers' within 1 of a
 // direct reference at every 7th pixel.
 //
+// Threads (the threads-under-load mode, bench/threads/load.sh): GEMMI8_BENCH_THREADS,
+// a comma-separated list of thread counts, registers the threaded cases again at
+// each count as <library>@<threads>/<variant>/<network>/<layer>, timed by wall clock:
+// gemmi8/qu8s8 on gemmi8's pool, on pthreadpool (qu8s8-pthreadpool) and on an OpenMP
+// loop (qu8s8-openmp), xnnpack/qc8 on pthreadpool, onednn/u8s8u8 and u8s8u8-fast on
+// OpenMP threads.
+//
 // Options: Google Benchmark's, and --layers=FILE (else $GEMMI8_BENCH_CONV_LAYERS,
 // else bench/conv/layers.txt). bench/conv/report.py turns the JSON into tables.
 
@@ -52,6 +59,7 @@
 #include "gemmi8.h"
 
 #if GEMMI8_BENCH_HAVE_XNNPACK
+#include <pthreadpool.h>
 #include <xnnpack.h>
 #endif
 #if GEMMI8_BENCH_HAVE_DNNL
@@ -121,9 +129,16 @@ struct State {
   void* dnnl_weights = nullptr;
 #endif
   std::string impl;
+  int threads = 0;  // 0: the single-thread cases; else the threaded runs' count
+  gemmi8_parallel par = {};
+  const gemmi8_parallel* parallel = nullptr;
+#if GEMMI8_BENCH_HAVE_XNNPACK
+  pthreadpool_t xpool = nullptr;
+#endif
 };
 
 #if GEMMI8_BENCH_HAVE_DNNL
+void (*omp_set_threads)(int) = nullptr;
 dnnl::engine* engine = nullptr;
 dnnl::stream* stream = nullptr;
 #endif
@@ -232,18 +247,19 @@ const char* RunState(State* s)
       return st == gemmi8_status_success ? nullptr : gemmi8_status_string(st);
     }
     case Kind::kQu8: case Kind::kQu8Fixed: case Kind::kQc8: case Kind::kQs8: case Kind::kQu8s8: {
-      const gemmi8_status st = gemmi8_convolution_run(s->op, nullptr);
+      const gemmi8_status st = gemmi8_convolution_run(s->op, s->parallel);
       return st == gemmi8_status_success ? nullptr : gemmi8_status_string(st);
     }
 #if GEMMI8_BENCH_HAVE_XNNPACK
     case Kind::kXnnQu8: case Kind::kXnnQc8: case Kind::kXnnQs8: {
-      const xnn_status st = xnn_run_operator(s->xop, nullptr);
+      const xnn_status st = xnn_run_operator(s->xop, s->xpool);
       return st == xnn_status_success ? nullptr : bench_error("xnn_run_operator: %d", (int) st);
     }
 #endif
 #if GEMMI8_BENCH_HAVE_DNNL
     case Kind::kDnnlU8: case Kind::kDnnlU8Fast: case Kind::kDnnlS8: case Kind::kDnnlS8Fast:
       try {
+        if (omp_set_threads != nullptr) omp_set_threads(s->threads > 1 ? s->threads : 1);
         s->conv.execute(*stream, s->args);
         stream->wait();
       } catch (const dnnl::error& e) {
@@ -343,7 +359,7 @@ const char* SetupXnn(State* s)
                                            d.bias.data(), static_cast<uint8_t>(d.c_zp), 1.0f, 0, 255, 0,
                                            &s->xop);
     if (st == xnn_status_success) {
-      st = xnn_setup_convolution2d_nhwc_qu8(s->xop, 1, L.ih, L.iw, s->input, s->output, nullptr);
+      st = xnn_setup_convolution2d_nhwc_qu8(s->xop, 1, L.ih, L.iw, s->input, s->output, s->xpool);
     }
   } else if (s->kind == Kind::kXnnQc8) {
     st = xnn_create_convolution2d_nhwc_qc8(p, p, p, p, k, k, st_, st_, 1, 1, 1, L.cin, L.cout, L.cin,
@@ -353,7 +369,7 @@ const char* SetupXnn(State* s)
                                            127, 0, &s->xop);
     if (st == xnn_status_success) {
       st = xnn_setup_convolution2d_nhwc_qc8(s->xop, 1, L.ih, L.iw, reinterpret_cast<const int8_t*>(s->input),
-                                            reinterpret_cast<int8_t*>(s->output), nullptr);
+                                            reinterpret_cast<int8_t*>(s->output), s->xpool);
     }
   } else {
     st = xnn_create_convolution2d_nhwc_qs8(p, p, p, p, k, k, st_, st_, 1, 1, 1, L.cin, L.cout, L.cin,
@@ -363,7 +379,7 @@ const char* SetupXnn(State* s)
                                            127, 0, &s->xop);
     if (st == xnn_status_success) {
       st = xnn_setup_convolution2d_nhwc_qs8(s->xop, 1, L.ih, L.iw, reinterpret_cast<const int8_t*>(s->input),
-                                            reinterpret_cast<int8_t*>(s->output), nullptr);
+                                            reinterpret_cast<int8_t*>(s->output), s->xpool);
     }
   }
   return st == xnn_status_success ? nullptr : bench_error("XNNPACK convolution: status %d", (int) st);
@@ -371,8 +387,6 @@ const char* SetupXnn(State* s)
 #endif
 
 #if GEMMI8_BENCH_HAVE_DNNL
-void (*omp_set_threads)(int) = nullptr;
-
 const char* SetupDnnl(State* s)
 {
   using dt = dnnl::memory::data_type;
@@ -383,6 +397,7 @@ const char* SetupDnnl(State* s)
     engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
     stream = new dnnl::stream(*engine);
   }
+  if (omp_set_threads != nullptr) omp_set_threads(s->threads > 1 ? s->threads : 1);
   const Layer& L = *s->layer;
   const Data& d = s->d;
   const bool s8 = SignedInput(s->kind);
@@ -429,11 +444,46 @@ const char* SetupDnnl(State* s)
 }
 #endif
 
-const char* Setup(const Layer* L, Kind kind, State** out)
+// The threaded runs' parallel-for for gemmi8: its pool, pthreadpool or OpenMP.
+const char* Gemmi8Parallel(State* s, int caller)
+{
+  static gemmi8_threadpool* pools[64];
+  const int t = s->threads;
+  if (t <= 1) return nullptr;
+  if (t >= 64) return "too many threads";
+  if (caller != 0) {
+    const char* err = bench_caller_parallel(caller, t, &s->par);
+    if (err != nullptr) return err;
+  } else {
+    if (pools[t] == nullptr &&
+        gemmi8_threadpool_create(static_cast<size_t>(t), nullptr, &pools[t]) != gemmi8_status_success) {
+      return "gemmi8_threadpool_create failed";
+    }
+    gemmi8_threadpool_parallel(pools[t], &s->par);
+  }
+  s->parallel = &s->par;
+  return nullptr;
+}
+
+const char* Setup(const Layer* L, Kind kind, int threads, int caller, State** out)
 {
   auto* s = new State;
   s->kind = kind;
   s->layer = L;
+  s->threads = threads;
+  if (const char* err = Gemmi8Parallel(s, caller)) {
+    delete s;
+    return err;
+  }
+#if GEMMI8_BENCH_HAVE_XNNPACK
+  if (threads > 1) {
+    static pthreadpool_t xpools[64];
+    if (threads < 64 && xpools[threads] == nullptr) {
+      xpools[threads] = pthreadpool_create(static_cast<size_t>(threads));
+    }
+    s->xpool = threads < 64 ? xpools[threads] : nullptr;
+  }
+#endif
   bench_shape salt = {L->cout, L->oh * L->ow, L->Depth()};
   bench_rng rng;
   bench_rng_seed(&rng, &salt, SignedInput(kind) ? "conv-s8" : "conv-u8");
@@ -514,25 +564,40 @@ struct Case {
   const char* library;
   const char* variant;
   Kind kind;
+  int caller;  // gemmi8 on threads: 0 its pool, BENCH_CALLER_* a caller's parallel-for
 };
 
 const Case kCases[] = {
-    {"gemmi8", "qu8", Kind::kQu8},
-    {"gemmi8", "qu8-fixedpoint", Kind::kQu8Fixed},
-    {"gemmi8", "qc8", Kind::kQc8},
-    {"gemmi8", "qs8", Kind::kQs8},
-    {"gemmi8", "qu8s8", Kind::kQu8s8},
-    {"gemmi8", "im2col-qu8s8", Kind::kIm2colQu8s8},
+    {"gemmi8", "qu8", Kind::kQu8, 0},
+    {"gemmi8", "qu8-fixedpoint", Kind::kQu8Fixed, 0},
+    {"gemmi8", "qc8", Kind::kQc8, 0},
+    {"gemmi8", "qs8", Kind::kQs8, 0},
+    {"gemmi8", "qu8s8", Kind::kQu8s8, 0},
+    {"gemmi8", "im2col-qu8s8", Kind::kIm2colQu8s8, 0},
 #if GEMMI8_BENCH_HAVE_XNNPACK
-    {"xnnpack", "qu8", Kind::kXnnQu8},
-    {"xnnpack", "qc8", Kind::kXnnQc8},
-    {"xnnpack", "qs8", Kind::kXnnQs8},
+    {"xnnpack", "qu8", Kind::kXnnQu8, 0},
+    {"xnnpack", "qc8", Kind::kXnnQc8, 0},
+    {"xnnpack", "qs8", Kind::kXnnQs8, 0},
 #endif
 #if GEMMI8_BENCH_HAVE_DNNL
-    {"onednn", "u8s8u8", Kind::kDnnlU8},
-    {"onednn", "u8s8u8-fast", Kind::kDnnlU8Fast},
-    {"onednn", "s8s8s8", Kind::kDnnlS8},
-    {"onednn", "s8s8s8-fast", Kind::kDnnlS8Fast},
+    {"onednn", "u8s8u8", Kind::kDnnlU8, 0},
+    {"onednn", "u8s8u8-fast", Kind::kDnnlU8Fast, 0},
+    {"onednn", "s8s8s8", Kind::kDnnlS8, 0},
+    {"onednn", "s8s8s8-fast", Kind::kDnnlS8Fast, 0},
+#endif
+};
+
+// The cases of the threaded runs (GEMMI8_BENCH_THREADS).
+const Case kThreadedCases[] = {
+    {"gemmi8", "qu8s8", Kind::kQu8s8, 0},
+    {"gemmi8", "qu8s8-pthreadpool", Kind::kQu8s8, BENCH_CALLER_PTHREADPOOL},
+    {"gemmi8", "qu8s8-openmp", Kind::kQu8s8, BENCH_CALLER_OPENMP},
+#if GEMMI8_BENCH_HAVE_XNNPACK
+    {"xnnpack", "qc8", Kind::kXnnQc8, 0},
+#endif
+#if GEMMI8_BENCH_HAVE_DNNL
+    {"onednn", "u8s8u8", Kind::kDnnlU8, 0},
+    {"onednn", "u8s8u8-fast", Kind::kDnnlU8Fast, 0},
 #endif
 };
 
@@ -540,6 +605,7 @@ const Case kCases[] = {
 struct Instance {
   const Case* kase;
   const Layer* layer;
+  int threads;  // 0: a single-thread case
   State* state = nullptr;
   std::string error;
 };
@@ -547,7 +613,7 @@ struct Instance {
 void RunBench(benchmark::State& st, Instance* in)
 {
   if (in->state == nullptr && in->error.empty()) {
-    const char* err = Setup(in->layer, in->kase->kind, &in->state);
+    const char* err = Setup(in->layer, in->kase->kind, in->threads, in->kase->caller, &in->state);
     if (err != nullptr) in->error = err;
   }
   if (!in->error.empty()) {
@@ -632,16 +698,34 @@ int main(int argc, char** argv)
   int n = static_cast<int>(args.size());
   static std::vector<Layer> layers;
   if (!ReadLayers(path, &layers)) return 2;
+  // GEMMI8_BENCH_THREADS: the threaded runs' thread counts (none by default)
+  std::vector<int> threads_list;
+  if (const char* t = std::getenv("GEMMI8_BENCH_THREADS")) {
+    std::stringstream ts(t);
+    std::string item;
+    while (std::getline(ts, item, ',')) {
+      if (std::atoi(item.c_str()) >= 1) threads_list.push_back(std::atoi(item.c_str()));
+    }
+  }
+  const size_t ncases = sizeof(kCases) / sizeof(kCases[0]);
+  const size_t nthreaded = sizeof(kThreadedCases) / sizeof(kThreadedCases[0]);
   static std::vector<Instance> instances;
-  instances.reserve(layers.size() * (sizeof(kCases) / sizeof(kCases[0])));
+  instances.reserve(layers.size() * (ncases + nthreaded * threads_list.size()));
   for (const Layer& L : layers) {
-    for (const Case& c : kCases) instances.push_back({&c, &L, nullptr, ""});
+    for (const Case& c : kCases) instances.push_back({&c, &L, 0, nullptr, ""});
+    for (const int t : threads_list) {
+      for (const Case& c : kThreadedCases) instances.push_back({&c, &L, t, nullptr, ""});
+    }
   }
   for (Instance& in : instances) {
-    const std::string name = std::string(in.kase->library) + "/" + in.kase->variant + "/" + in.layer->net +
-                             "/" + in.layer->name;
-    benchmark::RegisterBenchmark(name.c_str(), [&in](benchmark::State& st) { RunBench(st, &in); })
-        ->Unit(benchmark::kMicrosecond);
+    const std::string library =
+        std::string(in.kase->library) + (in.threads > 0 ? "@" + std::to_string(in.threads) : "");
+    const std::string name =
+        library + "/" + in.kase->variant + "/" + in.layer->net + "/" + in.layer->name;
+    auto* b = benchmark::RegisterBenchmark(name.c_str(),
+                                           [&in](benchmark::State& st) { RunBench(st, &in); });
+    b->Unit(benchmark::kMicrosecond);
+    if (in.threads > 0) b->UseRealTime();
   }
   benchmark::RegisterBenchmark("peak/vpdpbusd-zmm/all/peak", RunPeak)->Unit(benchmark::kMicrosecond);
   benchmark::AddCustomContext("layers", path);

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Threads under load: bench/threads/load.sh's JSON files (gemmi8-bench and
+gemmi8-conv-bench, idle and with CPU 0 busy, every threaded case at @1 and @2) and
+the idle-pool table -> markdown on stdout:  report.py OUT_DIR
+For each case: idle, the speedup of two threads over one (1T / 2T time); busy, the
+two-thread time over the one-thread time (target <= 1.1). Medians of the
+repetitions, wall time; the networks' rows are sums over their layers (each layer
+once, as listed in bench/conv/layers.txt)."""
+import json, os, re, statistics, sys
+from collections import defaultdict
+
+out = sys.argv[1]
+
+def load(path):
+    runs = defaultdict(list)
+    doc = json.load(open(path))
+    for b in doc["benchmarks"]:
+        if b.get("run_type", "iteration") != "iteration" or "error_occurred" in b:
+            continue
+        m = re.match(r"([^@/]+)@(\d+)/([^/]+)/(.+?)(/real_time)?$", b["name"])
+        if m:
+            runs[(f"{m.group(1)}/{m.group(3)}", m.group(4), int(m.group(2)))].append(b["real_time"])
+    return {k: statistics.median(v) for k, v in runs.items()}, doc.get("context", {})
+
+gemm = {p: load(f"{out}/load-{p}.json")[0] for p in ("idle", "busy")}
+conv = {p: load(f"{out}/load-conv-{p}.json")[0] for p in ("idle", "busy")}
+ctx = load(f"{out}/load-idle.json")[1]
+
+def table(title, data, items_of, group=None):
+    idle, busy = data["idle"], data["busy"]
+    cases = sorted({k[0] for k in idle})
+    print(f"## {title}\n")
+    print("| case | items | idle speedup 2T: median | min | busy 2T/1T: median | max | busy > 1.1 |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for c in cases:
+        sp, br = [], []
+        for s in items_of(idle, c):
+            if (c, s, 1) in idle and (c, s, 2) in idle:
+                sp.append(idle[(c, s, 1)] / idle[(c, s, 2)])
+            if (c, s, 1) in busy and (c, s, 2) in busy:
+                br.append(busy[(c, s, 2)] / busy[(c, s, 1)])
+        f = lambda v, fn: f"{fn(v):.2f}" if v else "-"
+        print(f"| {c} | {len(sp)} | {f(sp, statistics.median)} | {f(sp, min)} | "
+              f"{f(br, statistics.median)} | {f(br, max)} | {sum(1 for x in br if x > 1.1)} |")
+    print()
+
+def items(d, c):
+    return sorted({k[1] for k in d if k[0] == c})
+
+def network_sums(data):
+    """per case and network: the sum of the layers' medians, as one item"""
+    res = {}
+    for phase, d in data.items():
+        sums = defaultdict(float)
+        for (c, item, t), v in d.items():
+            sums[(c, item.split("/")[0], t)] += v
+        res[phase] = dict(sums)
+    return res
+
+print("# Threads under load\n")
+print(f"Machine: {ctx.get('num_cpus', '?')} CPUs at {ctx.get('mhz_per_cpu', '?')} MHz; gemmi8 "
+      f"{ctx.get('gemmi8_isa_default', '')}. GEMM shapes are Row x Col x Depth = N x M x K. "
+      "Idle: the speedup of two threads over one. Busy: a busy loop pinned to CPU 0 for both "
+      "thread counts, two-thread time over one-thread time (target <= 1.1). Medians of the "
+      "repetitions, wall time.\n")
+is_fc = lambda s: int(s.split("x")[1]) <= 8
+table("The ten shapes", gemm, lambda d, c: [s for s in items(d, c) if not is_fc(s)])
+table("Fully-connected layers, M = 1 to 8", gemm, lambda d, c: [s for s in items(d, c) if is_fc(s)])
+table("Convolution layers (ResNet-18 and MobileNetV2), per layer", conv, items)
+table("Networks (sum of the convolution layers)", network_sums(conv), items)
+
+print("## Per network, milliseconds\n")
+sums = network_sums(conv)
+print("| case | network | idle 1T | idle 2T | busy 1T | busy 2T |")
+print("|---|---|---:|---:|---:|---:|")
+for (c, net, t) in sorted(k for k in sums["idle"] if k[2] == 1):
+    g = lambda p, tt: sums[p].get((c, net, tt), float("nan")) / 1000
+    print(f"| {c} | {net} | {g('idle', 1):.2f} | {g('idle', 2):.2f} | {g('busy', 1):.2f} | "
+          f"{g('busy', 2):.2f} |")
+print("\n## An idle pool\n")
+print(open(f"{out}/idle-pool.md").read())

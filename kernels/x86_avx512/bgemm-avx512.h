@@ -176,15 +176,22 @@ enum { GEMMI8_BGEMM_S32, GEMMI8_BGEMM_F32, GEMMI8_BGEMM_BITS };
     const __m256i vk = _mm256_set1_epi32((int32_t) k);                                   \
     gemmi8_bgemm_core_avx512(MR, NJMAX, NJMAX, mr, k, a, a_stride, w, vacc);             \
     switch (out) {                                                                       \
-      case GEMMI8_BGEMM_S32:                                                             \
-        GEMMI8_BGEMM_STORE_s32(MR, NJMAX) break;                                         \
       case GEMMI8_BGEMM_F32:                                                             \
         GEMMI8_BGEMM_STORE_f32(MR, NJMAX) break;                                         \
       default:                                                                           \
         GEMMI8_BGEMM_STORE_bits(MR, NJMAX) break;                                        \
     }                                                                                    \
   }                                                                                      \
-  GEMMI8_BGEMM_AVX512_ENTRY(s32, GEMMI8_BGEMM_S32)                                       \
+  void GEMMI8_BGEMM_NAME(s32)(size_t mr, size_t nr, size_t k, const uint64_t* a,         \
+                              size_t a_stride, const void* w, void* c, size_t c_stride,  \
+                              const struct gemmi8_bparams* params)                       \
+  {                                                                                      \
+    (void) params;                                                                       \
+    __m512i vacc[MR][4];                                                                 \
+    const __m256i vk = _mm256_set1_epi32((int32_t) k);                                   \
+    gemmi8_bgemm_core_avx512(MR, NJMAX, NJMAX, mr, k, a, a_stride, w, vacc);             \
+    GEMMI8_BGEMM_STORE_s32(MR, NJMAX)                                                    \
+  }                                                                                      \
   GEMMI8_BGEMM_AVX512_ENTRY(f32, GEMMI8_BGEMM_F32)                                       \
   GEMMI8_BGEMM_AVX512_ENTRY(bits, GEMMI8_BGEMM_BITS)
 

@@ -37,6 +37,15 @@ static GEMMI8_ALWAYS_INLINE __mmask16 gemmi8_column_mask(size_t nr, size_t j)
   return (__mmask16) ((1u << (nr - 16 * j)) - 1);
 }
 
+/* The store mask of column group j of NJ. EXACT: the tile computed NJ = ceil(nr / 16)
+ * groups, so every group but the last is whole (a constant: plain stores); else (the
+ * small-M tiles, always NJ wide) any group may be partial or empty. */
+static GEMMI8_ALWAYS_INLINE __mmask16 gemmi8_group_mask(const size_t NJ, const int EXACT,
+                                                        size_t nr, size_t j)
+{
+  return EXACT && j + 1 < NJ ? (__mmask16) 0xFFFF : gemmi8_column_mask(nr, j);
+}
+
 
 /* Loads 16 per-channel (stride 1) or per-tensor (stride 0) values, within nr. */
 static GEMMI8_ALWAYS_INLINE __m512i gemmi8_load_channel_epi32(const int32_t* p, size_t stride,
@@ -46,12 +55,12 @@ static GEMMI8_ALWAYS_INLINE __m512i gemmi8_load_channel_epi32(const int32_t* p, 
 }
 
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_s32_avx512(
-    const size_t MR, const size_t NJ, size_t mr, size_t nr, void* c, size_t c_stride,
+    const size_t MR, const size_t NJ, const int EXACT, size_t mr, size_t nr, void* c, size_t c_stride,
     __m512i vacc[][4])
 {
 #pragma GCC unroll 4
   for (size_t j = 0; j < NJ; j++) {
-    const __mmask16 mask = gemmi8_column_mask(nr, j);
+    const __mmask16 mask = gemmi8_group_mask(NJ, EXACT, nr, j);
 #pragma GCC unroll 16
     for (size_t i = 0; i < MR; i++) {
       if (i < mr) {
@@ -172,7 +181,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_prepare_group_avx512(const struct 
  * vpmovusdb (a saturating narrow) made the epilogue 17% slower. The per-channel
  * constants come from params->prepared (gemmi8_qgemm_prepare_group_avx512). */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint_avx512(
-    const size_t MR, const size_t NJ, size_t mr, size_t nr, void* c,
+    const size_t MR, const size_t NJ, const int EXACT, size_t mr, size_t nr, void* c,
     size_t c_stride, const struct gemmi8_qparams* p, __m512i vacc[][4])
 {
   if (p->left_shift) gemmi8_qgemm_shift_left_avx512(MR, NJ, nr, p, vacc);
@@ -200,7 +209,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint_avx512(
   }
 #pragma GCC unroll 4
   for (size_t j = 0; j < NJ; j++) {
-    const __mmask16 mask = gemmi8_column_mask(nr, j);
+    const __mmask16 mask = gemmi8_group_mask(NJ, EXACT, nr, j);
     const __m512i* pc = prepared + GEMMI8_FP_VECTORS * j;
     const __m512i vmul = pc[GEMMI8_FP_MUL], vmul_odd = pc[GEMMI8_FP_MUL_ODD];
     const __m512i vc_even = pc[GEMMI8_FP_C_EVEN], vc_odd = pc[GEMMI8_FP_C_ODD];
@@ -231,7 +240,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fixedpoint_avx512(
 /* fp32 requantization: float product, clamp to [min - zp, max - zp], round half to
  * even, the zero point, then the byte store. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_avx512(
-    const size_t MR, const size_t NJ, size_t mr, size_t nr, void* c,
+    const size_t MR, const size_t NJ, const int EXACT, size_t mr, size_t nr, void* c,
     size_t c_stride, const struct gemmi8_qparams* p, __m512i vacc[][4])
 {
   const __m512 vlo = _mm512_set1_ps((float) (p->min - p->zero_point));
@@ -239,7 +248,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_avx512(
   const __m512i vzp = _mm512_set1_epi32(p->zero_point);
 #pragma GCC unroll 4
   for (size_t j = 0; j < NJ; j++) {
-    const __mmask16 mask = gemmi8_column_mask(nr, j);
+    const __mmask16 mask = gemmi8_group_mask(NJ, EXACT, nr, j);
     const float* sp = p->scale + 16 * j * p->channel_stride;
     const __m512 vscale =
         p->channel_stride ? _mm512_maskz_loadu_ps(mask, sp) : _mm512_set1_ps(*sp);
@@ -258,6 +267,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_avx512(
 
 /* The output stage `out` of the tile in vacc. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_output_avx512(const size_t MR, const size_t NJ,
+                                                            const int EXACT,
                                                             enum gemmi8_qoutput out, size_t mr,
                                                             size_t nr, void* c, size_t c_stride,
                                                             const struct gemmi8_qparams* p,
@@ -265,13 +275,13 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_output_avx512(const size_t MR, con
 {
   switch (out) {
     case gemmi8_qoutput_s32:
-      gemmi8_qgemm_store_s32_avx512(MR, NJ, mr, nr, c, c_stride, vacc);
+      gemmi8_qgemm_store_s32_avx512(MR, NJ, EXACT, mr, nr, c, c_stride, vacc);
       break;
     case gemmi8_qoutput_fixedpoint:
-      gemmi8_qgemm_store_fixedpoint_avx512(MR, NJ, mr, nr, c, c_stride, p, vacc);
+      gemmi8_qgemm_store_fixedpoint_avx512(MR, NJ, EXACT, mr, nr, c, c_stride, p, vacc);
       break;
     case gemmi8_qoutput_fp32:
-      gemmi8_qgemm_store_fp32_avx512(MR, NJ, mr, nr, c, c_stride, p, vacc);
+      gemmi8_qgemm_store_fp32_avx512(MR, NJ, EXACT, mr, nr, c, c_stride, p, vacc);
       break;
     case gemmi8_qoutput_count: /* not an output */
       break;

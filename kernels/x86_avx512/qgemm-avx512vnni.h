@@ -197,12 +197,12 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_avx512vnni(
  * after it (once per tile), and one thin entry point per output kind, which jumps to
  * it with the kind in mr (GEMMI8_OUT_SHIFT). The body is not inlined into them (nor
  * cloned per kind): one copy of each loop per tile. */
-#define GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJMAX, NJ, SIGNED_A)                             \
+#define GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJMAX, NJ, SIGNED_A, EXACT)                      \
   case NJ:                                                                               \
     gemmi8_qgemm_core_avx512vnni(MR, NJMAX, NJ, SIGNED_A, mr, k, a, a_stride, w,         \
                                  params->row_sum, params->row_sum_uniform,               \
                                  params->row_sum_coef, vacc);                            \
-    gemmi8_qgemm_output_avx512(MR, NJ, out, mr, nr, c, c_stride, params, vacc);           \
+    gemmi8_qgemm_output_avx512(MR, NJ, EXACT, out, mr, nr, c, c_stride, params, vacc);    \
     break;
 #define GEMMI8_QGEMM_AVX512VNNI_BODY(name, MR, NJMAX, SIGNED_A, CASES)                    \
   static __attribute__((noinline, noclone)) void name(                                   \
@@ -230,16 +230,16 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_avx512vnni(
 #define GEMMI8_QGEMM_AVX512VNNI_KERNELS(name, MR, SIGNED_A, s32, fixedpoint, fp32)        \
   GEMMI8_QGEMM_AVX512VNNI_BODY(name, MR, 3, SIGNED_A,                                     \
                                switch ((nr + 15) / 16) {                                 \
-                                 GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 1, SIGNED_A)        \
-                                 GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 2, SIGNED_A)        \
-                                 GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 3, SIGNED_A)        \
+                                 GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 1, SIGNED_A, 1)     \
+                                 GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 2, SIGNED_A, 1)     \
+                                 GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 3, SIGNED_A, 1)     \
                                })                                                        \
   GEMMI8_QGEMM_AVX512VNNI_ENTRIES(name, s32, fixedpoint, fp32)
 /* Small-M tiles (the weight stream, not the arithmetic, is their cost): one case at
  * full width, the columns past nr masked, for half the code. */
 #define GEMMI8_QGEMM_AVX512VNNI_KERNELS_FULL(name, MR, SIGNED_A, s32, fixedpoint, fp32)   \
   GEMMI8_QGEMM_AVX512VNNI_BODY(name, MR, 3, SIGNED_A,                                     \
-                               switch (3) { GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 3, SIGNED_A) }) \
+                               switch (3) { GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 3, SIGNED_A, 0) }) \
   GEMMI8_QGEMM_AVX512VNNI_ENTRIES(name, s32, fixedpoint, fp32)
 
 /* The igemm kernels of a tile: the same, on A through row pointers. */
@@ -248,7 +248,7 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_avx512vnni(
     gemmi8_qigemm_core_avx512vnni(MR, 3, NJ, SIGNED_A, mr, kc, ks, a, a_offset, zero, w,  \
                                   params->row_sum, params->row_sum_uniform,              \
                                   params->row_sum_coef, vacc);                           \
-    gemmi8_qgemm_output_avx512(MR, NJ, out, mr, nr, c, c_stride, params, vacc);           \
+    gemmi8_qgemm_output_avx512(MR, NJ, 1, out, mr, nr, c, c_stride, params, vacc);        \
     break;
 #define GEMMI8_QIGEMM_AVX512VNNI_ENTRY(fn, name, OUT)                                     \
   void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \

@@ -322,13 +322,16 @@ $(BUILD)/gemmi8-conv-bench: $(CONV_BENCH_OBJS) $(LIBDIR)/libgemmi8.a
 # busy; the CPU time of an idle pool (bench/threads/).
 $(BUILD)/idle-pool: bench/threads/idle-pool.c $(LIBDIR)/libgemmi8.a
 	$(CC) $(BASEFLAGS) -o $@ $< $(LIBDIR)/libgemmi8.a $(LDLIBS)
+$(BUILD)/two-pools: bench/threads/two-pools.c $(LIBDIR)/libgemmi8.a
+	$(CC) $(BASEFLAGS) -o $@ $< $(LIBDIR)/libgemmi8.a $(LDLIBS)
 .PHONY: bench-load
 bench-load: bench-deps
-	$(MAKE) $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench $(BUILD)/idle-pool
+	$(MAKE) $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench $(BUILD)/idle-pool $(BUILD)/two-pools
 	sh bench/threads/load.sh ./$(BUILD)/gemmi8-bench ./$(BUILD)/gemmi8-conv-bench ./$(BUILD)/idle-pool
 
 # For CI, without running the benchmark: builds it and lists its benchmarks.
-bench-build: $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench $(BUILD)/idle-pool
+bench-build: $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench $(BUILD)/idle-pool \
+             $(BUILD)/two-pools
 	./$(BUILD)/gemmi8-conv-bench --benchmark_list_tests=true > /dev/null
 	./$(BUILD)/gemmi8-bench --benchmark_list_tests=true > $(BUILD)/bench-list.txt
 	@echo "$(BUILD)/gemmi8-bench: $$(wc -l < $(BUILD)/bench-list.txt) benchmarks ($(BENCH_PEERS))"

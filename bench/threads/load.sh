@@ -8,7 +8,8 @@
 # with a busy loop pinned to CPU 0 (taskset), one and two threads alike under that
 # load. Each phase is one run of the
 # binary, its repetitions randomly interleaved, so the one- and two-thread times of a
-# phase are measured side by side. Then the idle pool's CPU time (idle-pool).
+# phase are measured side by side. Then the idle pool's CPU time (idle-pool) and two
+# pools at once in one process (two-pools, next to idle-pool), on the idle machine.
 #   sh bench/threads/load.sh BENCH_BINARY CONV_BENCH_BINARY IDLE_POOL_BINARY
 # Environment: GEMMI8_BENCH_REPS (3), GEMMI8_BENCH_MIN_TIME (0.1 s; the
 # fully-connected shapes take a third of it), GEMMI8_BENCH_FILTER (a regex over the
@@ -54,5 +55,7 @@ kill $busy
 wait $busy 2>/dev/null || true
 trap - EXIT
 "$idle_pool" 2 > "$out/idle-pool.md"
+two_pools="$(dirname "$idle_pool")/two-pools"
+if [ -x "$two_pools" ]; then "$two_pools" > "$out/two-pools.md"; else : > "$out/two-pools.md"; fi
 python3 "$here/report.py" "$out" > "$out/load.md"
 echo "wrote $out/load.md"

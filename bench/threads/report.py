@@ -79,3 +79,9 @@ for (c, net, t) in sorted(k for k in sums["idle"] if k[2] == 1):
           f"{g('busy', 2):.2f} |")
 print("\n## An idle pool\n")
 print(open(f"{out}/idle-pool.md").read())
+two = f"{out}/two-pools.md"
+if os.path.exists(two) and os.path.getsize(two) > 0:
+    print("## Two pools at once in one process (idle machine)\n")
+    print("Each pool of 2 driven by its own thread, against two single threads at once (each "
+          "pool's share of the 2 cores): time per call.\n")
+    print(open(two).read())

@@ -324,14 +324,17 @@ $(BUILD)/idle-pool: bench/threads/idle-pool.c $(LIBDIR)/libgemmi8.a
 	$(CC) $(BASEFLAGS) -o $@ $< $(LIBDIR)/libgemmi8.a $(LDLIBS)
 $(BUILD)/two-pools: bench/threads/two-pools.c $(LIBDIR)/libgemmi8.a
 	$(CC) $(BASEFLAGS) -o $@ $< $(LIBDIR)/libgemmi8.a $(LDLIBS)
+$(BUILD)/split-cost: bench/threads/split-cost.c $(LIBDIR)/libgemmi8.a
+	$(CC) $(BASEFLAGS) -o $@ $< $(LIBDIR)/libgemmi8.a $(LDLIBS)
 .PHONY: bench-load
 bench-load: bench-deps
-	$(MAKE) $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench $(BUILD)/idle-pool $(BUILD)/two-pools
+	$(MAKE) $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench $(BUILD)/idle-pool $(BUILD)/two-pools \
+	  $(BUILD)/split-cost
 	sh bench/threads/load.sh ./$(BUILD)/gemmi8-bench ./$(BUILD)/gemmi8-conv-bench ./$(BUILD)/idle-pool
 
 # For CI, without running the benchmark: builds it and lists its benchmarks.
 bench-build: $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench $(BUILD)/idle-pool \
-             $(BUILD)/two-pools
+             $(BUILD)/two-pools $(BUILD)/split-cost
 	./$(BUILD)/gemmi8-conv-bench --benchmark_list_tests=true > /dev/null
 	./$(BUILD)/gemmi8-bench --benchmark_list_tests=true > $(BUILD)/bench-list.txt
 	@echo "$(BUILD)/gemmi8-bench: $$(wc -l < $(BUILD)/bench-list.txt) benchmarks ($(BENCH_PEERS))"

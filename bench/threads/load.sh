@@ -9,7 +9,8 @@
 # load. Each phase is one run of the
 # binary, its repetitions randomly interleaved, so the one- and two-thread times of a
 # phase are measured side by side. Then the idle pool's CPU time (idle-pool) and two
-# pools at once in one process (two-pools, next to idle-pool), on the idle machine.
+# pools at once in one process (two-pools, next to idle-pool) and what the split for two
+# threads costs run on one (split-cost, next to it), on the idle machine.
 #   sh bench/threads/load.sh BENCH_BINARY CONV_BENCH_BINARY IDLE_POOL_BINARY
 # Environment: GEMMI8_BENCH_REPS (3), GEMMI8_BENCH_MIN_TIME (0.1 s; the
 # fully-connected shapes take a third of it), GEMMI8_BENCH_FILTER (a regex over the
@@ -57,5 +58,7 @@ trap - EXIT
 "$idle_pool" 2 > "$out/idle-pool.md"
 two_pools="$(dirname "$idle_pool")/two-pools"
 if [ -x "$two_pools" ]; then "$two_pools" > "$out/two-pools.md"; else : > "$out/two-pools.md"; fi
+split_cost="$(dirname "$idle_pool")/split-cost"
+if [ -x "$split_cost" ]; then "$split_cost" > "$out/split-cost.md"; else : > "$out/split-cost.md"; fi
 python3 "$here/report.py" "$out" > "$out/load.md"
 echo "wrote $out/load.md"

@@ -85,3 +85,9 @@ if os.path.exists(two) and os.path.getsize(two) > 0:
     print("Each pool of 2 driven by its own thread, against two single threads at once (each "
           "pool's share of the 2 cores): time per call.\n")
     print(open(two).read())
+split = f"{out}/split-cost.md"
+if os.path.exists(split) and os.path.getsize(split) > 0:
+    print("## What the split for two threads costs (idle machine)\n")
+    print("The tasks of a GEMM split for two threads, run on one thread, against the unsplit "
+          "GEMM (qu8s8 fp32; shapes as M x N x K).\n")
+    print(open(split).read())

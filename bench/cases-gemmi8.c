@@ -68,31 +68,17 @@ typedef struct g8_state {
   /* threaded cases: gemmi8's pool of bench_threads threads, else NULL */
   gemmi8_parallel par;
   const gemmi8_parallel* parallel;
-  int caller; /* 0: gemmi8's pool; BENCH_CALLER_*: a caller's parallel-for */
+  int caller; /* BENCH_CALLER_*: gemmi8's pool or a caller's parallel-for */
 } g8_state;
 
-/* One pool per thread count, created on first use and kept for the run. */
+/* The threaded cases' parallel-for (bench_caller_parallel), else NULL. */
 static const char* g8_parallel(g8_state* s)
 {
-  static gemmi8_threadpool* pools[64];
-  const int t = bench_threads;
-  if (t <= 1) {
-    s->parallel = NULL;
-    return NULL;
-  }
-  if (t >= 64) return "too many threads";
-  if (s->caller != 0) {
-    const char* err = bench_caller_parallel(s->caller, t, &s->par);
-    if (err != NULL) return err;
-    s->parallel = &s->par;
-    return NULL;
-  }
-  if (pools[t] == NULL && gemmi8_threadpool_create((size_t) t, NULL, &pools[t]) != gemmi8_status_success) {
-    return "gemmi8_threadpool_create failed";
-  }
-  gemmi8_threadpool_parallel(pools[t], &s->par);
-  s->parallel = &s->par;
-  return NULL;
+  s->parallel = NULL;
+  if (bench_threads <= 1) return NULL;
+  const char* err = bench_caller_parallel(s->caller, bench_threads, &s->par);
+  if (err == NULL) s->parallel = &s->par;
+  return err;
 }
 
 /* Zero points and output windows: nonzero and off-centre, as trained models have. */
@@ -426,7 +412,7 @@ static const char* g8_setup_on(const bench_shape* shape, const char* isa, g8_kin
                                int caller, void** state);
 static const char* g8_setup(const bench_shape* shape, const char* isa, g8_kind kind, void** state)
 {
-  return g8_setup_on(shape, isa, kind, 0, state);
+  return g8_setup_on(shape, isa, kind, BENCH_CALLER_GEMMI8_POOL, state);
 }
 static const char* g8_setup_on(const bench_shape* shape, const char* isa, g8_kind kind,
                                int caller, void** state)

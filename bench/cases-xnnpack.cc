@@ -39,16 +39,6 @@ void Init()
 
 const char* Unavailable() { return init_error; }
 
-// The pthreadpool of the case being set up: NULL for one thread, else one pool per
-// thread count, created on first use and kept for the run.
-pthreadpool_t Pool()
-{
-  static pthreadpool_t pools[64];
-  const int t = bench_threads;
-  if (t <= 1 || t >= 64) return nullptr;
-  if (pools[t] == nullptr) pools[t] = pthreadpool_create(static_cast<size_t>(t));
-  return pools[t];
-}
 
 constexpr int32_t kU8AZp = 119, kU8BZp = 131, kU8CZp = 128;
 constexpr int32_t kS8AZp = -7, kS8CZp = 5;
@@ -82,7 +72,7 @@ const char* Setup(const bench_shape* shape, bool s8, void** state)
 {
   if (init_error != nullptr) return init_error;
   auto* s = new (std::nothrow) XnnState;
-  if (s != nullptr) s->pool = Pool();
+  if (s != nullptr) s->pool = static_cast<pthreadpool_t>(bench_pthreadpool(bench_threads));
   if (s == nullptr) return "out of memory";
   s->s8 = s8;
   const size_t m = shape->col, n = shape->row, k = shape->depth;

@@ -126,12 +126,17 @@ size_t bench_gemmi8_isas(const char** names, size_t cap);
  * set gemmi8 chose at start-up; 0 on error. (cases-gemmi8.c) */
 size_t bench_gemmi8_weight_bytes(size_t n, size_t k);
 
-/* A caller's parallel-for for gemmi8's _ex entry points (parallel-callers.cc):
- * pthreadpool or an OpenMP loop of `threads` threads. NULL, or why it is missing. */
+/* The threaded runs' pools (parallel-callers.cc), one per thread count, kept for the
+ * run: the parallel-for of gemmi8's pool, or of a caller's pthreadpool or OpenMP loop,
+ * of `threads` threads, for gemmi8's _ex entry points (NULL, or why it is missing);
+ * and the pthreadpool of `threads` threads itself, for XNNPACK (NULL for one thread
+ * or when pthreadpool is not built in). */
+#define BENCH_CALLER_GEMMI8_POOL 0
 #define BENCH_CALLER_PTHREADPOOL 1
 #define BENCH_CALLER_OPENMP 2
 struct gemmi8_parallel;
 const char* bench_caller_parallel(int kind, int threads, struct gemmi8_parallel* out);
+void* bench_pthreadpool(int threads);
 
 /* Reads a shape file: "Row Col Depth" per line, '#' starts a comment. Stores at
  * most cap shapes. Returns the number of shapes read (0 for an empty file), or -1

@@ -25,7 +25,6 @@
  * 1.11-1.19x the one-thread time with spins that did not yield, 0.84-0.97x with spins
  * that did).
  */
-#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>

@@ -447,20 +447,8 @@ const char* SetupDnnl(State* s)
 // The threaded runs' parallel-for for gemmi8: its pool, pthreadpool or OpenMP.
 const char* Gemmi8Parallel(State* s, int caller)
 {
-  static gemmi8_threadpool* pools[64];
-  const int t = s->threads;
-  if (t <= 1) return nullptr;
-  if (t >= 64) return "too many threads";
-  if (caller != 0) {
-    const char* err = bench_caller_parallel(caller, t, &s->par);
-    if (err != nullptr) return err;
-  } else {
-    if (pools[t] == nullptr &&
-        gemmi8_threadpool_create(static_cast<size_t>(t), nullptr, &pools[t]) != gemmi8_status_success) {
-      return "gemmi8_threadpool_create failed";
-    }
-    gemmi8_threadpool_parallel(pools[t], &s->par);
-  }
+  if (s->threads <= 1) return nullptr;
+  if (const char* err = bench_caller_parallel(caller, s->threads, &s->par)) return err;
   s->parallel = &s->par;
   return nullptr;
 }
@@ -476,13 +464,7 @@ const char* Setup(const Layer* L, Kind kind, int threads, int caller, State** ou
     return err;
   }
 #if GEMMI8_BENCH_HAVE_XNNPACK
-  if (threads > 1) {
-    static pthreadpool_t xpools[64];
-    if (threads < 64 && xpools[threads] == nullptr) {
-      xpools[threads] = pthreadpool_create(static_cast<size_t>(threads));
-    }
-    s->xpool = threads < 64 ? xpools[threads] : nullptr;
-  }
+  s->xpool = static_cast<pthreadpool_t>(bench_pthreadpool(threads));
 #endif
   bench_shape salt = {L->cout, L->oh * L->ow, L->Depth()};
   bench_rng rng;
@@ -564,7 +546,7 @@ struct Case {
   const char* library;
   const char* variant;
   Kind kind;
-  int caller;  // gemmi8 on threads: 0 its pool, BENCH_CALLER_* a caller's parallel-for
+  int caller;  // gemmi8 on threads: BENCH_CALLER_* (its pool or a caller's parallel-for)
 };
 
 const Case kCases[] = {
@@ -589,7 +571,7 @@ const Case kCases[] = {
 
 // The cases of the threaded runs (GEMMI8_BENCH_THREADS).
 const Case kThreadedCases[] = {
-    {"gemmi8", "qu8s8", Kind::kQu8s8, 0},
+    {"gemmi8", "qu8s8", Kind::kQu8s8, BENCH_CALLER_GEMMI8_POOL},
     {"gemmi8", "qu8s8-pthreadpool", Kind::kQu8s8, BENCH_CALLER_PTHREADPOOL},
     {"gemmi8", "qu8s8-openmp", Kind::kQu8s8, BENCH_CALLER_OPENMP},
 #if GEMMI8_BENCH_HAVE_XNNPACK

@@ -79,15 +79,16 @@ for (c, net, t) in sorted(k for k in sums["idle"] if k[2] == 1):
           f"{g('busy', 2):.2f} |")
 print("\n## An idle pool\n")
 print(open(f"{out}/idle-pool.md").read())
-two = f"{out}/two-pools.md"
-if os.path.exists(two) and os.path.getsize(two) > 0:
-    print("## Two pools at once in one process (idle machine)\n")
-    print("Each pool of 2 driven by its own thread, against two single threads at once (each "
-          "pool's share of the 2 cores): time per call.\n")
-    print(open(two).read())
-split = f"{out}/split-cost.md"
-if os.path.exists(split) and os.path.getsize(split) > 0:
-    print("## What the split for two threads costs (idle machine)\n")
-    print("The tasks of a GEMM split for two threads, run on one thread, against the unsplit "
-          "GEMM (qu8s8 fp32; shapes as M x N x K).\n")
-    print(open(split).read())
+def section(name, title, text):
+    """a table another program of load.sh wrote, if it wrote one"""
+    path = f"{out}/{name}"
+    if os.path.exists(path) and os.path.getsize(path) > 0:
+        print(f"## {title}\n\n{text}\n")
+        print(open(path).read())
+
+section("two-pools.md", "Two pools at once in one process (idle machine)",
+        "Each pool of 2 driven by its own thread, against two single threads at once (each "
+        "pool's share of the 2 cores): time per call.")
+section("split-cost.md", "What the split for two threads costs (idle machine)",
+        "The tasks of a GEMM split for two threads, run on one thread, against the unsplit "
+        "GEMM (qu8s8 fp32; shapes as M x N x K).")

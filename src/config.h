@@ -105,6 +105,43 @@ struct gemmi8_bgemm_config {
   gemmi8_binarize_fn binarize_u8;
 };
 
+/* Depthwise kernels (kernels/dw.inc): one table for the 8-bit types, which differ only
+ * in the packed weights and params->input_xor. A packed tile holds cr channels: int32
+ * bias'[cr], then the weights of round_up(ks, tap_group) taps, tap_bytes bytes a tap
+ * and channel (in the set's order; missing taps and channels 0), to 64 bytes. */
+struct gemmi8_dwconv_ukernels {
+  gemmi8_dwconv_ukernel_fn out[gemmi8_qoutput_count];
+};
+
+/* The kernel slots by tap count: 9 (3x3), 25 (5x5), any (every count, these too). */
+enum gemmi8_dwtaps { gemmi8_dwtaps_9, gemmi8_dwtaps_25, gemmi8_dwtaps_any, gemmi8_dwtaps_count };
+
+/* Packs channels filters of ks int8 taps (w[c * ks + t]) and their int32 bias' into
+ * ceil(channels / cr) tiles at packed. */
+typedef void (*gemmi8_dwpack_fn)(size_t channels, size_t ks, const int8_t* w,
+                                 const int32_t* bias, void* packed);
+
+struct gemmi8_dwconv_config {
+  const char* isa;
+  unsigned features;
+  uint8_t cr, tap_bytes, tap_group;
+  gemmi8_dwpack_fn pack;
+  /* Fixed-point constants per tile (GEMMI8_QPREPARED_BYTES each), or NULL. */
+  gemmi8_qprepare_fn prepare_fixedpoint;
+  struct gemmi8_dwconv_ukernels taps[gemmi8_dwtaps_count];
+};
+
+/* Bytes of one packed depthwise tile of ks taps (0 when it does not fit size_t). */
+static inline size_t gemmi8_dwtile_bytes(const struct gemmi8_dwconv_config* cfg, size_t ks)
+{
+  size_t bytes;
+  if (ks > ((size_t) 1 << 24)) return 0;
+  bytes = gemmi8_round_up(ks, cfg->tap_group) * cfg->cr * cfg->tap_bytes + cfg->cr * 4u;
+  return gemmi8_round_up(bytes, 64);
+}
+
+GEMMI8_INTERNAL const struct gemmi8_dwconv_config* gemmi8_dwconv_config(void);
+
 /* The table each family uses, chosen on its first call, each by its own cascade over
  * its kernel list (src/init.c): the best set that was built, that the CPU runs and
  * that GEMMI8_ISA allows. NULL when the build holds no such type (make TYPES=...).

@@ -25,7 +25,7 @@
 static const struct gemmi8_conv_path_ops* const paths[gemmi8_conv_path_count] = {
     [gemmi8_conv_path_direct] = &gemmi8_conv_direct,
     [gemmi8_conv_path_igemm] = &gemmi8_conv_igemm,
-    [gemmi8_conv_path_depthwise] = NULL,
+    [gemmi8_conv_path_depthwise] = &gemmi8_conv_depthwise,
     [gemmi8_conv_path_binary] = NULL,
 };
 
@@ -207,16 +207,17 @@ static gemmi8_status create(enum gemmi8_type type, enum gemmi8_qoutput output,
                                                  : GEMMI8_QU8S8_MAX_K;
   /* the layer's limit: its real depth, whatever the kernel set pads it to */
   if (real_k > max_k) return gemmi8_status_unsupported_parameter;
-  /* The path, once. A depthwise geometry is recorded; until its slot is filled it
-   * runs as any grouped layer. */
+  /* The path, once: a depthwise geometry (1x1 too) on the depthwise kernels, then the
+   * GEMM on the input in place, then the igemm. */
   const int depthwise = g.groups > 1 && g.group_input_channels == 1;
+  const struct gemmi8_dwconv_config* dwcfg = depthwise ? gemmi8_dwconv_config() : NULL;
   enum gemmi8_conv_path path = gemmi8_conv_path_igemm;
-  if (g.kernel_height == 1 && g.kernel_width == 1 && g.stride_height == 1 &&
-      g.stride_width == 1 && g.padding_top == 0 && g.padding_left == 0 &&
-      g.padding_bottom == 0 && g.padding_right == 0) {
-    path = gemmi8_conv_path_direct;
-  } else if (depthwise && paths[gemmi8_conv_path_depthwise] != NULL) {
+  if (dwcfg != NULL && paths[gemmi8_conv_path_depthwise] != NULL) {
     path = gemmi8_conv_path_depthwise;
+  } else if (g.kernel_height == 1 && g.kernel_width == 1 && g.stride_height == 1 &&
+             g.stride_width == 1 && g.padding_top == 0 && g.padding_left == 0 &&
+             g.padding_bottom == 0 && g.padding_right == 0) {
+    path = gemmi8_conv_path_direct;
   }
   if (paths[path] == NULL) return gemmi8_status_unsupported_parameter;
   if (path == gemmi8_conv_path_igemm) {
@@ -248,6 +249,7 @@ static gemmi8_status create(enum gemmi8_type type, enum gemmi8_qoutput output,
 
   gemmi8_convolution* op = calloc(1, sizeof(*op));
   if (op == NULL) return gemmi8_status_out_of_memory;
+  op->dwcfg = dwcfg;
   op->path = path;
   op->ops = paths[path];
   op->depthwise = depthwise;
@@ -266,6 +268,20 @@ static gemmi8_status create(enum gemmi8_type type, enum gemmi8_qoutput output,
   op->left_shift = left_shift;
   op->a_zero_point = a_zero_point;
   const size_t co = g.group_output_channels;
+  if (path == gemmi8_conv_path_depthwise) {
+    op->zero = gemmi8_indirection_zero(channels_out, (uint8_t) a_zero_point);
+    status = gemmi8_status_out_of_memory;
+    if (op->zero != NULL &&
+        (!requantized || copy_requant(rq, rq->per_channel ? channels_out : 1, &op->rq))) {
+      status = gemmi8_conv_dw_create(op, weights, b_zero_point, b_zp_per_channel, bias);
+    }
+    if (status != gemmi8_status_success) {
+      gemmi8_convolution_destroy(op);
+      return status;
+    }
+    *out = op;
+    return gemmi8_status_success;
+  }
   /* the filter of one group with each tap padded, when the taps need it (co * k <=
    * packed_bytes: it fits), and the group's weight zero points */
   uint8_t* padded = kcp != kc ? malloc(co * k) : NULL;

@@ -14,7 +14,7 @@
 enum gemmi8_conv_path {
   gemmi8_conv_path_direct,    /* 1x1, stride 1, no padding: the GEMM on the input */
   gemmi8_conv_path_igemm,     /* the GEMM's kernels through an indirection buffer */
-  gemmi8_conv_path_depthwise, /* slot: depthwise kernels (groups > 1, one input channel) */
+  gemmi8_conv_path_depthwise, /* depthwise kernels (groups > 1, one input channel a group) */
   gemmi8_conv_path_binary,    /* slot: binary convolution */
   gemmi8_conv_path_count,
 };
@@ -41,6 +41,7 @@ struct gemmi8_conv_path_ops {
 
 GEMMI8_INTERNAL extern const struct gemmi8_conv_path_ops gemmi8_conv_direct;
 GEMMI8_INTERNAL extern const struct gemmi8_conv_path_ops gemmi8_conv_igemm;
+GEMMI8_INTERNAL extern const struct gemmi8_conv_path_ops gemmi8_conv_depthwise;
 
 struct gemmi8_convolution {
   enum gemmi8_conv_path path;
@@ -63,7 +64,12 @@ struct gemmi8_convolution {
   uint8_t* prepared; /* the fixed-point constants of every block (qgemm.h), or NULL */
   size_t prepared_group;
   int32_t a_zero_point;
-  uint8_t* zero; /* the padding taps' pixel: kc bytes of a_zero_point (igemm) */
+  uint8_t* zero; /* the padding taps' pixel: kc bytes of a_zero_point (igemm), or
+                  * channels_out (depthwise) */
+  /* depthwise: the kernel table and kernel, and how many taps each filter tap became */
+  const struct gemmi8_dwconv_config* dwcfg;
+  gemmi8_dwconv_ukernel_fn dwkernel;
+  size_t dw_repeat;
   /* setup */
   int ready;
   struct gemmi8_conv_setup s;
@@ -85,6 +91,14 @@ GEMMI8_INTERNAL gemmi8_status gemmi8_conv_reserve_workspace(const gemmi8_convolu
                                                             void** fresh, size_t* fresh_bytes);
 GEMMI8_INTERNAL void gemmi8_conv_install_workspace(gemmi8_convolution* op, void* fresh,
                                                    size_t fresh_bytes);
+
+/* The depthwise path's create: packs the filter (op's type, geometry, output and
+ * requantization set) and chooses its kernel; success, unsupported_parameter or
+ * out_of_memory, op's packed and prepared set on success only. */
+GEMMI8_INTERNAL gemmi8_status gemmi8_conv_dw_create(gemmi8_convolution* op,
+                                                   const uint8_t* weights,
+                                                   const uint8_t* b_zero_point,
+                                                   int b_zp_per_channel, const int32_t* bias);
 
 /* For tests: the path create chose, and whether the geometry is depthwise. */
 GEMMI8_INTERNAL enum gemmi8_conv_path gemmi8_convolution_path(const gemmi8_convolution* op,

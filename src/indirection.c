@@ -82,6 +82,7 @@ void gemmi8_indirection_build(struct gemmi8_indirection* ind, const gemmi8_conv_
                               const void* zero)
 {
   const size_t m = ind->m, ks = ind->ks, kw = g->kernel_width, mr = ind->mr;
+  const size_t repeat = ind->repeat > 1 ? ind->repeat : 1;
   const size_t ow = ind->output_width, pixels = ind->output_height * ow;
   const size_t tiles = gemmi8_divide_round_up(m, mr);
   const void** ptrs = ind->pointers;
@@ -99,8 +100,9 @@ void gemmi8_indirection_build(struct gemmi8_indirection* ind, const gemmi8_conv_
           continue;
         }
         /* padded coordinates, then the input's */
-        const size_t py = oy * g->stride_height + t / kw * g->dilation_height;
-        const size_t px = ox * g->stride_width + t % kw * g->dilation_width;
+        const size_t tap = t / repeat;
+        const size_t py = oy * g->stride_height + tap / kw * g->dilation_height;
+        const size_t px = ox * g->stride_width + tap % kw * g->dilation_width;
         const void* ptr = zero;
         if (py >= g->padding_top && py - g->padding_top < ind->input_height &&
             px >= g->padding_left && px - g->padding_left < ind->input_width) {

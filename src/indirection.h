@@ -26,6 +26,9 @@ struct gemmi8_indirection {
   size_t input_stride; /* bytes between input pixels */
   size_t mr, ks, m;
   int merge;
+  /* each tap's pointer repeated this many times (0 or 1: once); ks counts the
+   * repeats (the depthwise path's split weights) */
+  size_t repeat;
   /* the pointers: round_up(m, mr) * ks */
   const void** pointers;
   size_t count;

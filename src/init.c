@@ -48,13 +48,21 @@
 #define GEMMI8_BEND(set)
 #define GEMMI8_BHELPER(set, role, symbol, file)
 #define GEMMI8_BUKERNEL(set, out, mr, nr, kr, isa, symbol, file)
+#define GEMMI8_DWSET(set, name, features, cr, tap_bytes, tap_group) \
+  GEMMI8_IF_BUILT(set, dw, enum { dw_##set##_cr = cr };)
+#define GEMMI8_DWEND(set)
+#define GEMMI8_DWHELPER(set, role, symbol, file)
+#define GEMMI8_DWUKERNEL(set, taps, out, cr, isa, symbol, file)
 #include "qu8.inc"
 #include "qs8.inc"
 #include "bin.inc"
+#include "dw.inc"
 #undef GEMMI8_QSET
 #undef GEMMI8_QUKERNEL
 #undef GEMMI8_BSET
 #undef GEMMI8_BUKERNEL
+#undef GEMMI8_DWSET
+#undef GEMMI8_DWUKERNEL
 
 /* A kernel's tile agrees with its set: the same NR and KR, MR within the set's (the
  * main tile for pgemm), MR within GEMMI8_MAX_MR. */
@@ -74,9 +82,14 @@
                   _Static_assert(nr == bin_##set##_nr && kr == bin_##set##_kr &&          \
                                      mr <= bin_##set##_mr && mr <= GEMMI8_MAX_MR,         \
                                  #symbol ": its tile agrees with its set's");)
+#define GEMMI8_DWSET(set, ...)
+#define GEMMI8_DWUKERNEL(set, taps, out, cr, isa, symbol, file)                  \
+  GEMMI8_IF_BUILT(set, dw, _Static_assert(cr == dw_##set##_cr,                \
+                                          #symbol ": its tile agrees with its set's");)
 #include "qu8.inc"
 #include "qs8.inc"
 #include "bin.inc"
+#include "dw.inc"
 #undef GEMMI8_QSET
 #undef GEMMI8_QEND
 #undef GEMMI8_QUKERNEL
@@ -85,6 +98,10 @@
 #undef GEMMI8_BEND
 #undef GEMMI8_BUKERNEL
 #undef GEMMI8_BHELPER
+#undef GEMMI8_DWSET
+#undef GEMMI8_DWEND
+#undef GEMMI8_DWUKERNEL
+#undef GEMMI8_DWHELPER
 
 /* The tables: a set row opens an initializer, its kernel rows fill slots by tile
  * height, kind and output (through the name their fields spell), its end closes it.
@@ -109,6 +126,17 @@
                                 GEMMI8_BUKERNEL_NAME(output, mr, nr, kr, isa),)
 #define GEMMI8_BHELPER(set, role, symbol, file) GEMMI8_IF_BUILT(set, bin, .role = symbol,)
 #define GEMMI8_BEND(set) GEMMI8_IF_BUILT(set, bin, },)
+#define GEMMI8_DWSET(set, name, features_, cr_, tap_bytes_, tap_group_)          \
+  GEMMI8_IF_BUILT(set, dw, {.isa = name, .features = (features_), .cr = cr_,     \
+                            .tap_bytes = tap_bytes_, .tap_group = tap_group_,)
+#define GEMMI8_DWUKERNEL(set, taps_, output, cr, isa, symbol, file)                 \
+  GEMMI8_IF_BUILT(set, dw, .taps[GEMMI8_DWSLOT_##taps_].out[gemmi8_qoutput_##output] = \
+                               GEMMI8_DWUKERNEL_NAME(output, taps_, cr, isa),)
+#define GEMMI8_DWSLOT_9 gemmi8_dwtaps_9
+#define GEMMI8_DWSLOT_25 gemmi8_dwtaps_25
+#define GEMMI8_DWSLOT_0 gemmi8_dwtaps_any
+#define GEMMI8_DWHELPER(set, role, symbol, file) GEMMI8_IF_BUILT(set, dw, .role = symbol,)
+#define GEMMI8_DWEND(set) GEMMI8_IF_BUILT(set, dw, },)
 
 static const struct gemmi8_qgemm_config qu8_sets[] = {
 #include "qu8.inc"
@@ -118,6 +146,9 @@ static const struct gemmi8_qgemm_config qs8_sets[] = {
     {.isa = NULL}};
 static const struct gemmi8_bgemm_config bin_sets[] = {
 #include "bin.inc"
+    {.isa = NULL}};
+static const struct gemmi8_dwconv_config dw_sets[] = {
+#include "dw.inc"
     {.isa = NULL}};
 
 /* Every kernel of the lists by symbol, for the tests' messages. */
@@ -133,6 +164,10 @@ struct kernel_symbol {
 #undef GEMMI8_BEND
 #undef GEMMI8_BUKERNEL
 #undef GEMMI8_BHELPER
+#undef GEMMI8_DWSET
+#undef GEMMI8_DWEND
+#undef GEMMI8_DWUKERNEL
+#undef GEMMI8_DWHELPER
 #define GEMMI8_QSET(set, type, ...)
 #define GEMMI8_QEND(set, type)
 #define GEMMI8_QUKERNEL(set, type, kind, out, mr, nr, kr, isa, symbol, file) \
@@ -145,10 +180,17 @@ struct kernel_symbol {
   GEMMI8_IF_BUILT(set, bin, {(void (*)(void)) symbol, #symbol},)
 #define GEMMI8_BHELPER(set, role, symbol, file) \
   GEMMI8_IF_BUILT(set, bin, {(void (*)(void)) symbol, #symbol},)
+#define GEMMI8_DWSET(set, ...)
+#define GEMMI8_DWEND(set)
+#define GEMMI8_DWUKERNEL(set, taps, out, cr, isa, symbol, file) \
+  GEMMI8_IF_BUILT(set, dw, {(void (*)(void)) symbol, #symbol},)
+#define GEMMI8_DWHELPER(set, role, symbol, file) \
+  GEMMI8_IF_BUILT(set, dw, {(void (*)(void)) symbol, #symbol},)
 static const struct kernel_symbol kernel_symbols[] = {
 #include "qu8.inc"
 #include "qs8.inc"
 #include "bin.inc"
+#include "dw.inc"
     {NULL, NULL}};
 
 const char* gemmi8_kernel_symbol(void (*fn)(void))
@@ -319,6 +361,14 @@ static const struct gemmi8_qgemm_config* qpick(const struct gemmi8_qgemm_config*
   return NULL;
 }
 
+static const struct gemmi8_dwconv_config* dwpick(unsigned allowed)
+{
+  for (size_t i = 0; dw_sets[i].isa != NULL; i++) {
+    if (subset(dw_sets[i].features, allowed)) return &dw_sets[i];
+  }
+  return NULL;
+}
+
 static const struct gemmi8_bgemm_config* bpick(unsigned allowed)
 {
   for (size_t i = 0; bin_sets[i].isa != NULL; i++) {
@@ -375,8 +425,10 @@ static const struct gemmi8_qgemm_config* qu8_chosen;
 static const struct gemmi8_qgemm_config* qs8_chosen;
 static const struct gemmi8_qgemm_config* qu8s8_chosen;
 static const struct gemmi8_bgemm_config* bin_chosen;
+static const struct gemmi8_dwconv_config* dw_chosen;
 static pthread_once_t qu8_once = PTHREAD_ONCE_INIT, qs8_once = PTHREAD_ONCE_INIT;
 static pthread_once_t qu8s8_once = PTHREAD_ONCE_INIT, bin_once = PTHREAD_ONCE_INIT;
+static pthread_once_t dw_once = PTHREAD_ONCE_INIT;
 
 static void choose_qu8(void)
 {
@@ -398,6 +450,18 @@ static void choose_bin(void)
 {
   pthread_once(&detect_once, detect);
   bin_chosen = GEMMI8_TYPE_bin ? bpick(allowed_features) : NULL;
+}
+
+static void choose_dw(void)
+{
+  pthread_once(&detect_once, detect);
+  dw_chosen = GEMMI8_KERNELS_dw ? dwpick(allowed_features) : NULL;
+}
+
+const struct gemmi8_dwconv_config* gemmi8_dwconv_config(void)
+{
+  pthread_once(&dw_once, choose_dw);
+  return dw_chosen;
 }
 
 const struct gemmi8_qgemm_config* gemmi8_qu8_config(void)
@@ -497,6 +561,7 @@ static void refill(unsigned allowed, unsigned cores)
   gemmi8_qs8_config();
   gemmi8_qu8s8_config();
   gemmi8_bin_config();
+  gemmi8_dwconv_config();
   allowed_features = allowed;
   allowed_cores = cores;
   set_level(allowed);
@@ -504,6 +569,7 @@ static void refill(unsigned allowed, unsigned cores)
   qs8_chosen = GEMMI8_TYPE_qs8 ? qpick(qs8_sets, allowed, cores) : NULL;
   qu8s8_chosen = GEMMI8_TYPE_qu8s8 ? qpick(qu8_sets, allowed, cores) : NULL;
   bin_chosen = GEMMI8_TYPE_bin ? bpick(allowed) : NULL;
+  dw_chosen = GEMMI8_KERNELS_dw ? dwpick(allowed) : NULL;
 }
 
 int gemmi8_isa_force(const char* name)
@@ -563,6 +629,16 @@ const struct gemmi8_bgemm_config* gemmi8_bgemm_config_at(size_t i, int* supporte
   pthread_once(&detect_once, detect);
   if (supported != NULL) *supported = subset(bin_sets[i].features, cpu_features);
   return &bin_sets[i];
+}
+
+const struct gemmi8_dwconv_config* gemmi8_dwconv_config_at(size_t i, int* supported)
+{
+  for (size_t c = 0; c <= i; c++) {
+    if (dw_sets[c].isa == NULL) return NULL;
+  }
+  pthread_once(&detect_once, detect);
+  if (supported != NULL) *supported = subset(dw_sets[i].features, cpu_features);
+  return &dw_sets[i];
 }
 
 int gemmi8_isa_plan(const char* name, const char** qu8, const char** qs8, const char** bin)

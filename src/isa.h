@@ -31,11 +31,13 @@ int gemmi8_isa_plan(const char* name, const char** qu8, const char** qs8, const 
 
 struct gemmi8_qgemm_config;
 struct gemmi8_bgemm_config;
+struct gemmi8_dwconv_config;
 
 /* The family tables of every kernel set compiled in, for the kernel tests: entry i
  * (from 0; NULL past the last) of the qu8 or qs8 cascade (type 1 or 2) or of the
- * binary cascade; *supported says whether this CPU runs it. */
+ * binary or the depthwise cascade; *supported says whether this CPU runs it. */
 const struct gemmi8_qgemm_config* gemmi8_qgemm_config_at(uint32_t type, size_t i, int* supported);
 const struct gemmi8_bgemm_config* gemmi8_bgemm_config_at(size_t i, int* supported);
+const struct gemmi8_dwconv_config* gemmi8_dwconv_config_at(size_t i, int* supported);
 
 #endif

@@ -106,6 +106,28 @@ typedef void (*gemmi8_bgemm_ukernel_fn)(size_t mr, size_t nr, size_t k, const ui
                                         size_t a_stride, const void* w, void* c,
                                         size_t c_stride, const struct gemmi8_bparams* params);
 
+/* * A depthwise microkernel computes `pixels` output pixels of `channels` channels each
+ * (one filter per channel, no sum across channels), over the ks taps of each pixel:
+ *   acc[p][c] = bias'[c] + sum_t (int32) (in_t[c] ^ input_xor) * (int8) w[t][c]
+ * modulo 2^32, where in_t is input[p * ks + t] (+ input_offset unless it is `zero`),
+ * read as uint8 after the xor; then the output stage of params->q (its per-channel
+ * arrays at channel 0 of the call, its prepared constants those of the call's first
+ * channel tile, GEMMI8_QPREPARED_BYTES per tile), stored at output + p * output_stride
+ * (bytes). `channels` is any count: the packed weights hold whole tiles of the set's
+ * CR channels, and the kernel reads only `channels` bytes of each tap. The packed
+ * weights (gemmi8_dwconv_config.pack) make this the layer's exact accumulator: int8
+ * weights w - b_zp, the zero-point terms folded into bias'. */
+struct gemmi8_dwparams {
+  struct gemmi8_qparams q; /* row_sum unused */
+  uint8_t input_xor;       /* 0x80: int8 input, read as uint8 + 128; else 0 */
+};
+
+typedef void (*gemmi8_dwconv_ukernel_fn)(size_t channels, size_t pixels, size_t ks,
+                                         const void* const* input, const void* w,
+                                         void* output, size_t output_stride,
+                                         size_t input_offset, const void* zero,
+                                         const struct gemmi8_dwparams* params);
+
 /* Packs m (<= MR) rows of k bytes of A, a_stride apart, into one panel. */
 typedef void (*gemmi8_packa_fn)(size_t m, size_t k, const void* a, size_t a_stride, void* panel);
 /* Sums of the rows of an igemm row tile (mr pointers per tap, rows of them summed:
@@ -130,6 +152,15 @@ typedef void (*gemmi8_row_sum_fn)(size_t m, size_t k, const void* a, size_t a_st
   GEMMI8_INTERNAL void fn(size_t mr, size_t nr, size_t k, const uint64_t* a,               \
                           size_t a_stride, const void* w, void* c, size_t c_stride,        \
                           const struct gemmi8_bparams* params);
+#define GEMMI8_DECLARE_DWCONV_UKERNEL(fn)                                                    \
+  GEMMI8_INTERNAL void fn(size_t channels, size_t pixels, size_t ks, const void* const* input, \
+                          const void* w, void* output, size_t output_stride,                 \
+                          size_t input_offset, const void* zero,                             \
+                          const struct gemmi8_dwparams* params);
+#define GEMMI8_DECLARE_DW_pack(fn)                                                          \
+  GEMMI8_INTERNAL void fn(size_t channels, size_t ks, const int8_t* w, const int32_t* bias,  \
+                          void* packed);
+#define GEMMI8_DECLARE_DW_prepare_fixedpoint(fn) GEMMI8_DECLARE_Q_prepare_fixedpoint(fn)
 #define GEMMI8_DECLARE_Q_gemm(fn) GEMMI8_DECLARE_QGEMM_UKERNEL(fn)
 #define GEMMI8_DECLARE_Q_pgemm(fn) GEMMI8_DECLARE_QGEMM_UKERNEL(fn)
 #define GEMMI8_DECLARE_Q_igemm(fn) GEMMI8_DECLARE_QIGEMM_UKERNEL(fn)
@@ -153,6 +184,15 @@ typedef void (*gemmi8_row_sum_fn)(size_t m, size_t k, const void* a, size_t a_st
  * that a row whose symbol and fields disagree does not compile. */
 #define GEMMI8_QUKERNEL_NAME(type, kind, out, mr, nr, kr, isa) \
   gemmi8_##type##_##kind##_##out##_ukernel_##mr##x##nr##c##kr##__##isa
+/* Depthwise: taps 9 (3x3), 25 (5x5) or 0 (any count), written 9p, 25p, up. */
+#define GEMMI8_DWTAPS_9 9p
+#define GEMMI8_DWTAPS_25 25p
+#define GEMMI8_DWTAPS_0 up
+#define GEMMI8_DWUKERNEL_NAME(out, taps, cr, isa) \
+  GEMMI8_DWUKERNEL_NAME_(out, GEMMI8_DWTAPS_##taps, cr, isa)
+#define GEMMI8_DWUKERNEL_NAME_(out, taps, cr, isa) GEMMI8_DWUKERNEL_NAME__(out, taps, cr, isa)
+#define GEMMI8_DWUKERNEL_NAME__(out, taps, cr, isa) \
+  gemmi8_q8_dwconv_##out##_ukernel_##taps##cr##c__##isa
 #define GEMMI8_BTILE_1(mr, nr) mr##x##nr
 #define GEMMI8_BTILE_2(mr, nr) mr##x##nr##c2
 #define GEMMI8_BTILE_4(mr, nr) mr##x##nr##c4
@@ -173,9 +213,20 @@ typedef void (*gemmi8_row_sum_fn)(size_t m, size_t k, const void* a, size_t a_st
   GEMMI8_IF_BUILT(set, bin, GEMMI8_DECLARE_BGEMM_UKERNEL(symbol))
 #define GEMMI8_BHELPER(set, role, symbol, file) \
   GEMMI8_IF_BUILT(set, bin, GEMMI8_DECLARE_B_##role(symbol))
+#define GEMMI8_DWSET(set, ...)
+#define GEMMI8_DWEND(set)
+#define GEMMI8_DWUKERNEL(set, taps, out, cr, isa, symbol, file) \
+  GEMMI8_IF_BUILT(set, dw, GEMMI8_DECLARE_DWCONV_UKERNEL(symbol))
+#define GEMMI8_DWHELPER(set, role, symbol, file) \
+  GEMMI8_IF_BUILT(set, dw, GEMMI8_DECLARE_DW_##role(symbol))
 #include "qu8.inc"
 #include "qs8.inc"
 #include "bin.inc"
+#include "dw.inc"
+#undef GEMMI8_DWSET
+#undef GEMMI8_DWEND
+#undef GEMMI8_DWUKERNEL
+#undef GEMMI8_DWHELPER
 #undef GEMMI8_QSET
 #undef GEMMI8_QEND
 #undef GEMMI8_QUKERNEL

@@ -6,7 +6,8 @@
  * GEMMI8_TYPE_<type>=1 for each type chosen; here every other name becomes 0. The
  * generic set is always built: it is the fallback on any CPU and the reference.
  *
- * GEMMI8_KERNELS_<type>: the kernel list of <type> is compiled (qu8's serves qu8s8).
+ * GEMMI8_KERNELS_<type>: the kernel list of <type> is compiled (qu8's serves qu8s8, dw's
+ * every 8-bit type).
  * GEMMI8_IF(c)(x...): x when c expands to 1, nothing when it expands to 0.
  */
 #ifndef GEMMI8_SELECT_H
@@ -80,6 +81,12 @@
 #define GEMMI8_KERNELS_bin 1
 #else
 #define GEMMI8_KERNELS_bin 0
+#endif
+/* the depthwise kernels serve every 8-bit type */
+#if GEMMI8_TYPE_qu8 || GEMMI8_TYPE_qs8 || GEMMI8_TYPE_qu8s8
+#define GEMMI8_KERNELS_dw 1
+#else
+#define GEMMI8_KERNELS_dw 0
 #endif
 
 #define GEMMI8_IF(c) GEMMI8_IF_(c)

@@ -214,7 +214,22 @@ static void run_case(const ccase* c, int kind, int mode, int per_channel, gemmi8
                   got_w, oh, ow)) {
       break;
     }
-    if (way == 0 && c->kh == 1 && c->kw == 1 && c->sh == 1 && c->sw == 1 && c->pt + c->pl + c->pb + c->pr == 0) {
+    const int depthwise = c->groups > 1 && c->ci == 1;
+    if (way == 0 && depthwise) {
+      size_t ind_bytes = 1, work_bytes = 1;
+      const gemmi8_status mst = gemmi8_convolution_memory(op, &ind_bytes, &work_bytes);
+      /* a pointer per output pixel and tap (qu8: up to three per tap, for weights
+       * that are not int8 once their zero point is taken off), and with a multiplier
+       * the input with its channels repeated */
+      const size_t most_ind = 3 * m * ks * sizeof(void*);
+      const size_t most_work = c->co > 1 ? c->batch * c->ih * c->iw * cout : 0;
+      t_expect(mst == gemmi8_status_success && ind_bytes >= m * ks * sizeof(void*) &&
+                   ind_bytes <= most_ind && work_bytes <= most_work,
+               __func__, "%s: a depthwise layer holds %zu + %zu bytes", what, ind_bytes,
+               work_bytes);
+    }
+    if (way == 0 && !depthwise && c->kh == 1 && c->kw == 1 && c->sh == 1 && c->sw == 1 &&
+        c->pt + c->pl + c->pb + c->pr == 0) {
       size_t ind_bytes = 1, work_bytes = 1;
       const gemmi8_status mst = gemmi8_convolution_memory(op, &ind_bytes, &work_bytes);
       /* no indirection buffer; at most the row sums of each pixel and group, and the
@@ -296,6 +311,11 @@ static ccase random_case(void)
   c.groups = t_below(3) == 0 ? (size_t) t_range(2, 4) : 1;
   c.ci = (size_t) t_range(1, 40);
   c.co = (size_t) t_range(1, 70);
+  if (t_below(3) == 0) { /* depthwise: channels around the kernels' tiles, multiplier 1-4 */
+    c.groups = (size_t) t_range(2, 150);
+    c.ci = 1;
+    c.co = t_below(2) ? 1 : (size_t) t_range(2, 4);
+  }
   c.batch = (size_t) t_range(1, 2);
   const size_t ekh = (c.kh - 1) * c.dh + 1, ekw = (c.kw - 1) * c.dw + 1;
   const size_t min_h = ekh > c.pt + c.pb ? ekh - c.pt - c.pb : 1;
@@ -326,6 +346,17 @@ static const ccase fixed_cases[] = {
     {3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 6, 1, 3, 1, 9, 9, 0, 2},       /* depthwise, multiplier 3 */
     {1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 16, 1, 2, 2, 3, 3, 1, 0},      /* depthwise 1x1 */
     {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 64, 100, 1, 14, 14, 0, 0},  /* several column blocks */
+    /* depthwise: channels below, at, above and far above a zmm of bytes */
+    {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 64, 1, 1, 1, 7, 7, 0, 0},      /* 3x3, 64 channels */
+    {3, 3, 2, 2, 1, 1, 0, 0, 1, 1, 65, 1, 1, 2, 8, 9, 0, 3},      /* stride 2, asymmetric */
+    {5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 130, 1, 1, 1, 6, 7, 5, 0},     /* 5x5, slices */
+    {5, 5, 2, 2, 1, 1, 1, 2, 2, 1, 200, 1, 1, 1, 9, 9, 0, 0},     /* 5x5 stride 2 */
+    {3, 3, 1, 1, 3, 2, 3, 2, 1, 0, 15, 1, 1, 2, 7, 6, 1, 1},      /* dilated 3x2 */
+    {3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 24, 1, 4, 1, 5, 6, 0, 0},      /* multiplier 4 */
+    {3, 3, 2, 1, 2, 1, 2, 1, 2, 1, 17, 1, 2, 2, 1, 9, 0, 2},      /* 1xW images, multiplier 2 */
+    {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 96, 1, 1, 1, 1, 1, 0, 0},      /* a 1x1 image */
+    {2, 4, 1, 1, 1, 1, 0, 2, 1, 1, 33, 1, 1, 1, 5, 5, 0, 0},      /* 8 taps: any count */
+    {1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 70, 1, 1, 1, 5, 5, 0, 0},      /* 1x1 stride 2 */
 };
 
 static void sweep(gemmi8_threadpool* pool)
@@ -392,8 +423,8 @@ static void setup_reuse(void)
 /* ---- paths ------------------------------------------------------------------------------ */
 
 /* Create chooses the path once: direct for 1x1 stride 1 without padding, igemm for the
- * rest; a depthwise geometry (groups > 1, one input channel a group, any multiplier) is
- * recorded and runs igemm (or direct) until its slot is filled. */
+ * rest; a depthwise geometry (groups > 1, one input channel a group, any multiplier,
+ * 1x1 too) takes the depthwise path. */
 static void paths_chosen(void)
 {
   const struct {
@@ -407,9 +438,10 @@ static void paths_chosen(void)
       {{1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 16, 32, 1, 8, 8, 0, 0}, gemmi8_conv_path_igemm, 0},
       {{3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 16, 48, 1, 9, 9, 0, 0}, gemmi8_conv_path_igemm, 0},
       {{3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 8, 1, 9, 9, 0, 0}, gemmi8_conv_path_igemm, 0},
-      {{3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 144, 1, 1, 1, 9, 9, 0, 0}, gemmi8_conv_path_igemm, 1},
-      {{3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 6, 1, 3, 1, 9, 9, 0, 0}, gemmi8_conv_path_igemm, 1},
-      {{1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 16, 1, 2, 1, 3, 3, 0, 0}, gemmi8_conv_path_direct, 1},
+      {{3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 144, 1, 1, 1, 9, 9, 0, 0}, gemmi8_conv_path_depthwise, 1},
+      {{3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 6, 1, 3, 1, 9, 9, 0, 0}, gemmi8_conv_path_depthwise, 1},
+      {{1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 16, 1, 2, 1, 3, 3, 0, 0}, gemmi8_conv_path_depthwise, 1},
+      {{5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 72, 1, 1, 1, 9, 9, 0, 0}, gemmi8_conv_path_depthwise, 1},
       {{3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, 2, 2, 1, 9, 9, 0, 0}, gemmi8_conv_path_igemm, 0},
   };
   const int32_t mult = 1 << 30, shift = -8;

@@ -1,0 +1,221 @@
+/*
+ * Convolution path `depthwise`: groups > 1 with one input channel a group (a channel
+ * multiplier of co = group_output_channels), on the depthwise kernels (kernels/dw.inc),
+ * one filter per output channel and no sum across channels.
+ *
+ * Create packs each output channel's ks taps as int8 and folds the zero points into the
+ * bias, so that every type runs the same kernels (microkernel.h):
+ *   qu8s8: w' = w;        bias' = bias - a_zp * sum w
+ *   qs8:   w' = w;        bias' = bias - (a_zp + 128) * sum w   (input read as a ^ 0x80)
+ *   qu8:   w' = w - b_zp; bias' = bias - a_zp * sum w'
+ * qu8's w - b_zp lies in [-255, 255]: when some value of the layer is outside int8, each
+ * tap becomes `repeat` taps (2, or 3 for the value 255) that read the same pointer and
+ * whose int8 weights add up to it, exact at repeat times the work.
+ *
+ * A multiplier above 1 reads a copy of the input with each channel repeated co times
+ * (made before every run), so that output channel c reads input channel c. Setup builds
+ * an indirection buffer of one pixel a row (padding taps at a zero buffer of the input
+ * zero point); run splits the output pixels into tasks.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv.h"
+#include "parallel.h"
+
+/* int8 parts of d (|d| <= 255) for `repeat` taps: the first as large as int8 allows. */
+static int8_t part(int32_t d, size_t k)
+{
+  for (size_t i = 0; i < k; i++) d -= d > 127 ? 127 : (d < -128 ? -128 : d);
+  return (int8_t) (d > 127 ? 127 : (d < -128 ? -128 : d));
+}
+
+static size_t parts_needed(int32_t d) { return d >= -128 && d <= 127 ? 1 : (d <= 254 ? 2 : 3); }
+
+gemmi8_status gemmi8_conv_dw_create(gemmi8_convolution* op, const uint8_t* weights,
+                                    const uint8_t* b_zero_point, int b_zp_per_channel,
+                                    const int32_t* bias)
+{
+  const struct gemmi8_dwconv_config* cfg = op->dwcfg;
+  const size_t channels = op->channels_out, taps = op->g.kernel_height * op->g.kernel_width;
+  const int qu8 = op->type == gemmi8_type_qu8;
+  /* the value of output channel c, tap t, less its zero point */
+  size_t repeat = 1;
+  for (size_t c = 0; c < channels && qu8; c++) {
+    const int32_t zp = b_zero_point[b_zp_per_channel ? c : 0];
+    for (size_t t = 0; t < taps; t++) {
+      const size_t r = parts_needed((int32_t) weights[c * taps + t] - zp);
+      if (r > repeat) repeat = r;
+    }
+  }
+  const size_t ks = taps * repeat; /* <= 3 * max_k: no overflow */
+  const size_t tile = gemmi8_dwtile_bytes(cfg, ks);
+  const size_t tiles = gemmi8_divide_round_up(channels, cfg->cr);
+  size_t packed_bytes, w_bytes;
+  if (tile == 0 || !gemmi8_mul(tiles, tile, &packed_bytes) ||
+      !gemmi8_mul(channels, ks, &w_bytes)) {
+    return gemmi8_status_unsupported_parameter;
+  }
+  int8_t* w = malloc(w_bytes);
+  int32_t* b = malloc(channels * sizeof(int32_t));
+  void* packed = NULL;
+  if (posix_memalign(&packed, GEMMI8_PACK_ALIGNMENT, packed_bytes) != 0) packed = NULL;
+  void* prepared = NULL;
+  const int prepare = op->output == gemmi8_qoutput_fixedpoint && cfg->prepare_fixedpoint != NULL;
+  if (prepare && posix_memalign(&prepared, 64, tiles * GEMMI8_QPREPARED_BYTES) != 0) {
+    prepared = NULL;
+  }
+  if (w == NULL || b == NULL || packed == NULL || (prepare && prepared == NULL)) {
+    free(w);
+    free(b);
+    free(packed);
+    free(prepared);
+    return gemmi8_status_out_of_memory;
+  }
+  const uint32_t a_zp = (uint32_t) op->a_zero_point + (op->type == gemmi8_type_qs8 ? 128u : 0u);
+  for (size_t c = 0; c < channels; c++) {
+    const int32_t zp = qu8 ? b_zero_point[b_zp_per_channel ? c : 0] : 0;
+    uint32_t sum = 0;
+    for (size_t t = 0; t < taps; t++) {
+      const uint8_t v = weights[c * taps + t];
+      const int32_t d = qu8 ? (int32_t) v - zp : (int32_t) (int8_t) v;
+      sum += (uint32_t) d;
+      for (size_t k = 0; k < repeat; k++) w[c * ks + t * repeat + k] = part(d, k);
+    }
+    b[c] = (int32_t) ((bias != NULL ? (uint32_t) bias[c] : 0u) - a_zp * sum);
+  }
+  cfg->pack(channels, ks, w, b, packed);
+  free(w);
+  free(b);
+  if (prepare) {
+    const size_t cs = op->rq.per_channel ? 1 : 0;
+    for (size_t i = 0; i < tiles; i++) {
+      const size_t c0 = i * cfg->cr;
+      struct gemmi8_qparams q;
+      memset(&q, 0, sizeof(q));
+      q.multiplier = op->rq.multiplier + c0 * cs;
+      q.shift = op->rq.shift + c0 * cs;
+      q.channel_stride = cs;
+      cfg->prepare_fixedpoint(&q, gemmi8_min(cfg->cr, channels - c0),
+                              (uint8_t*) prepared + i * GEMMI8_QPREPARED_BYTES);
+    }
+  }
+  op->packed = packed;
+  op->prepared = prepared;
+  op->ks = ks;
+  op->dw_repeat = repeat;
+  const enum gemmi8_dwtaps slot =
+      ks == 9 ? gemmi8_dwtaps_9 : (ks == 25 ? gemmi8_dwtaps_25 : gemmi8_dwtaps_any);
+  op->dwkernel = cfg->taps[slot].out[op->output];
+  if (op->dwkernel == NULL) op->dwkernel = cfg->taps[gemmi8_dwtaps_any].out[op->output];
+  return op->dwkernel != NULL ? gemmi8_status_success : gemmi8_status_unsupported_parameter;
+}
+
+/* ---- setup ---------------------------------------------------------------------------- */
+
+static gemmi8_status dw_setup(gemmi8_convolution* op, const struct gemmi8_conv_setup* s)
+{
+  const size_t co = op->g.group_output_channels;
+  /* a multiplier above 1: the expanded copy, channels_out bytes a pixel */
+  size_t copy_bytes = 0;
+  if (co > 1 && (!gemmi8_mul(s->batch, s->input_height, &copy_bytes) ||
+                 !gemmi8_mul(copy_bytes, s->input_width, &copy_bytes) ||
+                 !gemmi8_mul(copy_bytes, op->channels_out, &copy_bytes))) {
+    return gemmi8_status_invalid_parameter;
+  }
+  void* copy = NULL;
+  if (copy_bytes > op->workspace_bytes) {
+    if (posix_memalign(&copy, 64, copy_bytes) != 0) return gemmi8_status_out_of_memory;
+  }
+  const uint8_t* base = co > 1 ? (copy != NULL ? copy : op->workspace) : s->input;
+  const size_t stride = co > 1 ? op->channels_out : s->input_stride;
+  const int same = copy == NULL &&
+                   gemmi8_indirection_matches(&op->ind, s->batch, s->input_height,
+                                              s->input_width, base, stride);
+  if (!same) {
+    struct gemmi8_indirection fresh;
+    const gemmi8_status status = gemmi8_indirection_init(
+        &fresh, &op->g, 0, 1, op->ks, s->batch, s->input_height, s->input_width,
+        s->output_height, s->output_width, base, stride, (uint8_t) op->a_zero_point);
+    if (status != gemmi8_status_success) {
+      free(copy);
+      return status;
+    }
+    /* nothing can fail from here on */
+    gemmi8_indirection_free(&op->ind);
+    op->ind = fresh;
+    op->ind.repeat = op->dw_repeat;
+    gemmi8_indirection_build(&op->ind, &op->g, op->zero);
+  }
+  gemmi8_conv_install_workspace(op, copy, copy_bytes);
+  return gemmi8_status_success;
+}
+
+/* ---- run ------------------------------------------------------------------------------ */
+
+struct dw_context {
+  const gemmi8_convolution* op;
+  struct gemmi8_dwparams params;
+  size_t chunk; /* output pixels a task */
+};
+
+static void dw_task(void* context, size_t index)
+{
+  const struct dw_context* ctx = context;
+  const gemmi8_convolution* op = ctx->op;
+  const size_t p0 = index * ctx->chunk, pixels = gemmi8_min(ctx->chunk, op->s.m - p0);
+  op->dwkernel(op->channels_out, pixels, op->ks, op->ind.pointers + p0 * op->ks, op->packed,
+               op->s.output + p0 * op->s.output_stride, op->s.output_stride, 0, op->zero,
+               &ctx->params);
+}
+
+/* Repeats each input channel co times into the copy. */
+static void expand_input(const gemmi8_convolution* op)
+{
+  const struct gemmi8_conv_setup* s = &op->s;
+  const size_t pixels = s->batch * s->input_height * s->input_width;
+  const size_t ci = op->g.groups, co = op->g.group_output_channels;
+  uint8_t* dst = op->workspace;
+  for (size_t p = 0; p < pixels; p++) {
+    const uint8_t* src = s->input + p * s->input_stride;
+    for (size_t c = 0; c < ci; c++) {
+      memset(dst, src[c], co);
+      dst += co;
+    }
+  }
+}
+
+static gemmi8_status dw_run(gemmi8_convolution* op, const gemmi8_parallel* parallel)
+{
+  if (op->g.group_output_channels > 1) expand_input(op);
+  struct dw_context ctx;
+  memset(&ctx, 0, sizeof(ctx));
+  ctx.op = op;
+  struct gemmi8_qparams* q = &ctx.params.q;
+  if (op->output != gemmi8_qoutput_s32) {
+    q->multiplier = op->rq.multiplier;
+    q->shift = op->rq.shift;
+    q->scale = op->rq.scale;
+    q->channel_stride = op->rq.per_channel ? 1 : 0;
+    q->zero_point = op->rq.zero_point;
+    q->min = op->rq.min;
+    q->max = op->rq.max;
+    q->left_shift = op->left_shift;
+    q->prepared = op->prepared;
+  }
+  ctx.params.input_xor = op->type == gemmi8_type_qs8 ? 0x80 : 0;
+  const size_t m = op->s.m;
+  const double ops = 2.0 * (double) m * (double) op->channels_out * (double) op->ks;
+  const size_t threads = gemmi8_parallel_threads(parallel, ops);
+  if (threads <= 1) {
+    ctx.chunk = m;
+    dw_task(&ctx, 0);
+    return gemmi8_status_success;
+  }
+  /* about eight tasks a thread, claimed as threads come free */
+  ctx.chunk = gemmi8_divide_round_up(m, 8 * threads);
+  parallel->parallel_for(parallel->context, dw_task, &ctx, gemmi8_divide_round_up(m, ctx.chunk));
+  return gemmi8_status_success;
+}
+
+const struct gemmi8_conv_path_ops gemmi8_conv_depthwise = {"depthwise", dw_setup, dw_run};

@@ -61,6 +61,7 @@
 
 #include "config.h"
 #include "isa.h"
+#include "ref.h"
 #include "test.h"
 #include "ukernel-tester.h"
 
@@ -1140,6 +1141,376 @@ static void note_tile(table_tally* tally, const char* tile)
   snprintf(tally->tiles + used, sizeof(tally->tiles) - used, "%s%s", used ? " " : "", tile);
 }
 
+/* ---- depthwise kernels ------------------------------------------------------------------ */
+
+/* A depthwise kernel of a table: its tap count (9, 25, or 0 for any) and output. */
+typedef struct dw_kernel {
+  const struct gemmi8_dwconv_config* cfg;
+  size_t taps;
+  int output;
+  gemmi8_dwconv_ukernel_fn fn;
+  char path[96];
+  char name[256];
+} dw_kernel;
+
+/* One call's shape and parameters. */
+typedef struct dw_test {
+  size_t channels, pixels, ks;
+  size_t out_extra;  /* output pixel stride past the channels (elements) */
+  int zero_taps;     /* 0: none at the zero buffer, 1: some, 2: all */
+  size_t offset;     /* input_offset */
+  int xor80;         /* int8 input: input_xor 0x80 */
+  int per_channel;
+  int scale_above_1; /* fixed-point: positive shifts (params left_shift) */
+  int extremes;      /* every input 0 or 255 and weight -128 or 127 */
+} dw_test;
+
+/* Inputs read through pointers: each pixel row ends at an inaccessible page, so a read
+ * past the call's channels faults; every byte is checked unchanged afterwards. */
+static int dw_run(const dw_kernel* kn, const dw_test* t)
+{
+  const struct gemmi8_dwconv_config* cfg = kn->cfg;
+  const size_t c = t->channels, ks = t->ks, pixels = t->pixels, rows = pixels + 3;
+  const size_t out_size = kn->output == 0 ? 4 : 1, out_stride = (c + t->out_extra) * out_size;
+  t_fence fin, fzero, fout;
+  memset(&fin, 0, sizeof(fin));
+  memset(&fzero, 0, sizeof(fzero));
+  memset(&fout, 0, sizeof(fout));
+  uint8_t* in = t_fence_init(&fin, rows, c, 0);
+  uint8_t* zero = t_fence_init(&fzero, 1, c, c);
+  int8_t* w = t_alloc(c * ks);
+  int32_t* bias = t_alloc(c * sizeof(int32_t));
+  for (size_t r = 0; r < rows; r++) {
+    uint8_t* row = in + r * fin.stride;
+    for (size_t j = 0; j < c; j++) row[j] = t->extremes ? (t_below(2) ? 255 : 0) : (uint8_t) t_below(256);
+  }
+  memset(zero, (int) t_below(256), c);
+  for (size_t i = 0; i < c * ks; i++) w[i] = t->extremes ? (t_below(2) ? 127 : -128) : (int8_t) t_range(-128, 127);
+  for (size_t j = 0; j < c; j++) bias[j] = t->extremes ? 0 : (int32_t) t_range(-100000, 100000);
+  t_fence_seal(&fin);
+  t_fence_seal(&fzero);
+  const void** ptrs = t_alloc(pixels * ks * sizeof(void*));
+  for (size_t i = 0; i < pixels * ks; i++) {
+    const int at_zero = t->zero_taps == 2 || (t->zero_taps == 1 && t_below(3) == 0);
+    ptrs[i] = at_zero ? (const void*) zero
+                      : (const void*) ((uintptr_t) (in + t_below((uint32_t) rows) * fin.stride) -
+                                       t->offset);
+  }
+  /* the accumulators from the definition, modulo 2^32 */
+  const uint8_t x = t->xor80 ? 0x80 : 0;
+  int32_t* acc = t_alloc(pixels * c * sizeof(int32_t));
+  int64_t top = 1;
+  for (size_t p = 0; p < pixels; p++) {
+    for (size_t j = 0; j < c; j++) {
+      uint32_t sum = (uint32_t) bias[j];
+      for (size_t tp = 0; tp < ks; tp++) {
+        const uint8_t* ptr = ptrs[p * ks + tp];
+        if (ptr != zero) ptr += t->offset;
+        sum += (uint32_t) (ptr[j] ^ x) * (uint32_t) (int32_t) w[j * ks + tp];
+      }
+      acc[p * c + j] = (int32_t) sum;
+      const int64_t v = acc[p * c + j] < 0 ? -(int64_t) acc[p * c + j] : acc[p * c + j];
+      if (v > top) top = v;
+    }
+  }
+  /* requantization spanning the 8-bit range (or scales above 1) */
+  const size_t nq = t->per_channel ? c : 1;
+  double* dscale = t_alloc(nq * sizeof(double));
+  float* scale = t_alloc(nq * sizeof(float));
+  int32_t* mult = t_alloc(nq * sizeof(int32_t));
+  int32_t* shift = t_alloc(nq * sizeof(int32_t));
+  int left_shift = 0;
+  for (size_t j = 0; j < nq; j++) {
+    dscale[j] = t->scale_above_1 ? 1.0 + 3.0 * t_unit() : 160.0 / (double) top * (0.5 + 1.5 * t_unit());
+    scale[j] = (float) dscale[j];
+  }
+  gemmi8_quantize_multipliers(nq, dscale, mult, shift);
+  for (size_t j = 0; j < nq; j++) left_shift |= shift[j] > 0;
+  const int32_t lo = t->xor80 ? -128 : 0;
+  const int32_t zp = lo + (int32_t) t_range(64, 191);
+  const int32_t qmin = lo + (int32_t) t_range(0, 20), qmax = lo + 255 - (int32_t) t_range(0, 20);
+  /* packed weights and prepared constants as the convolution makes them */
+  const size_t tiles = (c + cfg->cr - 1) / cfg->cr, tile = gemmi8_dwtile_bytes(cfg, ks);
+  void* packed = t_alloc_aligned(tiles * tile);
+  cfg->pack(c, ks, w, bias, packed);
+  void* prepared = NULL;
+  struct gemmi8_dwparams params;
+  memset(&params, 0, sizeof(params));
+  if (kn->output != 0) {
+    params.q.multiplier = mult;
+    params.q.shift = shift;
+    params.q.scale = scale;
+    params.q.channel_stride = t->per_channel ? 1 : 0;
+    params.q.zero_point = zp;
+    params.q.min = qmin;
+    params.q.max = qmax;
+    params.q.left_shift = left_shift;
+  }
+  if (kn->output == 1 && cfg->prepare_fixedpoint != NULL) {
+    prepared = t_alloc_aligned(tiles * GEMMI8_QPREPARED_BYTES);
+    for (size_t i = 0; i < tiles; i++) {
+      struct gemmi8_qparams q = params.q;
+      q.multiplier += i * cfg->cr * q.channel_stride;
+      q.shift += i * cfg->cr * q.channel_stride;
+      cfg->prepare_fixedpoint(&q, c - i * cfg->cr < cfg->cr ? c - i * cfg->cr : cfg->cr,
+                              (uint8_t*) prepared + i * GEMMI8_QPREPARED_BYTES);
+    }
+    params.q.prepared = prepared;
+  }
+  params.input_xor = x;
+  uint8_t* out = t_fence_init(&fout, pixels, c * out_size, out_stride);
+  t_fence_seal(&fout);
+  for (size_t p = 0; p < pixels; p++) {
+    for (size_t j = 0; j < c; j++) {
+      const int32_t a = acc[p * c + j];
+      const size_t q = t->per_channel ? j : 0;
+      uint8_t* want = t_fence_image(&fout, out + p * out_stride + j * out_size);
+      if (kn->output == 0) {
+        memcpy(want, &a, 4);
+      } else if (kn->output == 1) {
+        *want = (uint8_t) ref_output_fixedpoint(a, mult[q], shift[q], zp, qmin, qmax);
+      } else {
+        *want = (uint8_t) ref_output_fp32(a, scale[q], zp, qmin, qmax);
+      }
+    }
+  }
+  kn->fn(c, pixels, ks, (const void* const*) ptrs, packed, out, out_stride, t->offset, zero,
+         &params);
+  long offset = 0;
+  int ok = 1;
+  char what[160];
+  if (!t_fence_intact(&fout, &offset)) {
+    const long pixel = offset / (long) out_stride;
+    snprintf(what, sizeof(what), "output byte %ld wrong (pixel %ld, channel %ld)", offset, pixel,
+             (offset - pixel * (long) out_stride) / (long) out_size);
+    ok = 0;
+  } else if (!t_fence_intact(&fin, &offset) || !t_fence_intact(&fzero, &offset)) {
+    snprintf(what, sizeof(what), "an input byte written (offset %ld)", offset);
+    ok = 0;
+  }
+  if (!ok) {
+    t_fail(current_case,
+           "%s: %s; channels %zu pixels %zu taps %zu offset %zu xor %d per_channel %d "
+           "zero_taps %d out stride %zu",
+           kn->name, what, c, pixels, ks, t->offset, t->xor80, t->per_channel, t->zero_taps,
+           out_stride);
+  }
+  t_fence_free(&fin);
+  t_fence_free(&fzero);
+  t_fence_free(&fout);
+  free(w);
+  free(bias);
+  free(ptrs);
+  free(acc);
+  free(dscale);
+  free(scale);
+  free(mult);
+  free(shift);
+  free(packed);
+  free(prepared);
+  return ok;
+}
+
+/* A test with random parameters around the kernel's tile; the case then sets its own. */
+static dw_test dw_base(const dw_kernel* kn)
+{
+  dw_test t;
+  memset(&t, 0, sizeof(t));
+  t.channels = kn->cfg->cr;
+  t.pixels = 3;
+  t.ks = kn->taps != 0 ? kn->taps : (size_t) t_range(1, 30);
+  t.zero_taps = (int) t_below(2);
+  t.xor80 = (int) t_below(2);
+  t.per_channel = (int) t_below(2);
+  return t;
+}
+
+static int dw_channels_eq(const void* k)
+{
+  dw_test t = dw_base(k);
+  return dw_run(k, &t);
+}
+static int dw_channels_lt(const void* k)
+{
+  const dw_kernel* kn = k;
+  dw_test t = dw_base(kn);
+  t.channels = (size_t) t_range(1, kn->cfg->cr - 1);
+  return dw_run(kn, &t);
+}
+static int dw_channels_gt(const void* k)
+{
+  const dw_kernel* kn = k;
+  dw_test t = dw_base(kn);
+  t.channels = kn->cfg->cr + (size_t) t_range(1, kn->cfg->cr - 1);
+  return dw_run(kn, &t);
+}
+static int dw_channels_far(const void* k)
+{
+  const dw_kernel* kn = k;
+  dw_test t = dw_base(kn);
+  t.channels = 5 * kn->cfg->cr + (size_t) t_range(0, kn->cfg->cr - 1);
+  return dw_run(kn, &t);
+}
+/* every channel count from 1 to 2 * CR + 1, one pixel each */
+static int dw_channels_sweep(const void* k)
+{
+  const dw_kernel* kn = k;
+  for (size_t c = 1; c <= 2u * kn->cfg->cr + 1; c++) {
+    dw_test t = dw_base(kn);
+    t.channels = c;
+    t.pixels = 1;
+    if (!dw_run(kn, &t)) return 0;
+  }
+  return 1;
+}
+static int dw_pixels_many(const void* k)
+{
+  dw_test t = dw_base(k);
+  t.pixels = 17;
+  t.channels = (size_t) t_range(1, 150);
+  return dw_run(k, &t);
+}
+static int dw_slices(const void* k)
+{
+  dw_test t = dw_base(k);
+  t.channels = (size_t) t_range(1, 150);
+  t.out_extra = (size_t) t_range(1, 9);
+  return dw_run(k, &t);
+}
+static int dw_zero_all(const void* k)
+{
+  dw_test t = dw_base(k);
+  t.zero_taps = 2;
+  return dw_run(k, &t);
+}
+static int dw_zero_some(const void* k)
+{
+  dw_test t = dw_base(k);
+  t.zero_taps = 1;
+  t.channels = (size_t) t_range(1, 150);
+  return dw_run(k, &t);
+}
+static int dw_offset(const void* k)
+{
+  dw_test t = dw_base(k);
+  t.offset = (size_t) t_range(1, 300);
+  t.zero_taps = 1;
+  t.channels = (size_t) t_range(1, 150);
+  return dw_run(k, &t);
+}
+static int dw_int8_input(const void* k)
+{
+  dw_test t = dw_base(k);
+  t.xor80 = 1;
+  return dw_run(k, &t);
+}
+static int dw_uint8_input(const void* k)
+{
+  dw_test t = dw_base(k);
+  t.xor80 = 0;
+  return dw_run(k, &t);
+}
+static int dw_per_channel(const void* k)
+{
+  dw_test t = dw_base(k);
+  t.per_channel = 1;
+  t.channels = (size_t) t_range(1, 150);
+  return dw_run(k, &t);
+}
+static int dw_scale_above_1(const void* k)
+{
+  dw_test t = dw_base(k);
+  t.scale_above_1 = 1;
+  t.channels = (size_t) t_range(1, 150);
+  return dw_run(k, &t);
+}
+/* extreme products; on the kernels for any tap count, 1,000 taps */
+static int dw_extremes(const void* k)
+{
+  const dw_kernel* kn = k;
+  dw_test t = dw_base(kn);
+  t.extremes = 1;
+  t.zero_taps = 0;
+  if (kn->taps == 0) t.ks = 1000;
+  return dw_run(kn, &t);
+}
+/* any tap count: 1, 2, 8, 9, 10, 25, 27, 49 */
+static int dw_tap_counts(const void* k)
+{
+  static const size_t counts[] = {1, 2, 8, 9, 10, 25, 27, 49};
+  for (size_t i = 0; i < T_COUNT(counts); i++) {
+    dw_test t = dw_base(k);
+    t.ks = counts[i];
+    t.channels = (size_t) t_range(1, 100);
+    if (!dw_run(k, &t)) return 0;
+  }
+  return 1;
+}
+
+static const struct {
+  const char* name;
+  int (*run)(const void*);
+  int any_only; /* only the kernels for any tap count */
+  int fixedpoint_only;
+} dwcases[] = {
+    {"c_eq_cr", dw_channels_eq, 0, 0},       {"c_lt_cr", dw_channels_lt, 0, 0},
+    {"c_gt_cr", dw_channels_gt, 0, 0},       {"c_far", dw_channels_far, 0, 0},
+    {"c_sweep", dw_channels_sweep, 0, 0},    {"pixels_many", dw_pixels_many, 0, 0},
+    {"slices", dw_slices, 0, 0},             {"zero_all", dw_zero_all, 0, 0},
+    {"zero_some", dw_zero_some, 0, 0},       {"offset", dw_offset, 0, 0},
+    {"input_s8", dw_int8_input, 0, 0},       {"input_u8", dw_uint8_input, 0, 0},
+    {"rq_per_channel", dw_per_channel, 0, 0}, {"scale_above_1", dw_scale_above_1, 0, 1},
+    {"extremes", dw_extremes, 0, 0},         {"tap_counts", dw_tap_counts, 1, 0},
+};
+
+static void dw_tables(unsigned long* skipped)
+{
+  static const size_t slot_taps[gemmi8_dwtaps_count] = {9, 25, 0};
+  static const char* const slot_names[gemmi8_dwtaps_count] = {"9p", "25p", "up"};
+  int supported;
+  for (size_t i = 0;; i++) {
+    const struct gemmi8_dwconv_config* cfg = gemmi8_dwconv_config_at(i, &supported);
+    if (cfg == NULL) break;
+    table_tally tally;
+    memset(&tally, 0, sizeof(tally));
+    for (int slot = 0; slot < gemmi8_dwtaps_count; slot++) {
+      for (int o = 0; o < 3; o++) {
+        const gemmi8_dwconv_ukernel_fn fn = cfg->taps[slot].out[o];
+        if (fn == NULL) continue;
+        dw_kernel kn;
+        memset(&kn, 0, sizeof(kn));
+        kn.cfg = cfg;
+        kn.taps = slot_taps[slot];
+        kn.output = o;
+        kn.fn = fn;
+        char tile[32];
+        snprintf(tile, sizeof(tile), "%s%uc", slot_names[slot], (unsigned) cfg->cr);
+        snprintf(kn.path, sizeof(kn.path), "dw/%.24s/%s/%s", cfg->isa, tile, q_out_names[o]);
+        const char* symbol = gemmi8_kernel_symbol((void (*)(void)) fn);
+        snprintf(kn.name, sizeof(kn.name), "%s (dw %s taps[%s] of the %.24s table, CR %u)",
+                 symbol != NULL ? symbol : "(not in the kernel lists)", q_out_names[o],
+                 slot_names[slot], cfg->isa, (unsigned) cfg->cr);
+        int any = 0;
+        char name[256];
+        for (size_t c = 0; c < T_COUNT(dwcases); c++) {
+          if (dwcases[c].any_only && kn.taps != 0) continue;
+          if (dwcases[c].fixedpoint_only && o != 1) continue;
+          snprintf(name, sizeof(name), "%s/%s", kn.path, dwcases[c].name);
+          if (!matches(name)) continue;
+          any = 1;
+          if (supported || list_only) run_case(name, dwcases[c].run, &kn);
+        }
+        if (any && !supported) tally.not_run++, note_tile(&tally, tile);
+      }
+    }
+    if (tally.not_run != 0 && !list_only) {
+      printf("   skipped: dw/%s (not supported on this CPU): %lu kernels (%s)\n", cfg->isa,
+             tally.not_run, tally.tiles);
+      *skipped += tally.not_run;
+    }
+  }
+}
+
 /* Runs (or counts) the matching cases of one kernel; returns 1 if any matched. */
 static int q_kernel(const uk_qkernel* kn, int supported)
 {
@@ -1319,6 +1690,12 @@ unsigned long test_ukernel(uint64_t seed)
     q_tables(gemmi8_type_qs8, &skipped);
   } else if (!list_only) {
     printf("   skipped: the qs8 kernels (not in this build)\n");
+    skipped++;
+  }
+  if (t_type_built("qu8") || t_type_built("qs8") || t_type_built("qu8s8")) {
+    dw_tables(&skipped);
+  } else if (!list_only) {
+    printf("   skipped: the dw kernels (not in this build)\n");
     skipped++;
   }
   if (t_type_built("bin")) {

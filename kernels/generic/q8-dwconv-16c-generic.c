@@ -29,13 +29,12 @@ void gemmi8_dwpack_16c1__generic(size_t channels, size_t ks, const int8_t* w,
   }
 }
 
-/* KS: the tap count the kernel is specialised for (the loop is unrolled), or 0. */
-static inline void dwconv(const enum gemmi8_qoutput out, const size_t KS, size_t channels,
-                          size_t pixels, size_t ks, const void* const* input, const void* w,
-                          void* output, size_t output_stride, size_t input_offset,
-                          const void* zero, const struct gemmi8_dwparams* params)
+/* One body for every tap count and output kind: the reference is kept small (its
+ * 3x3 and 5x5 entry points are the same loop). */
+static void dwconv(const enum gemmi8_qoutput out, size_t channels, size_t pixels, size_t ks,
+                   const void* const* input, const void* w, void* output, size_t output_stride,
+                   size_t input_offset, const void* zero, const struct gemmi8_dwparams* params)
 {
-  if (KS != 0) ks = KS;
   const struct gemmi8_qparams* q = &params->q;
   const size_t cs = q->channel_stride, bytes = tile_bytes(ks);
   const uint8_t x = params->input_xor;
@@ -76,7 +75,8 @@ static inline void dwconv(const enum gemmi8_qoutput out, const size_t KS, size_t
           void* output, size_t output_stride, size_t input_offset, const void* zero,          \
           const struct gemmi8_dwparams* params)                                               \
   {                                                                                          \
-    dwconv(out, KS, channels, pixels, ks, input, w, output, output_stride, input_offset, zero, \
+    (void) KS;                                                                               \
+    dwconv(out, channels, pixels, ks, input, w, output, output_stride, input_offset, zero,     \
            params);                                                                          \
   }
 

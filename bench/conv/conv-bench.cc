@@ -1,5 +1,5 @@
-// gemmi8-conv-bench: the convolution layers of ResNet-18 and MobileNetV2 (bench/conv/
-// layers.txt: 224 x 224, batch 1, NHWC, one thread) with gemmi8's convolution
+// gemmi8-conv-bench: the convolution layers of ResNet-18, MobileNetV2 and MobileNetV3
+// (bench/conv/layers.txt: 224 x 224, batch 1, NHWC, one thread) with gemmi8's convolution
 // operators, gemmi8's own GEMM on an im2col copy of the layer, XNNPACK's convolution
 // operators and oneDNN's int8 convolution primitive, all in one run.
 //
@@ -14,6 +14,7 @@
 //                       output (128): oneDNN u8s8u8's work (zero points, per-channel)
 //   gemmi8/im2col-qu8s8 qu8s8 as an im2col copy of the input (timed, in the run) and
 //                       gemmi8_qu8s8_gemm on it: what the indirection buffer saves
+//                       (dense layers only)
 //   xnnpack/qu8, xnnpack/qc8, xnnpack/qs8   xnn_create_convolution2d_nhwc_*, set up
 //                       once, run with no thread pool
 //   onednn/u8s8u8       convolution_forward, weights in the layout it picks (reordered
@@ -21,19 +22,31 @@
 //   onednn/u8s8u8-fast  its fastest configuration: no zero points, one output scale
 //   onednn/s8s8s8, onednn/s8s8s8-fast   the same with int8 input and output
 //   peak/vpdpbusd-zmm   the register-only vpdpbusd loop (bench/cases-peak.c)
+//   peak/read-bw        a loop summing a 64-byte aligned buffer of 512 KiB (l2: it fits
+//                       the L2 cache) and of 256 MiB (dram: far beyond the L3), counter
+//                       GBps: what moving a layer's bytes costs at best
+// Depthwise layers (kernel "<k>dw" in layers.txt: groups = channels, one input and one
+// output channel a group) run every case but im2col-qu8s8, through the same operators:
+// gemmi8's and XNNPACK's convolutions with groups = C, group_input_channels = 1,
+// group_output_channels = 1 (XNNPACK picks its depthwise kernels for that), oneDNN's
+// grouped convolution (weights G x 1 x 1 x k x k in the layout it picks).
 // Each benchmark is <library>/<variant>/<network>/<layer>, with counters GOPS
-// (2 * output pixels * output channels * taps * input channels per second / 1e9)
-// and, for gemmi8/qu8s8, ind_bytes, work_bytes and im2col_bytes: the indirection
+// (2 * output pixels * output channels * taps * input channels of a group per second /
+// 1e9) and, for gemmi8/qu8s8, ind_bytes, work_bytes and im2col_bytes: the indirection
 // buffer's size (gemmi8_convolution_memory: a pointer per output pixel, rounded up to
 // the tile, and tap; the 1x1 stride-1 layers have none, they run the GEMM on the
 // input), the rest of the operator's setup memory (the padded input copy of merged
-// rows) and what an im2col copy of the layer takes. Every case's first output is checked:
-// gemmi8's byte for byte against gemmi8's GEMM on im2col, the peers' within 1 of a
-// direct reference at every 7th pixel.
+// rows) and what an im2col copy of the layer takes. A depthwise layer's benchmarks
+// also count read_bytes (input and filter, read once) and write_bytes (output).
+// Every case's first output is checked: gemmi8's qu8s8 and qc8 byte for byte against
+// gemmi8's GEMM on the im2col copy of each group, gemmi8's depthwise qu8, qc8 and qs8
+// byte for byte against XNNPACK's (the same data, the same fp32 arithmetic), the
+// peers' and gemmi8's fp32 cases within 1 of a direct reference at every 7th pixel.
 //
 // Threads (the threads-under-load mode, bench/threads/load.sh): GEMMI8_BENCH_THREADS,
 // a comma-separated list of thread counts, registers the threaded cases again at
-// each count as <library>@<threads>/<variant>/<network>/<layer>, timed by wall clock:
+// each count as <library>@<threads>/<variant>/<network>/<layer>, timed by wall clock,
+// on the dense layers:
 // gemmi8/qu8s8 on gemmi8's pool, on pthreadpool (qu8s8-pthreadpool) and on an OpenMP
 // loop (qu8s8-openmp), xnnpack/qc8 on pthreadpool, onednn/u8s8u8 and u8s8u8-fast on
 // OpenMP threads.
@@ -58,6 +71,9 @@
 #include "../cases.h"
 #include "gemmi8.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #if GEMMI8_BENCH_HAVE_XNNPACK
 #include <pthreadpool.h>
 #include <xnnpack.h>
@@ -74,9 +90,17 @@ struct Layer {
   std::string net, name;
   int count = 1;
   size_t k = 1, stride = 1, pad = 0, ih = 0, iw = 0, cin = 0, cout = 0;
+  size_t groups = 1;  // cin for a depthwise layer, else 1
   size_t oh = 0, ow = 0;
-  double Ops() const { return 2.0 * oh * ow * cout * k * k * cin; }
-  size_t Depth() const { return k * k * cin; }
+  bool Depthwise() const { return groups > 1; }
+  size_t GroupIn() const { return cin / groups; }
+  size_t GroupOut() const { return cout / groups; }
+  double Ops() const { return 2.0 * oh * ow * cout * k * k * GroupIn(); }
+  // a group's GEMM depth: taps x its input channels
+  size_t Depth() const { return k * k * GroupIn(); }
+  // what one run reads once (input, filter) and writes (output)
+  size_t ReadBytes() const { return ih * iw * cin + cout * Depth(); }
+  size_t WriteBytes() const { return oh * ow * cout; }
 };
 
 constexpr int32_t kU8AZp = 119, kU8BZp = 131, kU8CZp = 128;
@@ -127,6 +151,7 @@ struct State {
   dnnl::convolution_forward conv;
   std::unordered_map<int, dnnl::memory> args;
   void* dnnl_weights = nullptr;
+  void* dnnl_bias = nullptr;
 #endif
   std::string impl;
   int threads = 0;  // 0: the single-thread cases; else the threaded runs' count
@@ -167,23 +192,25 @@ void MakeData(const Layer& L, Kind kind, bench_rng* rng, Data* d)
   d->hi = s8 ? 127 : 255;
 }
 
-// The accumulator of output pixel (oy, ox), channel o, from the definition.
+// The accumulator of output pixel (oy, ox), channel o, from the definition: the input
+// channels of o's group.
 int64_t RefAcc(const Layer& L, const Data& d, bool s8_in, bool u8_w, const uint8_t* in, size_t oy,
                size_t ox, size_t o)
 {
+  const size_t ci = L.GroupIn(), first = o / L.GroupOut() * ci;
   int64_t sum = d.bias[o];
   for (size_t y = 0; y < L.k; y++) {
     for (size_t x = 0; x < L.k; x++) {
       const long iy = static_cast<long>(oy * L.stride + y) - static_cast<long>(L.pad);
       const long ix = static_cast<long>(ox * L.stride + x) - static_cast<long>(L.pad);
       const bool inside = iy >= 0 && iy < static_cast<long>(L.ih) && ix >= 0 && ix < static_cast<long>(L.iw);
-      for (size_t c = 0; c < L.cin; c++) {
+      for (size_t c = 0; c < ci; c++) {
         int32_t a = d.a_zp;
         if (inside) {
-          const uint8_t v = in[(iy * L.iw + ix) * L.cin + c];
+          const uint8_t v = in[(iy * L.iw + ix) * L.cin + first + c];
           a = s8_in ? static_cast<int8_t>(v) : v;
         }
-        const uint8_t wv = d.weights[((o * L.k + y) * L.k + x) * L.cin + c];
+        const uint8_t wv = d.weights[((o * L.k + y) * L.k + x) * ci + c];
         const int32_t w = u8_w ? static_cast<int32_t>(wv) : static_cast<int8_t>(wv);
         sum += static_cast<int64_t>(a - d.a_zp) * (w - d.b_zp);
       }
@@ -213,9 +240,11 @@ const char* CheckNear(const State* s)
   return nullptr;
 }
 
-// The im2col copy of the input: pixel rows of k * k * cin bytes (padding: a_zp).
-void Im2col(const Layer& L, const uint8_t* in, uint8_t a_zp, uint8_t* out)
+// The im2col copy of group g's input channels: pixel rows of k * k * ci bytes (padding:
+// a_zp).
+void Im2col(const Layer& L, const uint8_t* in, uint8_t a_zp, size_t g, uint8_t* out)
 {
+  const size_t ci = L.GroupIn();
   const size_t depth = L.Depth();
   for (size_t oy = 0; oy < L.oh; oy++) {
     for (size_t ox = 0; ox < L.ow; ox++) {
@@ -224,11 +253,11 @@ void Im2col(const Layer& L, const uint8_t* in, uint8_t a_zp, uint8_t* out)
         const long iy = static_cast<long>(oy * L.stride + y) - static_cast<long>(L.pad);
         for (size_t x = 0; x < L.k; x++) {
           const long ix = static_cast<long>(ox * L.stride + x) - static_cast<long>(L.pad);
-          uint8_t* dst = row + (y * L.k + x) * L.cin;
+          uint8_t* dst = row + (y * L.k + x) * ci;
           if (iy < 0 || iy >= static_cast<long>(L.ih) || ix < 0 || ix >= static_cast<long>(L.iw)) {
-            std::memset(dst, a_zp, L.cin);
+            std::memset(dst, a_zp, ci);
           } else {
-            std::memcpy(dst, in + (iy * L.iw + ix) * L.cin, L.cin);
+            std::memcpy(dst, in + (iy * L.iw + ix) * L.cin + g * ci, ci);
           }
         }
       }
@@ -241,7 +270,7 @@ const char* RunState(State* s)
   const Layer& L = *s->layer;
   switch (s->kind) {
     case Kind::kIm2colQu8s8: {
-      Im2col(L, s->input, static_cast<uint8_t>(s->d.a_zp), s->columns);
+      Im2col(L, s->input, static_cast<uint8_t>(s->d.a_zp), 0, s->columns);
       const gemmi8_status st = gemmi8_qu8s8_gemm(L.oh * L.ow, L.cout, L.Depth(), s->columns,
                                                  L.Depth(), s->packed, &s->rq, s->output, L.cout);
       return st == gemmi8_status_success ? nullptr : gemmi8_status_string(st);
@@ -284,6 +313,7 @@ void Teardown(State* s)
   s->args.clear();
   s->conv = dnnl::convolution_forward();
   bench_free(s->dnnl_weights);
+  bench_free(s->dnnl_bias);
 #endif
   bench_free(s->input);
   bench_free(s->output);
@@ -318,7 +348,14 @@ const char* SetupGemmi8(State* s)
                                  &s->packed);
     return st == gemmi8_status_success ? nullptr : gemmi8_status_string(st);
   }
-  gemmi8_conv_geometry g = {L.k, L.k, L.stride, L.stride, 1, 1, L.pad, L.pad, L.pad, L.pad, 1, L.cin, L.cout};
+  gemmi8_conv_geometry g = {};
+  g.kernel_height = g.kernel_width = L.k;
+  g.stride_height = g.stride_width = L.stride;
+  g.dilation_height = g.dilation_width = 1;
+  g.padding_top = g.padding_left = g.padding_bottom = g.padding_right = L.pad;
+  g.groups = L.groups;
+  g.group_input_channels = L.GroupIn();
+  g.group_output_channels = L.GroupOut();
   const uint8_t b_zp = static_cast<uint8_t>(d.b_zp);
   switch (s->kind) {
     case Kind::kQu8: case Kind::kQu8Fixed:
@@ -350,10 +387,11 @@ const char* SetupXnn(State* s)
   const Layer& L = *s->layer;
   const Data& d = s->d;
   const uint32_t k = static_cast<uint32_t>(L.k), st_ = static_cast<uint32_t>(L.stride),
-                 p = static_cast<uint32_t>(L.pad);
+                 p = static_cast<uint32_t>(L.pad), g = static_cast<uint32_t>(L.groups);
+  const size_t ci = L.GroupIn(), co = L.GroupOut();
   xnn_status st;
   if (s->kind == Kind::kXnnQu8) {
-    st = xnn_create_convolution2d_nhwc_qu8(p, p, p, p, k, k, st_, st_, 1, 1, 1, L.cin, L.cout, L.cin,
+    st = xnn_create_convolution2d_nhwc_qu8(p, p, p, p, k, k, st_, st_, 1, 1, g, ci, co, L.cin,
                                            L.cout, static_cast<uint8_t>(d.a_zp), 1.0f,
                                            static_cast<uint8_t>(d.b_zp), d.scale[0], d.weights.data(),
                                            d.bias.data(), static_cast<uint8_t>(d.c_zp), 1.0f, 0, 255, 0,
@@ -362,7 +400,7 @@ const char* SetupXnn(State* s)
       st = xnn_setup_convolution2d_nhwc_qu8(s->xop, 1, L.ih, L.iw, s->input, s->output, s->xpool);
     }
   } else if (s->kind == Kind::kXnnQc8) {
-    st = xnn_create_convolution2d_nhwc_qc8(p, p, p, p, k, k, st_, st_, 1, 1, 1, L.cin, L.cout, L.cin,
+    st = xnn_create_convolution2d_nhwc_qc8(p, p, p, p, k, k, st_, st_, 1, 1, g, ci, co, L.cin,
                                            L.cout, static_cast<int8_t>(d.a_zp), 1.0f, d.scale.data(),
                                            reinterpret_cast<const int8_t*>(d.weights.data()),
                                            d.bias.data(), static_cast<int8_t>(d.c_zp), 1.0f, -128,
@@ -372,7 +410,7 @@ const char* SetupXnn(State* s)
                                             reinterpret_cast<int8_t*>(s->output), s->xpool);
     }
   } else {
-    st = xnn_create_convolution2d_nhwc_qs8(p, p, p, p, k, k, st_, st_, 1, 1, 1, L.cin, L.cout, L.cin,
+    st = xnn_create_convolution2d_nhwc_qs8(p, p, p, p, k, k, st_, st_, 1, 1, g, ci, co, L.cin,
                                            L.cout, static_cast<int8_t>(d.a_zp), 1.0f, d.scale[0],
                                            reinterpret_cast<const int8_t*>(d.weights.data()),
                                            d.bias.data(), static_cast<int8_t>(d.c_zp), 1.0f, -128,
@@ -408,8 +446,12 @@ const char* SetupDnnl(State* s)
   try {
     const dnnl::memory::desc src_md({n, ci, (dnnl::memory::dim) L.ih, (dnnl::memory::dim) L.iw},
                                     s8 ? dt::s8 : dt::u8, tag::nhwc);
-    const dnnl::memory::desc w_any({co, ci, k, k}, dt::s8, tag::any);
-    const dnnl::memory::desc w_user({co, ci, k, k}, dt::s8, tag::ohwi);
+    // a grouped layer's weights: groups x co x ci x k x k, given as OHWI per group
+    const auto g = static_cast<dnnl::memory::dim>(L.groups);
+    const dnnl::memory::dims w_dims =
+        L.groups == 1 ? dnnl::memory::dims{co, ci, k, k} : dnnl::memory::dims{g, co / g, ci / g, k, k};
+    const dnnl::memory::desc w_any(w_dims, dt::s8, tag::any);
+    const dnnl::memory::desc w_user(w_dims, dt::s8, L.groups == 1 ? tag::ohwi : tag::gohwi);
     const dnnl::memory::desc bias_md({co}, dt::s32, tag::x);
     const dnnl::memory::desc dst_md({n, co, (dnnl::memory::dim) L.oh, (dnnl::memory::dim) L.ow},
                                     s8 ? dt::s8 : dt::u8, tag::nhwc);
@@ -435,7 +477,9 @@ const char* SetupDnnl(State* s)
     stream->wait();
     s->args[DNNL_ARG_SRC] = dnnl::memory(pd.src_desc(), *engine, s->input);
     s->args[DNNL_ARG_WEIGHTS] = wp;
-    s->args[DNNL_ARG_BIAS] = dnnl::memory(pd.bias_desc(), *engine, const_cast<int32_t*>(d.bias.data()));
+    s->dnnl_bias = bench_alloc(d.bias.size() * sizeof(int32_t));
+    std::memcpy(s->dnnl_bias, d.bias.data(), d.bias.size() * sizeof(int32_t));
+    s->args[DNNL_ARG_BIAS] = dnnl::memory(pd.bias_desc(), *engine, s->dnnl_bias);
     s->args[DNNL_ARG_DST] = dnnl::memory(pd.dst_desc(), *engine, s->output);
   } catch (const dnnl::error& e) {
     return bench_error("oneDNN convolution: %s", e.what());
@@ -451,6 +495,88 @@ const char* Gemmi8Parallel(State* s, int caller)
   if (const char* err = bench_caller_parallel(caller, s->threads, &s->par)) return err;
   s->parallel = &s->par;
   return nullptr;
+}
+
+// gemmi8's qu8s8 and qc8 convolutions: byte for byte against gemmi8's GEMM on the im2col
+// copy of each group (qc8: through qs8's GEMM), the group's output channels at their
+// place in the output pixels.
+const char* CheckGemm(const State* s)
+{
+  const Layer& L = *s->layer;
+  const Data& d = s->d;
+  const size_t pixels = L.oh * L.ow, depth = L.Depth(), co = L.GroupOut();
+  std::vector<uint8_t> cols(pixels * depth), ref(pixels * L.cout);
+  for (size_t g = 0; g < L.groups; g++) {
+    Im2col(L, s->input, static_cast<uint8_t>(d.a_zp), g, cols.data());
+    const int8_t* w = reinterpret_cast<const int8_t*>(d.weights.data()) + g * co * depth;
+    gemmi8_requant rq = s->rq;
+    if (rq.per_channel) rq.scale += g * co;
+    void* packed = nullptr;
+    gemmi8_status st;
+    if (s->kind == Kind::kQu8s8) {
+      st = gemmi8_qu8s8_pack_alloc(co, depth, w, depth, GEMMI8_B_NK, static_cast<uint8_t>(d.a_zp),
+                                   d.bias.data() + g * co, &packed);
+      if (st == gemmi8_status_success) {
+        st = gemmi8_qu8s8_gemm(pixels, co, depth, cols.data(), depth, packed, &rq, ref.data() + g * co,
+                               L.cout);
+      }
+    } else {
+      st = gemmi8_qs8_pack_alloc(co, depth, w, depth, GEMMI8_B_NK, static_cast<int8_t>(d.a_zp),
+                                 d.bias.data() + g * co, &packed);
+      if (st == gemmi8_status_success) {
+        st = gemmi8_qs8_gemm(pixels, co, depth, reinterpret_cast<const int8_t*>(cols.data()), depth, packed,
+                             &rq, reinterpret_cast<int8_t*>(ref.data()) + g * co, L.cout);
+      }
+    }
+    gemmi8_packed_free(packed);
+    if (st != gemmi8_status_success) return gemmi8_status_string(st);
+  }
+  if (std::memcmp(ref.data(), s->output, ref.size()) != 0) {
+    return "gemmi8 convolution differs from gemmi8's GEMM on im2col";
+  }
+  return nullptr;
+}
+
+const char* Setup(const Layer* L, Kind kind, int threads, int caller, State** out);
+
+// gemmi8's depthwise qu8, qc8 and qs8 (fp32 requantization): byte for byte against
+// XNNPACK's operator of the same name, which gets the same data (the same seed, the
+// same zero points and scales) and does the same arithmetic, float(acc) * scale rounded
+// to nearest even. When XNNPACK is not built in or fails its own setup there is
+// nothing to compare with (its case reports why).
+const char* CheckXnn(const State* s)
+{
+#if GEMMI8_BENCH_HAVE_XNNPACK
+  Kind twin;
+  switch (s->kind) {
+    case Kind::kQu8: twin = Kind::kXnnQu8; break;
+    case Kind::kQc8: twin = Kind::kXnnQc8; break;
+    case Kind::kQs8: twin = Kind::kXnnQs8; break;
+    default: return nullptr;
+  }
+  const Layer& L = *s->layer;
+  State* x = nullptr;
+  if (Setup(&L, twin, 0, 0, &x) != nullptr) return nullptr;
+  const char* err = nullptr;
+  if (std::memcmp(x->input, s->input, L.ih * L.iw * L.cin) != 0 || x->d.weights != s->d.weights) {
+    err = "XNNPACK's data differ from gemmi8's";
+  } else {
+    for (size_t i = 0; i < L.oh * L.ow * L.cout; i++) {
+      if (x->output[i] != s->output[i]) {
+        const bool s8 = SignedInput(s->kind);
+        err = bench_error("gemmi8 differs from XNNPACK at pixel %zu channel %zu: %d, XNNPACK %d", i / L.cout,
+                          i % L.cout, s8 ? static_cast<int8_t>(s->output[i]) : s->output[i],
+                          s8 ? static_cast<int8_t>(x->output[i]) : x->output[i]);
+        break;
+      }
+    }
+  }
+  Teardown(x);
+  return err;
+#else
+  (void) s;
+  return nullptr;
+#endif
 }
 
 const char* Setup(const Layer* L, Kind kind, int threads, int caller, State** out)
@@ -502,36 +628,8 @@ const char* Setup(const Layer* L, Kind kind, int threads, int caller, State** ou
   }
   if (err == nullptr) err = RunState(s);
   if (err == nullptr) {
-    if (kind == Kind::kQu8s8 || kind == Kind::kQc8) {
-      // byte for byte against gemmi8's GEMM on im2col (qc8: through qs8's GEMM)
-      std::vector<uint8_t> cols(L->oh * L->ow * L->Depth()), ref(out_bytes);
-      Im2col(*L, s->input, static_cast<uint8_t>(s->d.a_zp), cols.data());
-      void* packed = nullptr;
-      gemmi8_status st;
-      if (kind == Kind::kQu8s8) {
-        st = gemmi8_qu8s8_pack_alloc(L->cout, L->Depth(), reinterpret_cast<const int8_t*>(s->d.weights.data()),
-                                     L->Depth(), GEMMI8_B_NK, static_cast<uint8_t>(s->d.a_zp),
-                                     s->d.bias.data(), &packed);
-        if (st == gemmi8_status_success) {
-          st = gemmi8_qu8s8_gemm(L->oh * L->ow, L->cout, L->Depth(), cols.data(), L->Depth(), packed,
-                                 &s->rq, ref.data(), L->cout);
-        }
-      } else {
-        st = gemmi8_qs8_pack_alloc(L->cout, L->Depth(), reinterpret_cast<const int8_t*>(s->d.weights.data()),
-                                   L->Depth(), GEMMI8_B_NK, static_cast<int8_t>(s->d.a_zp),
-                                   s->d.bias.data(), &packed);
-        if (st == gemmi8_status_success) {
-          st = gemmi8_qs8_gemm(L->oh * L->ow, L->cout, L->Depth(), reinterpret_cast<const int8_t*>(cols.data()),
-                               L->Depth(), packed, &s->rq, reinterpret_cast<int8_t*>(ref.data()), L->cout);
-        }
-      }
-      gemmi8_packed_free(packed);
-      if (st != gemmi8_status_success) {
-        err = gemmi8_status_string(st);
-      } else if (std::memcmp(ref.data(), s->output, out_bytes) != 0) {
-        err = "gemmi8 convolution differs from gemmi8's GEMM on im2col";
-      }
-    }
+    if (kind == Kind::kQu8s8 || kind == Kind::kQc8) err = CheckGemm(s);
+    if (err == nullptr && L->Depthwise() && threads == 0) err = CheckXnn(s);
     if (err == nullptr && kind != Kind::kQu8Fixed) err = CheckNear(s);
   }
   if (err != nullptr) {
@@ -620,6 +718,10 @@ void RunBench(benchmark::State& st, Instance* in)
     st.counters["work_bytes"] = static_cast<double>(work);
     st.counters["im2col_bytes"] = static_cast<double>(pixels * taps * L.cin);
   }
+  if (L.Depthwise()) {
+    st.counters["read_bytes"] = static_cast<double>(L.ReadBytes());
+    st.counters["write_bytes"] = static_cast<double>(L.WriteBytes());
+  }
   if (!in->state->impl.empty()) st.SetLabel(in->state->impl);
 }
 
@@ -640,6 +742,81 @@ void RunPeak(benchmark::State& st)
   c->teardown(state);
 }
 
+// The read-bandwidth loops' buffers (l2: 512 KiB, dram: 256 MiB), 64-byte aligned,
+// allocated (and every page written) when first run, freed at exit.
+struct ReadBuffer {
+  size_t bytes;
+  uint64_t* words = nullptr;
+};
+ReadBuffer read_buffers[] = {{size_t{512} << 10}, {size_t{256} << 20}};
+
+#if defined(__x86_64__)
+// One pass over the buffer: 64-byte loads added into 8 zmm accumulators.
+__attribute__((target("avx512f"))) uint64_t SumZmm(const uint64_t* p, size_t words)
+{
+  __m512i vacc0 = _mm512_setzero_si512(), vacc1 = vacc0, vacc2 = vacc0, vacc3 = vacc0;
+  __m512i vacc4 = vacc0, vacc5 = vacc0, vacc6 = vacc0, vacc7 = vacc0;
+  for (size_t i = 0; i < words; i += 64) {
+    vacc0 = _mm512_add_epi64(vacc0, _mm512_load_si512(p + i));
+    vacc1 = _mm512_add_epi64(vacc1, _mm512_load_si512(p + i + 8));
+    vacc2 = _mm512_add_epi64(vacc2, _mm512_load_si512(p + i + 16));
+    vacc3 = _mm512_add_epi64(vacc3, _mm512_load_si512(p + i + 24));
+    vacc4 = _mm512_add_epi64(vacc4, _mm512_load_si512(p + i + 32));
+    vacc5 = _mm512_add_epi64(vacc5, _mm512_load_si512(p + i + 40));
+    vacc6 = _mm512_add_epi64(vacc6, _mm512_load_si512(p + i + 48));
+    vacc7 = _mm512_add_epi64(vacc7, _mm512_load_si512(p + i + 56));
+  }
+  vacc0 = _mm512_add_epi64(_mm512_add_epi64(vacc0, vacc1), _mm512_add_epi64(vacc2, vacc3));
+  vacc4 = _mm512_add_epi64(_mm512_add_epi64(vacc4, vacc5), _mm512_add_epi64(vacc6, vacc7));
+  alignas(64) uint64_t lanes[8];
+  _mm512_store_si512(lanes, _mm512_add_epi64(vacc0, vacc4));
+  return lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
+}
+#endif
+
+// The same in plain C++ (8 independent sums), where AVX-512 is missing.
+uint64_t SumWords(const uint64_t* p, size_t words)
+{
+  uint64_t acc[8] = {};
+  for (size_t i = 0; i < words; i += 8) {
+    for (size_t j = 0; j < 8; j++) acc[j] += p[i + j];
+  }
+  return acc[0] + acc[1] + acc[2] + acc[3] + acc[4] + acc[5] + acc[6] + acc[7];
+}
+
+void RunReadBw(benchmark::State& st, ReadBuffer* b)
+{
+  if (b->words == nullptr) {
+    b->words = static_cast<uint64_t*>(bench_alloc(b->bytes));
+    if (b->words == nullptr) {
+      st.SkipWithError("out of memory");
+      for (auto _ : st) {
+      }
+      return;
+    }
+    std::memset(b->words, 1, b->bytes);
+  }
+  const size_t words = b->bytes / sizeof(uint64_t);
+#if defined(__x86_64__)
+  const bool zmm = bench_cpu_has("avx512f");
+#else
+  const bool zmm = false;
+#endif
+  for (auto _ : st) {
+#if defined(__x86_64__)
+    uint64_t sum = zmm ? SumZmm(b->words, words) : SumWords(b->words, words);
+#else
+    uint64_t sum = SumWords(b->words, words);
+#endif
+    benchmark::DoNotOptimize(sum);
+  }
+  st.counters["GBps"] = benchmark::Counter(b->bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["bytes"] = static_cast<double>(b->bytes);
+  st.SetLabel(zmm ? "zmm loads" : "64-bit loads");
+}
+
+// One layer a line (the header of bench/conv/layers.txt): false, with a message, for an
+// unreadable file, a bad kernel field or no layer at all.
 bool ReadLayers(const std::string& path, std::vector<Layer>* layers)
 {
   std::ifstream f(path);
@@ -653,9 +830,20 @@ bool ReadLayers(const std::string& path, std::vector<Layer>* layers)
     if (hash != std::string::npos) line.resize(hash);
     std::istringstream is(line);
     Layer L;
-    if (!(is >> L.net >> L.name >> L.count >> L.k >> L.stride >> L.pad >> L.ih >> L.iw >> L.cin >> L.cout)) {
+    std::string kernel;
+    if (!(is >> L.net >> L.name >> L.count >> kernel >> L.stride >> L.pad >> L.ih >> L.iw >> L.cin >> L.cout)) {
       continue;
     }
+    // "3": a 3x3 convolution; "3dw": a 3x3 depthwise one (one channel a group)
+    char* end = nullptr;
+    L.k = std::strtoul(kernel.c_str(), &end, 10);
+    const std::string suffix = end;
+    if (L.k == 0 || (!suffix.empty() && suffix != "dw") || (suffix == "dw" && L.cin != L.cout)) {
+      std::fprintf(stderr, "gemmi8-conv-bench: %s: %s %s: kernel \"%s\" (k, or kdw with in = out channels)\n",
+                   path.c_str(), L.net.c_str(), L.name.c_str(), kernel.c_str());
+      return false;
+    }
+    if (suffix == "dw") L.groups = L.cin;
     L.oh = (L.ih + 2 * L.pad - L.k) / L.stride + 1;
     L.ow = (L.iw + 2 * L.pad - L.k) / L.stride + 1;
     layers->push_back(L);
@@ -694,7 +882,11 @@ int main(int argc, char** argv)
   static std::vector<Instance> instances;
   instances.reserve(layers.size() * (ncases + nthreaded * threads_list.size()));
   for (const Layer& L : layers) {
-    for (const Case& c : kCases) instances.push_back({&c, &L, 0, nullptr, ""});
+    for (const Case& c : kCases) {
+      if (L.Depthwise() && c.kind == Kind::kIm2colQu8s8) continue;
+      instances.push_back({&c, &L, 0, nullptr, ""});
+    }
+    if (L.Depthwise()) continue;  // the threaded runs: the dense layers
     for (const int t : threads_list) {
       for (const Case& c : kThreadedCases) instances.push_back({&c, &L, t, nullptr, ""});
     }
@@ -710,11 +902,14 @@ int main(int argc, char** argv)
     if (in.threads > 0) b->UseRealTime();
   }
   benchmark::RegisterBenchmark("peak/vpdpbusd-zmm/all/peak", RunPeak)->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("peak/read-bw/all/l2", RunReadBw, &read_buffers[0])->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("peak/read-bw/all/dram", RunReadBw, &read_buffers[1])->Unit(benchmark::kMicrosecond);
   benchmark::AddCustomContext("layers", path);
   benchmark::AddCustomContext("gemmi8_isa", gemmi8_isa_name());
   benchmark::Initialize(&n, args.data());
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   for (Instance& in : instances) Teardown(in.state);
+  for (ReadBuffer& b : read_buffers) bench_free(b.words);
   return 0;
 }

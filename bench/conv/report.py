@@ -3,9 +3,13 @@
 
 Per network: each layer's median GOPS per case, the like-for-like ratios (gemmi8
 against the peer configuration doing the same work) and gemmi8's best against the
-best peer in any configuration; the network sums (time weighted by each layer's
-count); percent of the vpdpbusd peak; the indirection buffer against an im2col copy;
-the targets of the convolution issue.
+best peer in any configuration, for the dense layers and, apart, for the depthwise
+ones (kernel "<k>dw" in layers.txt), whose third table sets each layer's time against
+what bounds it: the multiplies at the vpdpbusd peak, the bytes it moves at the read
+bandwidth measured in the run (L2 and DRAM); the network sums (time weighted by each
+layer's count: every layer, the dense ones, the depthwise ones); percent of the
+vpdpbusd peak; the indirection buffer against an im2col copy; the targets of the
+convolution issue.
 """
 import json
 import statistics
@@ -28,25 +32,31 @@ SHOWN = ["gemmi8/qu8s8", "onednn/u8s8u8", "onednn/u8s8u8-fast", "gemmi8/qc8", "x
 
 
 def read_layers(path):
+    """The layers of a layers.txt; kernel "3" is a 3x3 convolution, "3dw" a 3x3
+    depthwise one (groups = channels)."""
     layers = []
     for line in open(path):
         line = line.split("#")[0].split()
         if len(line) != 10:
             continue
-        net, name, count, k, s, p, ih, iw, cin, cout = line
-        k, s, p, ih, iw, cin, cout = map(int, (k, s, p, ih, iw, cin, cout))
+        net, name, count, kernel, s, p, ih, iw, cin, cout = line
+        dw = kernel.endswith("dw")
+        k = int(kernel[:-2] if dw else kernel)
+        s, p, ih, iw, cin, cout = map(int, (s, p, ih, iw, cin, cout))
+        gin = 1 if dw else cin  # input channels of a group
         oh = (ih + 2 * p - k) // s + 1
         ow = (iw + 2 * p - k) // s + 1
         layers.append(dict(net=net, name=name, count=int(count), k=k, s=s, p=p, ih=ih, iw=iw,
-                           cin=cin, cout=cout, oh=oh, ow=ow,
-                           ops=2.0 * oh * ow * cout * k * k * cin, depth=k * k * cin))
+                           cin=cin, cout=cout, oh=oh, ow=ow, dw=dw,
+                           ops=2.0 * oh * ow * cout * k * k * gin, depth=k * k * gin,
+                           read=ih * iw * cin + cout * k * k * gin, written=oh * ow * cout))
     return layers
 
 
 def main():
     data = json.load(open(sys.argv[1]))
     layers = read_layers(sys.argv[2])
-    times, counters, errors = {}, {}, {}
+    times, counters, errors, labels = {}, {}, {}, {}
     for b in data["benchmarks"]:
         if b.get("run_type") != "iteration":
             continue
@@ -56,20 +66,34 @@ def main():
             continue
         unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b.get("time_unit", "ns")]
         times.setdefault(name, []).append(b["real_time"] * unit)
-        for key in ("ind_bytes", "work_bytes", "im2col_bytes", "GOPS"):
+        for key in ("ind_bytes", "work_bytes", "im2col_bytes", "GOPS", "GBps", "bytes"):
             if key in b:
                 counters.setdefault(name, {})[key] = b[key]
+        if b.get("label"):
+            labels[name] = b["label"]
     med = {name: statistics.median(v) for name, v in times.items()}
     peak = counters.get("peak/vpdpbusd-zmm/all/peak", {}).get("GOPS")
+    bw = {}  # read bandwidth, bytes per second, and the buffer's size
+    for level in ("l2", "dram"):
+        name = "peak/read-bw/all/" + level
+        t = med.get(name)
+        size = counters.get(name, {}).get("bytes")
+        if t and size:
+            bw[level] = (size / t, size)
     ctx = data.get("context", {})
     out = []
     w = out.append
     w("# gemmi8 convolution benchmark\n")
-    w("Median GOPS (2 x output pixels x output channels x taps x input channels / s / 1e9), "
+    w("Median GOPS (2 x output pixels x output channels x taps x input channels of a group "
+      "/ s / 1e9; a depthwise layer has one input channel a group), "
       "one thread, batch 1, 224 x 224 inputs, NHWC; all libraries interleaved in one run.\n")
     w("- date: %s; host: %s; gemmi8 kernel set: %s; layers: %s" %
       (ctx.get("date", "?"), ctx.get("host_name", "?"), ctx.get("gemmi8_isa", "?"), ctx.get("layers", "?")))
     w("- vpdpbusd zmm peak (register-only loop): %s GOPS" % ("%.0f" % peak if peak else "not measured"))
+    if bw:
+        w("- read bandwidth (a loop summing a 64-byte aligned buffer): " + "; ".join(
+            "%s, %s buffer: %.1f GB/s" % (level.upper(), size_text(size), rate / 1e9)
+            for level, (rate, size) in bw.items()))
     w("- pairs doing the same work (zero points, scales per tensor or per channel, "
       "signedness): " + "; ".join("%s vs %s" % p for p in PAIRS if "-fast" not in p[1]))
     w("- against oneDNN's fastest configuration (no zero points, one scale: less work "
@@ -78,36 +102,25 @@ def main():
         w("- failed or skipped: " + "; ".join("%s: %s" % (k, v) for k, v in sorted(errors.items())))
     w("")
 
+    def time(case, L):
+        return med.get("%s/%s/%s" % (case, L["net"], L["name"]))
+
     def gops(case, L):
-        t = med.get("%s/%s/%s" % (case, L["net"], L["name"]))
+        t = time(case, L)
         return L["ops"] / t / 1e9 if t else None
 
     def fmt(x, spec="%.0f"):
         return spec % x if x is not None else "-"
 
-    targets = []
-    for net in sorted(set(L["net"] for L in layers), key=lambda n: [L["net"] for L in layers].index(n)):
-        nl = [L for L in layers if L["net"] == net]
-        peers = sorted(set(n.rsplit("/", 2)[0] for n in med if not n.startswith(("gemmi8/", "peak/"))))
-        w("## %s: per layer (median GOPS)\n" % net)
-        cols = [c for c in SHOWN if any(gops(c, L) for L in nl)]
-        w("| layer | x | kernel | in | out | K | " + " | ".join(cols) +
-          " | gemmi8 best / best peer | % peak (qu8s8) |")
-        w("|---|---:|---|---|---|---:|" + "---:|" * len(cols) + "---:|---:|")
-        for L in nl:
-            g_best = max([g for g in (gops(c, L) for c in GEMMI8) if g], default=None)
-            p_best = max([g for g in (gops(c, L) for c in peers) if g], default=None)
-            ratio = g_best / p_best if g_best and p_best else None
-            q = gops("gemmi8/qu8s8", L)
-            w("| %s | %d | %dx%d/%d | %dx%dx%d | %dx%dx%d | %d | %s | %s | %s |" % (
-                L["name"], L["count"], L["k"], L["k"], L["s"], L["ih"], L["iw"], L["cin"], L["oh"],
-                L["ow"], L["cout"], L["depth"], " | ".join(fmt(gops(c, L)) for c in cols),
-                fmt(ratio, "%.2f"), fmt(q / peak * 100 if q and peak else None, "%.0f%%")))
-            if L["depth"] >= 64 and ratio is not None:
-                targets.append(("%s %s (K = %d): gemmi8 best / best peer >= 1.0" %
-                                (net, L["name"], L["depth"]), ratio, 1.0))
-        w("")
-        w("## %s: like for like, per layer (gemmi8 / peer)\n" % net)
+    peers = sorted(set(n.rsplit("/", 2)[0] for n in med if not n.startswith(("gemmi8/", "peak/"))))
+
+    def best(cases, L):
+        """the fastest of the cases on layer L: (case, seconds), or (None, None)"""
+        ts = [(time(c, L), c) for c in cases if time(c, L)]
+        return (min(ts)[1], min(ts)[0]) if ts else (None, None)
+
+    def like_for_like(title, nl):
+        w("## %s\n" % title)
         pairs = [p for p in PAIRS if any(gops(p[0], L) and gops(p[1], L) for L in nl)]
         w("| layer | " + " | ".join("%s / %s" % p for p in pairs) + " |")
         w("|---|" + "---:|" * len(pairs))
@@ -118,22 +131,138 @@ def main():
                 cells.append(fmt(ga / gb if ga and gb else None, "%.2f"))
             w("| %s | %s |" % (L["name"], " | ".join(cells)))
         w("")
-        # network sums: time weighted by the layer counts
-        w("## %s: whole network (every layer, times its count)\n" % net)
-        w("| case | ms | GOPS | vs best peer |")
-        w("|---|---:|---:|---:|")
-        total_ops = sum(L["ops"] * L["count"] for L in nl)
+
+    def implementations(nl):
+        """the implementations the peers picked for the layers nl (their labels)"""
+        impls = {}
+        for L in nl:
+            for c in peers:
+                label = labels.get("%s/%s/%s" % (c, L["net"], L["name"]))
+                if label:
+                    impls.setdefault(c, set()).add(label)
+        if impls:
+            w("\nThe peers' implementations (their labels): " + "; ".join(
+                "%s: %s" % (c, ", ".join(sorted(v))) for c, v in sorted(impls.items())) + ".")
+
+    def sums_of(nl):
+        """per case, the time of the layers nl (weighted by their counts), if it ran all"""
         sums = {}
         for case in sorted(set(n.rsplit("/", 2)[0] for n in med if not n.startswith("peak/"))):
-            ts = [med.get("%s/%s/%s" % (case, L["net"], L["name"])) for L in nl]
-            if all(ts):
+            ts = [time(case, L) for L in nl]
+            if nl and all(ts):
                 sums[case] = sum(t * L["count"] for t, L in zip(ts, nl))
+        return sums
+
+    targets = []
+    for net in sorted(set(L["net"] for L in layers), key=lambda n: [L["net"] for L in layers].index(n)):
+        nl = [L for L in layers if L["net"] == net]
+        dense = [L for L in nl if not L["dw"]]
+        dws = [L for L in nl if L["dw"]]
+        if dense:
+            w("## %s: per layer (median GOPS)\n" % net)
+            cols = [c for c in SHOWN if any(gops(c, L) for L in dense)]
+            w("| layer | x | kernel | in | out | K | " + " | ".join(cols) +
+              " | gemmi8 best / best peer | % peak (qu8s8) |")
+            w("|---|---:|---|---|---|---:|" + "---:|" * len(cols) + "---:|---:|")
+            for L in dense:
+                g_best = max([g for g in (gops(c, L) for c in GEMMI8) if g], default=None)
+                p_best = max([g for g in (gops(c, L) for c in peers) if g], default=None)
+                ratio = g_best / p_best if g_best and p_best else None
+                q = gops("gemmi8/qu8s8", L)
+                w("| %s | %d | %dx%d/%d | %dx%dx%d | %dx%dx%d | %d | %s | %s | %s |" % (
+                    L["name"], L["count"], L["k"], L["k"], L["s"], L["ih"], L["iw"], L["cin"], L["oh"],
+                    L["ow"], L["cout"], L["depth"], " | ".join(fmt(gops(c, L)) for c in cols),
+                    fmt(ratio, "%.2f"), fmt(q / peak * 100 if q and peak else None, "%.0f%%")))
+                if L["depth"] >= 64 and ratio is not None:
+                    targets.append(("%s %s (K = %d): gemmi8 best / best peer >= 1.0" %
+                                    (net, L["name"], L["depth"]), ratio, 1.0))
+            implementations(dense)
+            w("")
+            like_for_like("%s: like for like, per layer (gemmi8 / peer)" % net, dense)
+        if dws:
+            w("## %s: depthwise layers, per layer (median GOPS)\n" % net)
+            w("Depthwise: groups = channels, one input and one output channel a group; "
+              "in and out are H x W x channels, taps k x k.\n")
+            cols = [c for c in SHOWN if any(gops(c, L) for L in dws)]
+            w("| layer | x | kernel | in | out | taps | " + " | ".join(cols) + " | gemmi8 best / best peer |")
+            w("|---|---:|---|---|---|---:|" + "---:|" * len(cols) + "---:|")
+            for L in dws:
+                g_best = max([g for g in (gops(c, L) for c in GEMMI8) if g], default=None)
+                p_best = max([g for g in (gops(c, L) for c in peers) if g], default=None)
+                w("| %s | %d | %dx%ddw/%d | %dx%dx%d | %dx%dx%d | %d | %s | %s |" % (
+                    L["name"], L["count"], L["k"], L["k"], L["s"], L["ih"], L["iw"], L["cin"], L["oh"],
+                    L["ow"], L["cout"], L["depth"], " | ".join(fmt(gops(c, L), "%.1f") for c in cols),
+                    fmt(g_best / p_best if g_best and p_best else None, "%.2f")))
+            implementations(dws)
+            w("")
+            like_for_like("%s: depthwise layers, like for like (gemmi8 / peer)" % net, dws)
+            w("## %s: depthwise layers, what bounds them\n" % net)
+            w("reads: the input and the k x k x C filter, once; writes: the output. Floors: the "
+              "operations at the vpdpbusd peak (ops / peak), the bytes read and written at the "
+              "measured read bandwidth of the L2 cache (bytes / L2) and of DRAM (bytes / DRAM); "
+              "bound: the larger of ops / peak and bytes / L2 (each layer runs in a loop, its "
+              "bytes in the L2 cache). Times in microseconds; best: the fastest gemmi8 case "
+              "(of %s) and the fastest peer case, each with its percent of the vpdpbusd peak.\n"
+              % ", ".join(c.split("/")[1] for c in GEMMI8))
+            w("| layer | x | reads (B) | writes (B) | ops / peak | bytes / L2 | bytes / DRAM | bound | "
+              "gemmi8 best | % peak | best peer | % peak | best peer / floor |")
+            w("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+            for L in dws:
+                moved = L["read"] + L["written"]
+                t_ops = L["ops"] / (peak * 1e9) if peak else None
+                t_l2 = moved / bw["l2"][0] if "l2" in bw else None
+                t_dram = moved / bw["dram"][0] if "dram" in bw else None
+                bound = None
+                if t_ops and t_l2:
+                    bound = "bytes" if t_l2 > t_ops else "multiplies"
+                g_case, g_t = best(GEMMI8, L)
+                p_case, p_t = best(peers, L)
+
+                def pct(t):
+                    return fmt(L["ops"] / t / 1e9 / peak * 100 if t and peak else None, "%.1f%%")
+
+                floor = max(t_ops, t_l2) if t_ops and t_l2 else None
+                us = lambda t: fmt(t * 1e6 if t else None, "%.1f")
+                w("| %s | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                    L["name"], L["count"], L["read"], L["written"], us(t_ops), us(t_l2), us(t_dram),
+                    bound or "-", us(g_t), pct(g_t), us(p_t), pct(p_t),
+                    fmt(p_t / floor if p_t and floor else None, "%.1f")))
+            w("")
+        # network sums: time weighted by the layer counts
+        total_ops = sum(L["ops"] * L["count"] for L in nl)
+        sums = sums_of(nl)
         best_peer = min([t for c, t in sums.items() if not c.startswith("gemmi8/")], default=None)
-        for case, t in sorted(sums.items(), key=lambda x: x[1]):
-            w("| %s | %.3f | %.0f | %s |" % (case, t * 1e3, total_ops / t / 1e9,
-                                             fmt(best_peer / t if best_peer else None, "%.2f")))
+        if dense and dws:
+            parts = [("dense", sums_of(dense)), ("depthwise", sums_of(dws))]
+            w("## %s: whole network (every layer times its count), and its dense and depthwise "
+              "layers apart\n" % net)
+            w("| case | ms | GOPS | vs best peer | dense ms | vs best peer | depthwise ms | vs best peer |")
+            w("|---|---:|---:|---:|---:|---:|---:|---:|")
+            part_best = [min([t for c, t in ps.items() if not c.startswith("gemmi8/")], default=None)
+                         for _, ps in parts]
+            cases = set(sums) | set(parts[0][1]) | set(parts[1][1])
+            order = sorted(cases, key=lambda c: (c not in sums, sums.get(c) or parts[0][1].get(c) or 0))
+            for case in order:
+                t = sums.get(case)
+                cells = ["%.3f" % (t * 1e3) if t else "-", fmt(total_ops / t / 1e9 if t else None),
+                         fmt(best_peer / t if best_peer and t else None, "%.2f")]
+                for (_, ps), pb in zip(parts, part_best):
+                    pt = ps.get(case)
+                    cells += ["%.3f" % (pt * 1e3) if pt else "-", fmt(pb / pt if pb and pt else None, "%.2f")]
+                w("| %s | %s |" % (case, " | ".join(cells)))
+        else:
+            if dws:
+                w("## %s: the depthwise layers (each times its count; the network's only layers "
+                  "listed)\n" % net)
+            else:
+                w("## %s: whole network (every layer, times its count)\n" % net)
+            w("| case | ms | GOPS | vs best peer |")
+            w("|---|---:|---:|---:|")
+            for case, t in sorted(sums.items(), key=lambda x: x[1]):
+                w("| %s | %.3f | %.0f | %s |" % (case, t * 1e3, total_ops / t / 1e9,
+                                                 fmt(best_peer / t if best_peer else None, "%.2f")))
         g_best = min([t for c, t in sums.items() if c in GEMMI8], default=None)
-        if g_best and best_peer:
+        if dense and g_best and best_peer:
             targets.append(("%s whole network: gemmi8 best / best peer >= 1.15" % net,
                             best_peer / g_best, 1.15))
         w("")
@@ -151,8 +280,8 @@ def main():
                                               fmt(total / im if im else None, "%.3f")))
         w("")
     # ResNet-18's 3x3 stride-1 layers at the peak
-    r3 = [L for L in layers if L["net"] == "resnet18" and L["k"] == 3 and L["s"] == 1]
-    ts = [med.get("gemmi8/qu8s8/%s/%s" % (L["net"], L["name"])) for L in r3]
+    r3 = [L for L in layers if L["net"] == "resnet18" and L["k"] == 3 and L["s"] == 1 and not L["dw"]]
+    ts = [time("gemmi8/qu8s8", L) for L in r3]
     if r3 and all(ts) and peak:
         g = sum(L["ops"] * L["count"] for L in r3) / sum(t * L["count"] for t, L in zip(ts, r3)) / 1e9
         targets.append(("resnet18 3x3 stride-1 layers, gemmi8 qu8s8: %% of the vpdpbusd peak >= 85 "
@@ -163,6 +292,14 @@ def main():
     for what, value, goal in targets:
         w("| %s | %.2f | %s |" % (what, value, "yes" if value >= goal else "**no**"))
     print("\n".join(out))
+
+
+def size_text(size):
+    """512 KiB, 256 MiB"""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift:
+            return "%g %s" % (size / (1 << shift), unit)
+    return "%d B" % size
 
 
 if __name__ == "__main__":

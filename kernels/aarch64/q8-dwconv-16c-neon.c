@@ -1,0 +1,112 @@
+/*
+ * Depthwise microkernels, AArch64 NEON, tiles of 16 channels (what they compute:
+ * src/microkernel.h), on the generic kernels' packed tiles (int32 bias'[16], then 16
+ * int8 weights a tap).
+ *
+ * Two output pixels a pass: per tap the 16 weights are widened to int16 once (SXTL,
+ * SXTL2) and serve both pixels; each pixel's 16 bytes (xored with 0x80 for int8 input)
+ * are widened to uint16 (UXTL, UXTL2) and multiplied into four int32x4 accumulators by
+ * SMLAL / SMLAL2 (a uint8 x int8 product fits int16 operands, the sum is exact modulo
+ * 2^32): 32 multiply-adds in 8 SMLAL and 11 other instructions. Then the output stage
+ * of the GEMM kernels (q8-neon.h), 8-bit outputs signed for int8 input. A tail of
+ * fewer than 16 channels is read without passing the call's channels.
+ */
+#include "q8-neon.h"
+
+#define CR 16
+
+static GEMMI8_ALWAYS_INLINE uint8x16_t load_channels(const uint8_t* p, size_t nc)
+{
+  return nc == CR ? vld1q_u8(p) : gemmi8_a64_load_tail(p, nc, 0);
+}
+
+static GEMMI8_ALWAYS_INLINE void mla(int32x4_t* acc, uint8x16_t a, int16x8_t wlo, int16x8_t whi)
+{
+  const int16x8_t alo = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(a)));
+  const int16x8_t ahi = vreinterpretq_s16_u16(vmovl_high_u8(a));
+  acc[0] = vmlal_s16(acc[0], vget_low_s16(alo), vget_low_s16(wlo));
+  acc[1] = vmlal_high_s16(acc[1], alo, wlo);
+  acc[2] = vmlal_s16(acc[2], vget_low_s16(ahi), vget_low_s16(whi));
+  acc[3] = vmlal_high_s16(acc[3], ahi, whi);
+}
+
+/* KS taps (0: any count); the output kind and signedness are arguments of the body. */
+static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, const int out, const int is_signed,
+                                        size_t channels, size_t pixels, size_t ks,
+                                        const void* const* input, const void* w, void* output,
+                                        size_t output_stride, size_t input_offset,
+                                        const void* zero, const struct gemmi8_dwparams* params)
+{
+  if (KS != 0) ks = KS;
+  const size_t bytes = gemmi8_round_up(CR * 4 + ks * CR, 64);
+  const size_t out_size = out == gemmi8_qoutput_s32 ? 4 : 1;
+  const uint8x16_t vxor = vdupq_n_u8(params->input_xor);
+  const struct gemmi8_qparams* q = &params->q;
+  const size_t cs = q->channel_stride;
+  struct gemmi8_qparams tq = *q;
+  for (size_t p = 0; p < pixels; p += 2) {
+    const size_t rows = pixels - p >= 2 ? 2 : 1;
+    const uint8_t* const* in0 = (const uint8_t* const*) input + p * ks;
+    const uint8_t* const* in1 = rows == 2 ? in0 + ks : in0;
+    uint8_t* o = (uint8_t*) output + p * output_stride;
+    const uint8_t* tile = w;
+    for (size_t c0 = 0; c0 < channels; c0 += CR, tile += bytes) {
+      const size_t nc = gemmi8_min(CR, channels - c0);
+      int32x4_t vacc[2][4];
+      const int32_t* bias = (const int32_t*) tile;
+      for (size_t j = 0; j < 4; j++) vacc[0][j] = vacc[1][j] = vld1q_s32(bias + 4 * j);
+      const int8_t* wt = (const int8_t*) (tile + CR * 4);
+#pragma GCC unroll 9
+      for (size_t t = 0; t < ks; t++) {
+        const uint8_t* pa = in0[t];
+        const uint8_t* pb = in1[t];
+        if (pa != (const uint8_t*) zero) pa += input_offset;
+        if (pb != (const uint8_t*) zero) pb += input_offset;
+        const int8x16_t vw = vld1q_s8(wt);
+        const int16x8_t wlo = vmovl_s8(vget_low_s8(vw)), whi = vmovl_high_s8(vw);
+        mla(vacc[0], veorq_u8(load_channels(pa + c0, nc), vxor), wlo, whi);
+        mla(vacc[1], veorq_u8(load_channels(pb + c0, nc), vxor), wlo, whi);
+        wt += CR;
+      }
+      if (out == gemmi8_qoutput_fixedpoint) {
+        tq.multiplier = q->multiplier + c0 * cs;
+        tq.shift = q->shift + c0 * cs;
+      } else if (out == gemmi8_qoutput_fp32) {
+        tq.scale = q->scale + c0 * cs;
+      }
+      uint8_t* oc = o + c0 * out_size;
+      if (out == gemmi8_qoutput_s32) {
+        gemmi8_a64_store(gemmi8_qoutput_s32, 2, 4, CR, 0, rows, nc, oc, output_stride, &tq, vacc);
+      } else if (out == gemmi8_qoutput_fixedpoint) {
+        if (is_signed) {
+          gemmi8_a64_store(gemmi8_qoutput_fixedpoint, 2, 4, CR, 1, rows, nc, oc, output_stride, &tq, vacc);
+        } else {
+          gemmi8_a64_store(gemmi8_qoutput_fixedpoint, 2, 4, CR, 0, rows, nc, oc, output_stride, &tq, vacc);
+        }
+      } else {
+        if (is_signed) {
+          gemmi8_a64_store(gemmi8_qoutput_fp32, 2, 4, CR, 1, rows, nc, oc, output_stride, &tq, vacc);
+        } else {
+          gemmi8_a64_store(gemmi8_qoutput_fp32, 2, 4, CR, 0, rows, nc, oc, output_stride, &tq, vacc);
+        }
+      }
+    }
+  }
+}
+
+/* One body per tap count and output kind (signedness from the input's). */
+#define DWCONV(fn, OUT, KS)                                                                   \
+  void fn(size_t channels, size_t pixels, size_t ks, const void* const* input, const void* w,  \
+          void* output, size_t output_stride, size_t input_offset, const void* zero,           \
+          const struct gemmi8_dwparams* params)                                                \
+  {                                                                                           \
+    dwconv(KS, gemmi8_qoutput_##OUT, params->input_xor != 0, channels, pixels, ks, input, w,  \
+           output, output_stride, input_offset, zero, params);                                \
+  }
+
+DWCONV(gemmi8_q8_dwconv_s32_ukernel_9p16c__neon, s32, 9)
+DWCONV(gemmi8_q8_dwconv_fixedpoint_ukernel_9p16c__neon, fixedpoint, 9)
+DWCONV(gemmi8_q8_dwconv_fp32_ukernel_9p16c__neon, fp32, 9)
+DWCONV(gemmi8_q8_dwconv_s32_ukernel_up16c__neon, s32, 0)
+DWCONV(gemmi8_q8_dwconv_fixedpoint_ukernel_up16c__neon, fixedpoint, 0)
+DWCONV(gemmi8_q8_dwconv_fp32_ukernel_up16c__neon, fp32, 0)

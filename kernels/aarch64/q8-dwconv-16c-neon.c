@@ -15,9 +15,36 @@
 
 #define CR 16
 
+/* The output stage of one or two pixels: one copy per output kind and signedness. */
+static __attribute__((noinline)) void store_tile(int out, int is_signed, size_t rows, size_t nc,
+                                                 uint8_t* oc, size_t stride,
+                                                 const struct gemmi8_qparams* tq,
+                                                 int32x4_t vacc[2][4])
+{
+  if (out == gemmi8_qoutput_s32) {
+    gemmi8_a64_store(gemmi8_qoutput_s32, 2, 4, CR, 0, rows, nc, oc, stride, tq, vacc);
+  } else if (out == gemmi8_qoutput_fixedpoint) {
+    if (is_signed) {
+      gemmi8_a64_store(gemmi8_qoutput_fixedpoint, 2, 4, CR, 1, rows, nc, oc, stride, tq, vacc);
+    } else {
+      gemmi8_a64_store(gemmi8_qoutput_fixedpoint, 2, 4, CR, 0, rows, nc, oc, stride, tq, vacc);
+    }
+  } else if (is_signed) {
+    gemmi8_a64_store(gemmi8_qoutput_fp32, 2, 4, CR, 1, rows, nc, oc, stride, tq, vacc);
+  } else {
+    gemmi8_a64_store(gemmi8_qoutput_fp32, 2, 4, CR, 0, rows, nc, oc, stride, tq, vacc);
+  }
+}
+
+/* The first nc (< 16) bytes at p (out of line: the tail tile only). */
+static __attribute__((noinline)) uint8x16_t load_tail(const uint8_t* p, size_t nc)
+{
+  return gemmi8_a64_load_tail(p, nc, 0);
+}
+
 static GEMMI8_ALWAYS_INLINE uint8x16_t load_channels(const uint8_t* p, size_t nc)
 {
-  return nc == CR ? vld1q_u8(p) : gemmi8_a64_load_tail(p, nc, 0);
+  return nc == CR ? vld1q_u8(p) : load_tail(p, nc);
 }
 
 static GEMMI8_ALWAYS_INLINE void mla(int32x4_t* acc, uint8x16_t a, int16x8_t wlo, int16x8_t whi)
@@ -29,6 +56,20 @@ static GEMMI8_ALWAYS_INLINE void mla(int32x4_t* acc, uint8x16_t a, int16x8_t wlo
   acc[2] = vmlal_s16(acc[2], vget_low_s16(ahi), vget_low_s16(whi));
   acc[3] = vmlal_high_s16(acc[3], ahi, whi);
 }
+
+/* One tap of the two pixels. */
+#define GEMMI8_DW_TAP(t) \
+  do { \
+  const uint8_t* pa = in0[t]; \
+  const uint8_t* pb = in1[t]; \
+  if (pa != (const uint8_t*) zero) pa += input_offset; \
+  if (pb != (const uint8_t*) zero) pb += input_offset; \
+  const int8x16_t vw = vld1q_s8(wt); \
+  const int16x8_t wlo = vmovl_s8(vget_low_s8(vw)), whi = vmovl_high_s8(vw); \
+  mla(vacc[0], veorq_u8(load_channels(pa + c0, nc), vxor), wlo, whi); \
+  mla(vacc[1], veorq_u8(load_channels(pb + c0, nc), vxor), wlo, whi); \
+  wt += CR; \
+  } while (0)
 
 /* KS taps (0: any count); the output kind and signedness are arguments of the body. */
 static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, const int out, const int is_signed,
@@ -56,57 +97,47 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, const int out, const in
       const int32_t* bias = (const int32_t*) tile;
       for (size_t j = 0; j < 4; j++) vacc[0][j] = vacc[1][j] = vld1q_s32(bias + 4 * j);
       const int8_t* wt = (const int8_t*) (tile + CR * 4);
+      /* 3x3 unrolled, any count as a loop */
 #pragma GCC unroll 9
-      for (size_t t = 0; t < ks; t++) {
-        const uint8_t* pa = in0[t];
-        const uint8_t* pb = in1[t];
-        if (pa != (const uint8_t*) zero) pa += input_offset;
-        if (pb != (const uint8_t*) zero) pb += input_offset;
-        const int8x16_t vw = vld1q_s8(wt);
-        const int16x8_t wlo = vmovl_s8(vget_low_s8(vw)), whi = vmovl_high_s8(vw);
-        mla(vacc[0], veorq_u8(load_channels(pa + c0, nc), vxor), wlo, whi);
-        mla(vacc[1], veorq_u8(load_channels(pb + c0, nc), vxor), wlo, whi);
-        wt += CR;
-      }
+      for (size_t t = 0; KS == 9 && t < 9; t++) GEMMI8_DW_TAP(t);
+#pragma GCC unroll 1
+      for (size_t t = 0; KS == 0 && t < ks; t++) GEMMI8_DW_TAP(t);
       if (out == gemmi8_qoutput_fixedpoint) {
         tq.multiplier = q->multiplier + c0 * cs;
         tq.shift = q->shift + c0 * cs;
       } else if (out == gemmi8_qoutput_fp32) {
         tq.scale = q->scale + c0 * cs;
       }
-      uint8_t* oc = o + c0 * out_size;
-      if (out == gemmi8_qoutput_s32) {
-        gemmi8_a64_store(gemmi8_qoutput_s32, 2, 4, CR, 0, rows, nc, oc, output_stride, &tq, vacc);
-      } else if (out == gemmi8_qoutput_fixedpoint) {
-        if (is_signed) {
-          gemmi8_a64_store(gemmi8_qoutput_fixedpoint, 2, 4, CR, 1, rows, nc, oc, output_stride, &tq, vacc);
-        } else {
-          gemmi8_a64_store(gemmi8_qoutput_fixedpoint, 2, 4, CR, 0, rows, nc, oc, output_stride, &tq, vacc);
-        }
-      } else {
-        if (is_signed) {
-          gemmi8_a64_store(gemmi8_qoutput_fp32, 2, 4, CR, 1, rows, nc, oc, output_stride, &tq, vacc);
-        } else {
-          gemmi8_a64_store(gemmi8_qoutput_fp32, 2, 4, CR, 0, rows, nc, oc, output_stride, &tq, vacc);
-        }
-      }
+      store_tile(out, is_signed, rows, nc, o + c0 * out_size, output_stride, &tq, vacc);
     }
   }
 }
 
-/* One body per tap count and output kind (signedness from the input's). */
-#define DWCONV(fn, OUT, KS)                                                                   \
+#define DWCONV_BODY(name, KS)                                                                 \
+  static __attribute__((noinline)) void name(                                                 \
+      int out, size_t channels, size_t pixels, size_t ks, const void* const* input,           \
+      const void* w, void* output, size_t output_stride, size_t input_offset,                 \
+      const void* zero, const struct gemmi8_dwparams* params)                                 \
+  {                                                                                           \
+    dwconv(KS, out, params->input_xor != 0, channels, pixels, ks, input, w, output,           \
+           output_stride, input_offset, zero, params);                                        \
+  }
+DWCONV_BODY(dwconv_9, 9)
+DWCONV_BODY(dwconv_any, 0)
+
+/* The entry points: a body, the output kind an argument. */
+#define DWCONV(fn, OUT, body)                                                                 \
   void fn(size_t channels, size_t pixels, size_t ks, const void* const* input, const void* w,  \
           void* output, size_t output_stride, size_t input_offset, const void* zero,           \
           const struct gemmi8_dwparams* params)                                                \
   {                                                                                           \
-    dwconv(KS, gemmi8_qoutput_##OUT, params->input_xor != 0, channels, pixels, ks, input, w,  \
-           output, output_stride, input_offset, zero, params);                                \
+    body(gemmi8_qoutput_##OUT, channels, pixels, ks, input, w, output, output_stride,         \
+         input_offset, zero, params);                                                         \
   }
 
-DWCONV(gemmi8_q8_dwconv_s32_ukernel_9p16c__neon, s32, 9)
-DWCONV(gemmi8_q8_dwconv_fixedpoint_ukernel_9p16c__neon, fixedpoint, 9)
-DWCONV(gemmi8_q8_dwconv_fp32_ukernel_9p16c__neon, fp32, 9)
-DWCONV(gemmi8_q8_dwconv_s32_ukernel_up16c__neon, s32, 0)
-DWCONV(gemmi8_q8_dwconv_fixedpoint_ukernel_up16c__neon, fixedpoint, 0)
-DWCONV(gemmi8_q8_dwconv_fp32_ukernel_up16c__neon, fp32, 0)
+DWCONV(gemmi8_q8_dwconv_s32_ukernel_9p16c__neon, s32, dwconv_9)
+DWCONV(gemmi8_q8_dwconv_fixedpoint_ukernel_9p16c__neon, fixedpoint, dwconv_9)
+DWCONV(gemmi8_q8_dwconv_fp32_ukernel_9p16c__neon, fp32, dwconv_9)
+DWCONV(gemmi8_q8_dwconv_s32_ukernel_up16c__neon, s32, dwconv_any)
+DWCONV(gemmi8_q8_dwconv_fixedpoint_ukernel_up16c__neon, fixedpoint, dwconv_any)
+DWCONV(gemmi8_q8_dwconv_fp32_ukernel_up16c__neon, fp32, dwconv_any)

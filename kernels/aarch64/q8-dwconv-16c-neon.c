@@ -100,8 +100,14 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, const int out, const in
       /* 3x3 unrolled, any count as a loop */
 #pragma GCC unroll 9
       for (size_t t = 0; KS == 9 && t < 9; t++) GEMMI8_DW_TAP(t);
+      if (KS == 0) {
 #pragma GCC unroll 1
-      for (size_t t = 0; KS == 0 && t < ks; t++) GEMMI8_DW_TAP(t);
+        for (size_t t = 0; t < ks; t++) {
+          GEMMI8_MCA_BEGIN("q8-neon-dwconv-up16c:MACS=32:PEAK=a64-smlal");
+          GEMMI8_DW_TAP(t);
+        }
+        GEMMI8_MCA_END();
+      }
       if (out == gemmi8_qoutput_fixedpoint) {
         tq.multiplier = q->multiplier + c0 * cs;
         tq.shift = q->shift + c0 * cs;

@@ -4,7 +4,8 @@
  *
  * One input is one operator: type (qu8 with per-tensor or per-channel weight zero
  * point, qs8, qu8s8), kernel 1..7 x 1..7, strides and dilations 1..4, each padding
- * 0..8, groups 1..4 with 1..24 input and 1..40 output channels a group, fixed-point or
+ * 0..8, groups 1..4 with 1..24 input and 1..40 output channels a group (one input in
+ * four depthwise: 2..150 groups of one input and 1..4 output channels), fixed-point or
  * fp32 requantization per tensor or per channel, any zero points and clamp; then one
  * or two setups (batch 1..2, input 1..12 x 1..12, pixel strides with extra channels,
  * an offset input pointer) each followed by a run on the calling thread, a shuffled
@@ -89,6 +90,11 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   g.groups = fuzz_range(&r, 1, 4);
   g.group_input_channels = fuzz_range(&r, 1, 24);
   g.group_output_channels = fuzz_range(&r, 1, 40);
+  if (fuzz_range(&r, 0, 3) == 0) { /* depthwise: 2..150 channels, multiplier 1..4 */
+    g.groups = fuzz_range(&r, 2, 150);
+    g.group_input_channels = 1;
+    g.group_output_channels = fuzz_range(&r, 1, 4);
+  }
   const size_t cin = g.groups * g.group_input_channels, cout = g.groups * g.group_output_channels;
   const size_t taps = g.kernel_height * g.kernel_width;
   const int32_t a_zp = fuzz_range_s32(&r, lo, lo + 255);
@@ -209,9 +215,10 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         if (got_h != oh || got_w != ow) fuzz_fail("output %zux%zu, want %zux%zu", got_h, got_w, oh, ow);
         fuzz_expect_status(gemmi8_convolution_memory(op, &ind_bytes, &work_bytes),
                            FUZZ_BIT(gemmi8_status_success), "memory");
-        /* a pointer per pixel (rounded up to a tile of at most 8) and tap, or none */
+        /* a pointer per pixel (rounded up to a tile of at most 8) and tap, or none; a
+         * depthwise qu8 layer's tap up to three times (weights outside int8) */
         if (ind_bytes != 0 && (ind_bytes < m * sizeof(void*) ||
-                               ind_bytes > (m + 7) * taps * sizeof(void*))) {
+                               ind_bytes > 3 * (m + 7) * taps * sizeof(void*))) {
           fuzz_fail("%zu indirection bytes for %zu pixels x %zu taps", ind_bytes, m, taps);
         }
         struct fuzz_parallel shuffled;

@@ -121,13 +121,19 @@ enum gemmi8_dwtaps { gemmi8_dwtaps_9, gemmi8_dwtaps_25, gemmi8_dwtaps_any, gemmi
 typedef void (*gemmi8_dwpack_fn)(size_t channels, size_t ks, const int8_t* w,
                                  const int32_t* bias, void* packed);
 
+/* Prepares the constants of output kind `out` (fixedpoint or fp32) for a tile of nc
+ * channels: p's per-channel arrays start at the tile's first channel. */
+typedef void (*gemmi8_dwprepare_fn)(enum gemmi8_qoutput out, const struct gemmi8_qparams* p,
+                                    size_t nc, void* prepared);
+
 struct gemmi8_dwconv_config {
   const char* isa;
   unsigned features;
   uint8_t cr, tap_bytes, tap_group;
   gemmi8_dwpack_fn pack;
-  /* Fixed-point constants per tile (GEMMI8_QPREPARED_BYTES each), or NULL. */
-  gemmi8_qprepare_fn prepare_fixedpoint;
+  /* The requantization constants of each tile in the kernels' form
+   * (GEMMI8_DWPREPARED_BYTES a tile), or NULL: the kernels read params->q's arrays. */
+  gemmi8_dwprepare_fn prepare;
   struct gemmi8_dwconv_ukernels taps[gemmi8_dwtaps_count];
 };
 

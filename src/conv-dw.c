@@ -61,8 +61,8 @@ gemmi8_status gemmi8_conv_dw_create(gemmi8_convolution* op, const uint8_t* weigh
   void* packed = NULL;
   if (posix_memalign(&packed, GEMMI8_PACK_ALIGNMENT, packed_bytes) != 0) packed = NULL;
   void* prepared = NULL;
-  const int prepare = op->output == gemmi8_qoutput_fixedpoint && cfg->prepare_fixedpoint != NULL;
-  if (prepare && posix_memalign(&prepared, 64, tiles * GEMMI8_QPREPARED_BYTES) != 0) {
+  const int prepare = op->output != gemmi8_qoutput_s32 && cfg->prepare != NULL;
+  if (prepare && posix_memalign(&prepared, 64, tiles * GEMMI8_DWPREPARED_BYTES) != 0) {
     prepared = NULL;
   }
   if (w == NULL || b == NULL || packed == NULL || (prepare && prepared == NULL)) {
@@ -93,11 +93,15 @@ gemmi8_status gemmi8_conv_dw_create(gemmi8_convolution* op, const uint8_t* weigh
       const size_t c0 = i * cfg->cr;
       struct gemmi8_qparams q;
       memset(&q, 0, sizeof(q));
-      q.multiplier = op->rq.multiplier + c0 * cs;
-      q.shift = op->rq.shift + c0 * cs;
+      if (op->output == gemmi8_qoutput_fixedpoint) {
+        q.multiplier = op->rq.multiplier + c0 * cs;
+        q.shift = op->rq.shift + c0 * cs;
+      } else {
+        q.scale = op->rq.scale + c0 * cs;
+      }
       q.channel_stride = cs;
-      cfg->prepare_fixedpoint(&q, gemmi8_min(cfg->cr, channels - c0),
-                              (uint8_t*) prepared + i * GEMMI8_QPREPARED_BYTES);
+      cfg->prepare(op->output, &q, gemmi8_min(cfg->cr, channels - c0),
+                   (uint8_t*) prepared + i * GEMMI8_DWPREPARED_BYTES);
     }
   }
   op->packed = packed;

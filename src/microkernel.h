@@ -111,8 +111,9 @@ typedef void (*gemmi8_bgemm_ukernel_fn)(size_t mr, size_t nr, size_t k, const ui
  *   acc[p][c] = bias'[c] + sum_t (int32) (in_t[c] ^ input_xor) * (int8) w[t][c]
  * modulo 2^32, where in_t is input[p * ks + t] (+ input_offset unless it is `zero`),
  * read as uint8 after the xor; then the output stage of params->q (its per-channel
- * arrays at channel 0 of the call, its prepared constants those of the call's first
- * channel tile, GEMMI8_QPREPARED_BYTES per tile), stored at output + p * output_stride
+ * arrays at channel 0 of the call; for sets with a prepare helper, its prepared
+ * constants those of the call's first channel tile, GEMMI8_DWPREPARED_BYTES a tile,
+ * which those kernels require), stored at output + p * output_stride
  * (bytes). `channels` is any count: the packed weights hold whole tiles of the set's
  * CR channels, and the kernel reads only `channels` bytes of each tap. The packed
  * weights (gemmi8_dwconv_config.pack) make this the layer's exact accumulator: int8
@@ -121,6 +122,8 @@ struct gemmi8_dwparams {
   struct gemmi8_qparams q; /* row_sum unused */
   uint8_t input_xor;       /* 0x80: int8 input, read as uint8 + 128; else 0 */
 };
+
+#define GEMMI8_DWPREPARED_BYTES 2560
 
 typedef void (*gemmi8_dwconv_ukernel_fn)(size_t channels, size_t pixels, size_t ks,
                                          const void* const* input, const void* w,
@@ -160,7 +163,9 @@ typedef void (*gemmi8_row_sum_fn)(size_t m, size_t k, const void* a, size_t a_st
 #define GEMMI8_DECLARE_DW_pack(fn)                                                          \
   GEMMI8_INTERNAL void fn(size_t channels, size_t ks, const int8_t* w, const int32_t* bias,  \
                           void* packed);
-#define GEMMI8_DECLARE_DW_prepare_fixedpoint(fn) GEMMI8_DECLARE_Q_prepare_fixedpoint(fn)
+#define GEMMI8_DECLARE_DW_prepare(fn)                                                      \
+  GEMMI8_INTERNAL void fn(enum gemmi8_qoutput out, const struct gemmi8_qparams* p, size_t nc, \
+                          void* prepared);
 #define GEMMI8_DECLARE_Q_gemm(fn) GEMMI8_DECLARE_QGEMM_UKERNEL(fn)
 #define GEMMI8_DECLARE_Q_pgemm(fn) GEMMI8_DECLARE_QGEMM_UKERNEL(fn)
 #define GEMMI8_DECLARE_Q_igemm(fn) GEMMI8_DECLARE_QIGEMM_UKERNEL(fn)

@@ -1246,14 +1246,19 @@ static int dw_run(const dw_kernel* kn, const dw_test* t)
     params.q.max = qmax;
     params.q.left_shift = left_shift;
   }
-  if (kn->output == 1 && cfg->prepare_fixedpoint != NULL) {
-    prepared = t_alloc_aligned(tiles * GEMMI8_QPREPARED_BYTES);
+  if (kn->output != 0 && cfg->prepare != NULL) {
+    prepared = t_alloc_aligned(tiles * GEMMI8_DWPREPARED_BYTES);
     for (size_t i = 0; i < tiles; i++) {
       struct gemmi8_qparams q = params.q;
-      q.multiplier += i * cfg->cr * q.channel_stride;
-      q.shift += i * cfg->cr * q.channel_stride;
-      cfg->prepare_fixedpoint(&q, c - i * cfg->cr < cfg->cr ? c - i * cfg->cr : cfg->cr,
-                              (uint8_t*) prepared + i * GEMMI8_QPREPARED_BYTES);
+      if (kn->output == 1) {
+        q.multiplier += i * cfg->cr * q.channel_stride;
+        q.shift += i * cfg->cr * q.channel_stride;
+      } else {
+        q.scale += i * cfg->cr * q.channel_stride;
+      }
+      cfg->prepare((enum gemmi8_qoutput) kn->output, &q,
+                   c - i * cfg->cr < cfg->cr ? c - i * cfg->cr : cfg->cr,
+                   (uint8_t*) prepared + i * GEMMI8_DWPREPARED_BYTES);
     }
     params.q.prepared = prepared;
   }

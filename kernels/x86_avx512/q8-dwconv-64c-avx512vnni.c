@@ -7,12 +7,26 @@
  * j keeping byte j of each lane (channel 4i + j in lane i) and zeros elsewhere, and
  * four accumulators vacc<j> take one vpdpbusd each per tap: 64 channels x 1 tap in
  * four instructions, with no shuffle of the input (it is read as it lies in memory,
- * xored with 0x80 for int8 input). Then two rounds of vpermt2d put the channels back
- * in order (vout<q>: channels 16q..16q+15) for the shared output stage
- * (output-avx512.h). The tail of the channels is a masked load; no byte past the
- * call's channels is read from a tap. A tile of 32 or fewer channels (the last of
- * 96 or 144) runs on the low half or quarter of each vector (ymm, xmm): its cost goes
- * with its channels rounded to 16, not to 64.
+ * xored with 0x80 for int8 input). Two output pixels a pass share each weight vector;
+ * a tile of 32 or fewer channels (the last of 96 or 144, MobileNetV2's first layer)
+ * puts the two pixels in the halves of each vector. The tail of the channels is a
+ * masked load: no byte past the call's channels is read from a tap.
+ *
+ * The 8-bit outputs are requantized in the accumulators' channel order, with the
+ * tile's constants prepared in that order (gemmi8_dwprepare_64c4__avx512vnni: the
+ * per-vector arithmetic of output-avx512.h's stages, the same bits), then narrowed
+ * with saturating packs (vpackssdw, vpack[su]swb: lane L of the result holds byte 4k +
+ * m = vacc<k> lane 4L + m, channel 16L + 4m + k), put in channel order with one
+ * vpshufb and clamped as bytes: 7 instructions per 64 outputs where restoring the
+ * order of the int32 lanes first took 8 vpermt2d and 4 two-uop vpmovdb. The int32
+ * output restores the order with vpermt2d and stores through output-avx512.h.
+ *   fixed point: r = requantize(acc) + zero point (int32, wrapping as gemmlowp's
+ *     addition), then the saturating packs and the clamp: clamp(r, min, max).
+ *   fp32: x = min((float) acc * scale, max - zp) rounded to nearest even (an integer
+ *     upper bound commutes with the rounding; x below the lower bound, or beyond int32
+ *     (INT32_MIN from vcvtps2dq), saturates in the packs to a value the clamp takes to
+ *     min), packed to int16 with saturation, + zero point with saturation, to bytes,
+ *     clamped: the bytes of clamp(round(x), min - zp, max - zp) + zp.
  *
  * Packed tile (gemmi8_dwpack_64c4__avx512vnni): int32 bias'[64] as four zmm in the
  * accumulators' order (vector j, lane i: channel 4i + j), then per tap four zmm of
@@ -42,6 +56,146 @@ void gemmi8_dwpack_64c4__avx512vnni(size_t channels, size_t ks, const int8_t* w,
   }
 }
 
+/* Prepared constants of a tile, in the accumulators' order: fixed point, per vector j
+ * the GEMMI8_FP_VECTORS of output-avx512.h then the left shifts max(shift, 0); fp32,
+ * the four vectors of scales. A tile of 32 or fewer channels (two pixels a vector) has
+ * channels 0..31's constants in both halves of each vector; lanes past nc hold
+ * channel 0's (computed, never stored). */
+enum { DW_FIXEDPOINT_VECTORS = GEMMI8_FP_VECTORS + 1 };
+_Static_assert(4 * DW_FIXEDPOINT_VECTORS * 64 <= GEMMI8_DWPREPARED_BYTES, "prepared fits");
+
+void gemmi8_dwprepare_64c4__avx512vnni(enum gemmi8_qoutput out, const struct gemmi8_qparams* p,
+                                       size_t nc, void* prepared)
+{
+  int32_t mult[CR], shift[CR];
+  float scale[CR];
+  const size_t cs = p->channel_stride;
+  for (size_t k = 0; k < CR; k++) {
+    const size_t j = k / 16, i = k % 16;
+    const size_t lane = nc <= 32 ? i % 8 : i;
+    size_t c = 4 * lane + j;
+    if (c >= nc) c = 0;
+    if (out == gemmi8_qoutput_fixedpoint) {
+      mult[k] = p->multiplier[c * cs];
+      shift[k] = p->shift[c * cs];
+    } else {
+      scale[k] = p->scale[c * cs];
+    }
+  }
+  __m512i* v = prepared;
+  if (out == gemmi8_qoutput_fixedpoint) {
+    struct gemmi8_qparams q;
+    memset(&q, 0, sizeof(q));
+    q.multiplier = mult;
+    q.shift = shift;
+    q.channel_stride = 1;
+    for (size_t j = 0; j < 4; j++) {
+      gemmi8_qgemm_prepare_group_avx512(&q, CR, j, v + DW_FIXEDPOINT_VECTORS * j);
+      v[DW_FIXEDPOINT_VECTORS * j + GEMMI8_FP_VECTORS] =
+          _mm512_max_epi32(_mm512_loadu_si512(shift + 16 * j), _mm512_setzero_si512());
+    }
+  } else {
+    for (size_t j = 0; j < 4; j++) v[j] = _mm512_castps_si512(_mm512_loadu_ps(scale + 16 * j));
+  }
+}
+
+/* One vector of accumulators, requantized (output-avx512.h's arithmetic): fixed point
+ * with the zero point added; fp32 rounded, without it. */
+static GEMMI8_ALWAYS_INLINE __m512i requantize(const enum gemmi8_qoutput out, int left_shift,
+                                              __m512i x, const __m512i* pc, __m512 vhi,
+                                              __m512i vzp)
+{
+  if (out == gemmi8_qoutput_fp32) {
+    const __m512 y = _mm512_min_ps(
+        _mm512_mul_ps(_mm512_cvtepi32_ps(x), _mm512_castsi512_ps(pc[0])), vhi);
+    return _mm512_cvt_roundps_epi32(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  if (left_shift) {
+    /* saturating: a lane that loses bits takes INT32_MIN / MAX */
+    const __m512i vleft = pc[GEMMI8_FP_VECTORS];
+    const __m512i shifted = _mm512_sllv_epi32(x, vleft);
+    const __mmask16 overflow = _mm512_cmpneq_epi32_mask(_mm512_srav_epi32(shifted, vleft), x);
+    x = _mm512_mask_mov_epi32(shifted, overflow,
+                              _mm512_xor_si512(_mm512_srai_epi32(x, 31),
+                                               _mm512_set1_epi32(INT32_MAX)));
+  }
+  const __m512i vinterleave =
+      _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
+  __m512i peven = _mm512_mul_epi32(x, pc[GEMMI8_FP_MUL]);
+  __m512i podd = _mm512_mul_epi32(_mm512_srli_epi64(x, 32), pc[GEMMI8_FP_MUL_ODD]);
+  const __mmask8 neg_even = _mm512_movepi64_mask(peven);
+  const __mmask8 neg_odd = _mm512_movepi64_mask(podd);
+  peven = _mm512_add_epi64(peven, pc[GEMMI8_FP_C_EVEN]);
+  podd = _mm512_add_epi64(podd, pc[GEMMI8_FP_C_ODD]);
+  peven = _mm512_mask_sub_epi64(peven, neg_even, peven, pc[GEMMI8_FP_D_EVEN]);
+  podd = _mm512_mask_sub_epi64(podd, neg_odd, podd, pc[GEMMI8_FP_D_ODD]);
+  peven = _mm512_srav_epi64(peven, pc[GEMMI8_FP_SH_EVEN]);
+  podd = _mm512_srav_epi64(podd, pc[GEMMI8_FP_SH_ODD]);
+  return _mm512_add_epi32(_mm512_permutex2var_epi32(peven, vinterleave, podd), vzp);
+}
+
+/* 64 bytes in channel order (channels 0..63 of the tile, or two pixels' 0..31) from
+ * the four accumulators of a tile, requantized, saturated and clamped. */
+static GEMMI8_ALWAYS_INLINE __m512i output_bytes_(const enum gemmi8_qoutput out, int is_signed,
+                                                 const struct gemmi8_qparams* q,
+                                                 const __m512i* prepared, __m512i vacc0,
+                                                 __m512i vacc1, __m512i vacc2, __m512i vacc3)
+{
+  const size_t V = out == gemmi8_qoutput_fixedpoint ? DW_FIXEDPOINT_VECTORS : 1;
+  const __m512 vhi = _mm512_set1_ps((float) (q->max - q->zero_point));
+  const __m512i vzp32 = _mm512_set1_epi32(q->zero_point);
+  const int left = q->left_shift;
+  const __m512i r0 = requantize(out, left, vacc0, prepared, vhi, vzp32);
+  const __m512i r1 = requantize(out, left, vacc1, prepared + V, vhi, vzp32);
+  const __m512i r2 = requantize(out, left, vacc2, prepared + 2 * V, vhi, vzp32);
+  const __m512i r3 = requantize(out, left, vacc3, prepared + 3 * V, vhi, vzp32);
+  __m512i v01 = _mm512_packs_epi32(r0, r1), v23 = _mm512_packs_epi32(r2, r3);
+  if (out == gemmi8_qoutput_fp32) {
+    const __m512i vzp16 = _mm512_set1_epi16((int16_t) q->zero_point);
+    v01 = _mm512_adds_epi16(v01, vzp16);
+    v23 = _mm512_adds_epi16(v23, vzp16);
+  }
+  /* byte c of each 128-bit lane takes byte 4 * (c % 4) + c / 4 */
+  const __m512i vorder = _mm512_broadcast_i32x4(
+      _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+  if (is_signed) {
+    const __m512i b = _mm512_shuffle_epi8(_mm512_packs_epi16(v01, v23), vorder);
+    return _mm512_min_epi8(_mm512_max_epi8(b, _mm512_set1_epi8((char) q->min)),
+                           _mm512_set1_epi8((char) q->max));
+  }
+  const __m512i b = _mm512_shuffle_epi8(_mm512_packus_epi16(v01, v23), vorder);
+  return _mm512_min_epu8(_mm512_max_epu8(b, _mm512_set1_epi8((char) q->min)),
+                         _mm512_set1_epi8((char) q->max));
+}
+
+/* Out of line, one copy per output kind (the accumulators pass in registers). */
+static __attribute__((noinline)) __m512i output_bytes_fixedpoint(
+    int is_signed, const struct gemmi8_qparams* q, const __m512i* prepared, __m512i vacc0,
+    __m512i vacc1, __m512i vacc2, __m512i vacc3)
+{
+  return output_bytes_(gemmi8_qoutput_fixedpoint, is_signed, q, prepared, vacc0, vacc1, vacc2,
+                       vacc3);
+}
+
+static __attribute__((noinline)) __m512i output_bytes_fp32(int is_signed,
+                                                          const struct gemmi8_qparams* q,
+                                                          const __m512i* prepared,
+                                                          __m512i vacc0, __m512i vacc1,
+                                                          __m512i vacc2, __m512i vacc3)
+{
+  return output_bytes_(gemmi8_qoutput_fp32, is_signed, q, prepared, vacc0, vacc1, vacc2, vacc3);
+}
+
+static GEMMI8_ALWAYS_INLINE __m512i output_bytes(const enum gemmi8_qoutput out, int is_signed,
+                                                 const struct gemmi8_qparams* q,
+                                                 const __m512i* prepared, __m512i vacc0,
+                                                 __m512i vacc1, __m512i vacc2, __m512i vacc3)
+{
+  return out == gemmi8_qoutput_fixedpoint
+             ? output_bytes_fixedpoint(is_signed, q, prepared, vacc0, vacc1, vacc2, vacc3)
+             : output_bytes_fp32(is_signed, q, prepared, vacc0, vacc1, vacc2, vacc3);
+}
+
 /* vacc<j> lane i is channel 4i + j: out[q] lane 4a + j is vacc<j> lane 4q + a. */
 static GEMMI8_ALWAYS_INLINE void deinterleave(__m512i vacc0, __m512i vacc1, __m512i vacc2,
                                               __m512i vacc3, __m512i out[4])
@@ -64,48 +218,11 @@ static GEMMI8_ALWAYS_INLINE void deinterleave(__m512i vacc0, __m512i vacc1, __m5
   out[3] = _mm512_permutex2var_epi32(v01hi, vq1, v23hi);
 }
 
-/* The output stage of a tile of one or two pixels (vout[r]: pixel r, channel groups
- * in order), for the column groups that hold channels: one copy per output kind. */
-static __attribute__((noinline)) void store_tile(const enum gemmi8_qoutput out, size_t rows,
-                                                 size_t nc, uint8_t* o, size_t stride,
-                                                 const struct gemmi8_qparams* tq,
-                                                 __m512i vout[2][4])
+/* The int32 output of one or two pixels, channels in order (vout[r]: pixel r). */
+static __attribute__((noinline)) void store_s32(size_t rows, size_t nc, uint8_t* o,
+                                                size_t stride, __m512i vout[2][4])
 {
-  switch (out) {
-    case gemmi8_qoutput_s32:
-      if (nc > 32) {
-        gemmi8_qgemm_output_avx512(2, 4, 0, gemmi8_qoutput_s32, rows, nc, o, stride, tq, vout);
-      } else {
-        gemmi8_qgemm_output_avx512(2, 2, 0, gemmi8_qoutput_s32, rows, nc, o, stride, tq, vout);
-      }
-      break;
-    case gemmi8_qoutput_fixedpoint: {
-      /* the constants prepared (the operator always has them: computed here otherwise,
-       * out of line, so that the stage holds no inline copy of the preparation) */
-      __m512i local[4 * GEMMI8_FP_VECTORS];
-      struct gemmi8_qparams p = *tq;
-      if (p.prepared == NULL) {
-        gemmi8_q8_prepare_fixedpoint__avx512vnni(tq, nc, local);
-        p.prepared = local;
-      }
-      if (p.prepared == NULL) __builtin_unreachable();
-      if (nc > 32) {
-        gemmi8_qgemm_output_avx512(2, 4, 0, gemmi8_qoutput_fixedpoint, rows, nc, o, stride, &p,
-                                   vout);
-      } else {
-        gemmi8_qgemm_output_avx512(2, 2, 0, gemmi8_qoutput_fixedpoint, rows, nc, o, stride, &p,
-                                   vout);
-      }
-      break;
-    }
-    default:
-      if (nc > 32) {
-        gemmi8_qgemm_output_avx512(2, 4, 0, gemmi8_qoutput_fp32, rows, nc, o, stride, tq, vout);
-      } else {
-        gemmi8_qgemm_output_avx512(2, 2, 0, gemmi8_qoutput_fp32, rows, nc, o, stride, tq, vout);
-      }
-      break;
-  }
+  gemmi8_qgemm_store_s32_avx512(2, 4, 0, rows, nc, o, stride, vout);
 }
 
 /* One tap of the two pixels: 64 channels each (a whole tile read with plain loads, a
@@ -164,8 +281,7 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
   const size_t bytes = 256 + 256 * ks, out_size = out == gemmi8_qoutput_s32 ? 4 : 1;
   const __m512i vxor = _mm512_set1_epi8((char) params->input_xor);
   const struct gemmi8_qparams* q = &params->q;
-  const size_t cs = q->channel_stride;
-  struct gemmi8_qparams tq = *q;
+  const int is_signed = params->input_xor != 0;
   /* two pixels at a time: each weight vector loaded serves both */
   for (size_t p = 0; p < pixels; p += 2) {
     const size_t rows = pixels - p >= 2 ? 2 : 1;
@@ -190,7 +306,11 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
     for (size_t c0 = 0; c0 < channels; c0 += CR, tile += bytes) {
       const size_t nc = gemmi8_min(CR, channels - c0);
       const uint8_t* wt = tile + 256;
-      __m512i vout[2][4];
+      /* the tile's prepared constants (8-bit outputs; none for int32) */
+      const __m512i* pc =
+          q->prepared != NULL
+              ? (const __m512i*) ((const uint8_t*) q->prepared + c0 / CR * GEMMI8_DWPREPARED_BYTES)
+              : NULL;
       if (nc > 32) {
         const __mmask64 mask = nc == CR ? ~(__mmask64) 0 : ((__mmask64) 1 << nc) - 1;
         __m512i vacc0 = _mm512_load_si512(tile), vacc1 = _mm512_load_si512(tile + 64);
@@ -203,8 +323,20 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
         for (size_t t = 0; KS == 25 && t < 25; t++) GEMMI8_DW_TAP_FULL(t);
 #pragma GCC unroll 1
         for (size_t t = 0; KS == 0 && t < ks; t++) GEMMI8_DW_TAP_FULL(t);
-        deinterleave(vacc0, vacc1, vacc2, vacc3, vout[0]);
-        deinterleave(vbcc0, vbcc1, vbcc2, vbcc3, vout[1]);
+        if (out == gemmi8_qoutput_s32) {
+          __m512i vout[2][4];
+          deinterleave(vacc0, vacc1, vacc2, vacc3, vout[0]);
+          deinterleave(vbcc0, vbcc1, vbcc2, vbcc3, vout[1]);
+          store_s32(rows, nc, o + c0 * out_size, output_stride, vout);
+        } else {
+          _mm512_mask_storeu_epi8(
+              o + c0, mask, output_bytes(out, is_signed, q, pc, vacc0, vacc1, vacc2, vacc3));
+          if (rows == 2) {
+            _mm512_mask_storeu_epi8(
+                o + output_stride + c0, mask,
+                output_bytes(out, is_signed, q, pc, vbcc0, vbcc1, vbcc2, vbcc3));
+          }
+        }
       } else {
         /* 32 channels or fewer: the two pixels in the halves of each vector (low:
          * pixel p), the weights of the tile's first 32 channels in both */
@@ -220,24 +352,26 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
         for (size_t t = 0; KS == 25 && t < 25; t++) GEMMI8_DW_TAP_PAIR(t);
 #pragma GCC unroll 1
         for (size_t t = 0; KS == 0 && t < ks; t++) GEMMI8_DW_TAP_PAIR(t);
-        /* lanes 8..15 read as channels 32..63: pixel p + 1's channels 0..31 */
-        __m512i v[4];
-        deinterleave(vacc0, vacc1, vacc2, vacc3, v);
-        vout[0][0] = v[0];
-        vout[0][1] = v[1];
-        vout[1][0] = v[2];
-        vout[1][1] = v[3];
-      }
-      if (out == gemmi8_qoutput_fixedpoint) {
-        tq.multiplier = q->multiplier + c0 * cs;
-        tq.shift = q->shift + c0 * cs;
-        if (q->prepared != NULL) {
-          tq.prepared = (const uint8_t*) q->prepared + c0 / CR * GEMMI8_QPREPARED_BYTES;
+        if (out == gemmi8_qoutput_s32) {
+          /* lanes 8..15 read as channels 32..63: pixel p + 1's channels 0..31 */
+          __m512i v[4], vout[2][4];
+          deinterleave(vacc0, vacc1, vacc2, vacc3, v);
+          vout[0][0] = v[0];
+          vout[0][1] = v[1];
+          vout[1][0] = v[2];
+          vout[1][1] = v[3];
+          vout[0][2] = vout[0][3] = vout[1][2] = vout[1][3] = _mm512_setzero_si512();
+          store_s32(rows, nc, o + c0 * out_size, output_stride, vout);
+        } else {
+          /* bytes 0..31: pixel p, 32..63: pixel p + 1 */
+          const __m512i b = output_bytes(out, is_signed, q, pc, vacc0, vacc1, vacc2, vacc3);
+          _mm256_mask_storeu_epi8(o + c0, half, _mm512_castsi512_si256(b));
+          if (rows == 2) {
+            _mm256_mask_storeu_epi8(o + output_stride + c0, half,
+                                    _mm512_extracti64x4_epi64(b, 1));
+          }
         }
-      } else if (out == gemmi8_qoutput_fp32) {
-        tq.scale = q->scale + c0 * cs;
       }
-      store_tile(out, rows, nc, o + c0 * out_size, output_stride, &tq, vout);
     }
   }
 }

@@ -228,30 +228,26 @@ static __attribute__((noinline)) void store_s32(size_t rows, size_t nc, uint8_t*
 /* One tap of the two pixels: 64 channels each (a whole tile read with plain loads, a
  * masked load costing an ALU operation more), or up to 32 in the halves of a vector. */
 #define GEMMI8_DW_W(k) _mm512_broadcast_i64x4(_mm256_load_si256((const __m256i*) (wt + 64 * (k))))
-#define GEMMI8_DW_TAP_FULL(t) \
-  do { \
-  const uint8_t* pa = taps0[t]; \
-  const uint8_t* pb = taps1[t]; \
-  if (pa != (const uint8_t*) zero) pa += offset; \
-  if (pb != (const uint8_t*) zero) pb += offset; \
-  /* a whole tile: plain loads (a masked load costs an ALU operation more) */ \
-  const __m512i va = _mm512_xor_si512( \
-  nc == CR ? _mm512_loadu_si512(pa + c0) : _mm512_maskz_loadu_epi8(mask, pa + c0), \
-  vxor); \
-  const __m512i vb = _mm512_xor_si512( \
-  nc == CR ? _mm512_loadu_si512(pb + c0) : _mm512_maskz_loadu_epi8(mask, pb + c0), \
-  vxor); \
-  const __m512i vw0 = _mm512_load_si512(wt), vw1 = _mm512_load_si512(wt + 64); \
-  const __m512i vw2 = _mm512_load_si512(wt + 128), vw3 = _mm512_load_si512(wt + 192); \
-  vacc0 = _mm512_dpbusd_epi32(vacc0, va, vw0); \
-  vbcc0 = _mm512_dpbusd_epi32(vbcc0, vb, vw0); \
-  vacc1 = _mm512_dpbusd_epi32(vacc1, va, vw1); \
-  vbcc1 = _mm512_dpbusd_epi32(vbcc1, vb, vw1); \
-  vacc2 = _mm512_dpbusd_epi32(vacc2, va, vw2); \
-  vbcc2 = _mm512_dpbusd_epi32(vbcc2, vb, vw2); \
-  vacc3 = _mm512_dpbusd_epi32(vacc3, va, vw3); \
-  vbcc3 = _mm512_dpbusd_epi32(vbcc3, vb, vw3); \
-  wt += 256; \
+#define GEMMI8_DW_LOAD_WHOLE(p) _mm512_xor_si512(_mm512_loadu_si512(p), vxor)
+#define GEMMI8_DW_LOAD_PART(p) _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, p), vxor)
+#define GEMMI8_DW_TAP_FULL(t, LOAD)                                                         \
+  do {                                                                                      \
+    const uint8_t* pa = taps0[t];                                                           \
+    const uint8_t* pb = taps1[t];                                                           \
+    if (pa != (const uint8_t*) zero) pa += offset;                                          \
+    if (pb != (const uint8_t*) zero) pb += offset;                                          \
+    const __m512i va = LOAD(pa + c0), vb = LOAD(pb + c0);                                   \
+    const __m512i vw0 = _mm512_load_si512(wt), vw1 = _mm512_load_si512(wt + 64);            \
+    const __m512i vw2 = _mm512_load_si512(wt + 128), vw3 = _mm512_load_si512(wt + 192);     \
+    vacc0 = _mm512_dpbusd_epi32(vacc0, va, vw0);                                            \
+    vbcc0 = _mm512_dpbusd_epi32(vbcc0, vb, vw0);                                            \
+    vacc1 = _mm512_dpbusd_epi32(vacc1, va, vw1);                                            \
+    vbcc1 = _mm512_dpbusd_epi32(vbcc1, vb, vw1);                                            \
+    vacc2 = _mm512_dpbusd_epi32(vacc2, va, vw2);                                            \
+    vbcc2 = _mm512_dpbusd_epi32(vbcc2, vb, vw2);                                            \
+    vacc3 = _mm512_dpbusd_epi32(vacc3, va, vw3);                                            \
+    vbcc3 = _mm512_dpbusd_epi32(vbcc3, vb, vw3);                                            \
+    wt += 256;                                                                              \
   } while (0)
 #define GEMMI8_DW_TAP_PAIR(t) \
   do { \
@@ -312,17 +308,26 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
               ? (const __m512i*) ((const uint8_t*) q->prepared + c0 / CR * GEMMI8_DWPREPARED_BYTES)
               : NULL;
       if (nc > 32) {
-        const __mmask64 mask = nc == CR ? ~(__mmask64) 0 : ((__mmask64) 1 << nc) - 1;
+        __mmask64 mask = nc == CR ? ~(__mmask64) 0 : ((__mmask64) 1 << nc) - 1;
         __m512i vacc0 = _mm512_load_si512(tile), vacc1 = _mm512_load_si512(tile + 64);
         __m512i vacc2 = _mm512_load_si512(tile + 128), vacc3 = _mm512_load_si512(tile + 192);
         __m512i vbcc0 = vacc0, vbcc1 = vacc1, vbcc2 = vacc2, vbcc3 = vacc3;
-        /* 3x3 unrolled; 5x5 by kernel rows; any count as a loop */
+        if (nc == CR) {
+          /* a whole tile, plain loads (a masked load is an ALU operation more): 3x3
+           * unrolled, 5x5 by kernel rows, any count as a loop */
 #pragma GCC unroll 9
-        for (size_t t = 0; KS == 9 && t < 9; t++) GEMMI8_DW_TAP_FULL(t);
+          for (size_t t = 0; KS == 9 && t < 9; t++) GEMMI8_DW_TAP_FULL(t, GEMMI8_DW_LOAD_WHOLE);
 #pragma GCC unroll 5
-        for (size_t t = 0; KS == 25 && t < 25; t++) GEMMI8_DW_TAP_FULL(t);
+          for (size_t t = 0; KS == 25 && t < 25; t++) GEMMI8_DW_TAP_FULL(t, GEMMI8_DW_LOAD_WHOLE);
 #pragma GCC unroll 1
-        for (size_t t = 0; KS == 0 && t < ks; t++) GEMMI8_DW_TAP_FULL(t);
+          for (size_t t = 0; KS == 0 && t < ks; t++) GEMMI8_DW_TAP_FULL(t, GEMMI8_DW_LOAD_WHOLE);
+        } else {
+          /* 33..63 channels, the last tile of some layers: masked loads, as a loop (the
+           * empty asm keeps GCC from merging the two loops into the masked one) */
+          __asm__("" : "+r"(mask));
+#pragma GCC unroll 1
+          for (size_t t = 0; t < ks; t++) GEMMI8_DW_TAP_FULL(t, GEMMI8_DW_LOAD_PART);
+        }
         if (out == gemmi8_qoutput_s32) {
           __m512i vout[2][4];
           deinterleave(vacc0, vacc1, vacc2, vacc3, vout[0]);

@@ -24,10 +24,8 @@ static __attribute__((noinline)) uint8x16_t load_tail(const uint8_t* p, size_t n
   return vld1q_u8(part);
 }
 
-static GEMMI8_ALWAYS_INLINE uint8x16_t load_channels(const uint8_t* p, size_t nc)
-{
-  return nc == CR ? vld1q_u8(p) : load_tail(p, nc);
-}
+#define GEMMI8_DW_LOAD_WHOLE(p) vld1q_u8(p)
+#define GEMMI8_DW_LOAD_PART(p) load_tail(p, nc)
 
 static GEMMI8_ALWAYS_INLINE void mla(int32x4_t* acc, uint8x16_t a, int16x8_t wlo, int16x8_t whi)
 {
@@ -68,17 +66,23 @@ static __attribute__((noinline)) void store_tile(int out, int is_signed, size_t 
   }
 }
 
+/* 1 if p is not the zero buffer, without a branch or a conditional instruction (a
+ * Thumb IT block, which llvm-mca's Cortex-A15 model cannot read). */
+static GEMMI8_ALWAYS_INLINE size_t not_zero(const void* p, const void* zero)
+{
+  const size_t d = (size_t) ((uintptr_t) p ^ (uintptr_t) zero);
+  return (d | (0 - d)) >> (sizeof(size_t) * 8 - 1);
+}
+
 /* One tap of the two pixels. */
-#define GEMMI8_DW_TAP(t)                                                                  \
+#define GEMMI8_DW_TAP(t, LOAD)                                                                  \
   do {                                                                                    \
-    const uint8_t* pa = in0[t];                                                           \
-    const uint8_t* pb = in1[t];                                                           \
-    if (pa != (const uint8_t*) zero) pa += input_offset;                                  \
-    if (pb != (const uint8_t*) zero) pb += input_offset;                                  \
+    const uint8_t* pa = in0[t] + input_offset * not_zero(in0[t], zero);                   \
+    const uint8_t* pb = in1[t] + input_offset * not_zero(in1[t], zero);                   \
     const int8x16_t vw = vld1q_s8(wt);                                                    \
     const int16x8_t wlo = vmovl_s8(vget_low_s8(vw)), whi = vmovl_s8(vget_high_s8(vw));    \
-    mla(vacc[0], veorq_u8(load_channels(pa + c0, nc), vxor), wlo, whi);                   \
-    mla(vacc[1], veorq_u8(load_channels(pb + c0, nc), vxor), wlo, whi);                   \
+    mla(vacc[0], veorq_u8(LOAD(pa + c0), vxor), wlo, whi);                   \
+    mla(vacc[1], veorq_u8(LOAD(pb + c0), vxor), wlo, whi);                   \
     wt += CR;                                                                             \
   } while (0)
 
@@ -107,16 +111,24 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, int out, size_t channel
       const int32_t* bias = (const int32_t*) tile;
       for (size_t j = 0; j < 4; j++) vacc[0][j] = vacc[1][j] = vld1q_s32(bias + 4 * j);
       const int8_t* wt = (const int8_t*) (tile + CR * 4);
-      /* 3x3 unrolled, any count as a loop */
+      if (nc == CR) {
+        /* whole tiles: 3x3 unrolled, 5x5 by kernel rows, any count as a loop (the loop llvm-mca reads) */
 #pragma GCC unroll 9
-      for (size_t t = 0; KS == 9 && t < 9; t++) GEMMI8_DW_TAP(t);
-      if (KS == 0) {
+        for (size_t t = 0; KS == 9 && t < 9; t++) GEMMI8_DW_TAP(t, GEMMI8_DW_LOAD_WHOLE);
+#pragma GCC unroll 5
+        for (size_t t = 0; KS == 25 && t < 25; t++) GEMMI8_DW_TAP(t, GEMMI8_DW_LOAD_WHOLE);
+        if (KS == 0) {
 #pragma GCC unroll 1
-        for (size_t t = 0; t < ks; t++) {
-          GEMMI8_MCA_BEGIN("q8-armv7neon-dwconv-up16c:MACS=32:PEAK=v7-vmlal");
-          GEMMI8_DW_TAP(t);
+          for (size_t t = 0; t < ks; t++) {
+            GEMMI8_MCA_BEGIN("q8-armv7neon-dwconv-up16c:MACS=32:PEAK=v7-vmlal");
+            GEMMI8_DW_TAP(t, GEMMI8_DW_LOAD_WHOLE);
+          }
+          GEMMI8_MCA_END();
         }
-        GEMMI8_MCA_END();
+      } else {
+        /* the last tile of fewer than 16 channels */
+#pragma GCC unroll 1
+        for (size_t t = 0; t < ks; t++) GEMMI8_DW_TAP(t, GEMMI8_DW_LOAD_PART);
       }
       if (out == gemmi8_qoutput_fixedpoint) {
         tq.multiplier = q->multiplier + c0 * cs;
@@ -139,6 +151,7 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, int out, size_t channel
            params);                                                                           \
   }
 DWCONV_BODY(dwconv_9, 9)
+DWCONV_BODY(dwconv_25, 25)
 DWCONV_BODY(dwconv_any, 0)
 
 #define DWCONV(fn, OUT, body)                                                                 \
@@ -153,6 +166,9 @@ DWCONV_BODY(dwconv_any, 0)
 DWCONV(gemmi8_q8_dwconv_s32_ukernel_9p16c__armv7neon, s32, dwconv_9)
 DWCONV(gemmi8_q8_dwconv_fixedpoint_ukernel_9p16c__armv7neon, fixedpoint, dwconv_9)
 DWCONV(gemmi8_q8_dwconv_fp32_ukernel_9p16c__armv7neon, fp32, dwconv_9)
+DWCONV(gemmi8_q8_dwconv_s32_ukernel_25p16c__armv7neon, s32, dwconv_25)
+DWCONV(gemmi8_q8_dwconv_fixedpoint_ukernel_25p16c__armv7neon, fixedpoint, dwconv_25)
+DWCONV(gemmi8_q8_dwconv_fp32_ukernel_25p16c__armv7neon, fp32, dwconv_25)
 DWCONV(gemmi8_q8_dwconv_s32_ukernel_up16c__armv7neon, s32, dwconv_any)
 DWCONV(gemmi8_q8_dwconv_fixedpoint_ukernel_up16c__armv7neon, fixedpoint, dwconv_any)
 DWCONV(gemmi8_q8_dwconv_fp32_ukernel_up16c__armv7neon, fp32, dwconv_any)

@@ -42,10 +42,8 @@ static __attribute__((noinline)) uint8x16_t load_tail(const uint8_t* p, size_t n
   return gemmi8_a64_load_tail(p, nc, 0);
 }
 
-static GEMMI8_ALWAYS_INLINE uint8x16_t load_channels(const uint8_t* p, size_t nc)
-{
-  return nc == CR ? vld1q_u8(p) : load_tail(p, nc);
-}
+#define GEMMI8_DW_LOAD_WHOLE(p) vld1q_u8(p)
+#define GEMMI8_DW_LOAD_PART(p) load_tail(p, nc)
 
 static GEMMI8_ALWAYS_INLINE void mla(int32x4_t* acc, uint8x16_t a, int16x8_t wlo, int16x8_t whi)
 {
@@ -57,8 +55,15 @@ static GEMMI8_ALWAYS_INLINE void mla(int32x4_t* acc, uint8x16_t a, int16x8_t wlo
   acc[3] = vmlal_high_s16(acc[3], ahi, whi);
 }
 
+/* A tap's pointer with the offset applied (not to the zero buffer). */
+static GEMMI8_ALWAYS_INLINE const uint8_t* tap_pointer(const void* p, const void* zero,
+                                                       size_t offset)
+{
+  return p != zero ? (const uint8_t*) p + offset : (const uint8_t*) p;
+}
+
 /* One tap of the two pixels. */
-#define GEMMI8_DW_TAP(t) \
+#define GEMMI8_DW_TAP(t, LOAD) \
   do { \
   const uint8_t* pa = in0[t]; \
   const uint8_t* pb = in1[t]; \
@@ -66,8 +71,8 @@ static GEMMI8_ALWAYS_INLINE void mla(int32x4_t* acc, uint8x16_t a, int16x8_t wlo
   if (pb != (const uint8_t*) zero) pb += input_offset; \
   const int8x16_t vw = vld1q_s8(wt); \
   const int16x8_t wlo = vmovl_s8(vget_low_s8(vw)), whi = vmovl_high_s8(vw); \
-  mla(vacc[0], veorq_u8(load_channels(pa + c0, nc), vxor), wlo, whi); \
-  mla(vacc[1], veorq_u8(load_channels(pb + c0, nc), vxor), wlo, whi); \
+  mla(vacc[0], veorq_u8(LOAD(pa + c0), vxor), wlo, whi); \
+  mla(vacc[1], veorq_u8(LOAD(pb + c0), vxor), wlo, whi); \
   wt += CR; \
   } while (0)
 
@@ -97,16 +102,39 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, const int out, const in
       const int32_t* bias = (const int32_t*) tile;
       for (size_t j = 0; j < 4; j++) vacc[0][j] = vacc[1][j] = vld1q_s32(bias + 4 * j);
       const int8_t* wt = (const int8_t*) (tile + CR * 4);
-      /* 3x3 unrolled, any count as a loop */
+      if (nc == CR) {
+        /* whole tiles: 3x3 unrolled, 5x5 by kernel rows, any count as a loop (the loop llvm-mca reads) */
 #pragma GCC unroll 9
-      for (size_t t = 0; KS == 9 && t < 9; t++) GEMMI8_DW_TAP(t);
-      if (KS == 0) {
+        for (size_t t = 0; KS == 9 && t < 9; t++) GEMMI8_DW_TAP(t, GEMMI8_DW_LOAD_WHOLE);
+#pragma GCC unroll 5
+        for (size_t t = 0; KS == 25 && t < 25; t++) GEMMI8_DW_TAP(t, GEMMI8_DW_LOAD_WHOLE);
+        if (KS == 0) {
+          /* software-pipelined for cores that issue in order (Cortex-A53, A55): the
+           * next tap's pointers and bytes are loaded while this tap multiplies */
+          uint8x16_t va = vld1q_u8(tap_pointer(in0[0], zero, input_offset) + c0);
+          uint8x16_t vb = vld1q_u8(tap_pointer(in1[0], zero, input_offset) + c0);
+          int8x16_t vw = vld1q_s8(wt);
 #pragma GCC unroll 1
-        for (size_t t = 0; t < ks; t++) {
-          GEMMI8_MCA_BEGIN("q8-neon-dwconv-up16c:MACS=32:PEAK=a64-smlal");
-          GEMMI8_DW_TAP(t);
+          for (size_t t = 1; t <= ks; t++) {
+            GEMMI8_MCA_BEGIN("q8-neon-dwconv-up16c:MACS=32:PEAK=a64-smlal");
+            /* tap t (tap ks - 1 again at the end: loaded, not used) */
+            const size_t n = t < ks ? t : ks - 1;
+            const uint8x16_t na = vld1q_u8(tap_pointer(in0[n], zero, input_offset) + c0);
+            const uint8x16_t nb = vld1q_u8(tap_pointer(in1[n], zero, input_offset) + c0);
+            const int8x16_t nw = vld1q_s8(wt + CR * n);
+            const int16x8_t wlo = vmovl_s8(vget_low_s8(vw)), whi = vmovl_high_s8(vw);
+            mla(vacc[0], veorq_u8(va, vxor), wlo, whi);
+            mla(vacc[1], veorq_u8(vb, vxor), wlo, whi);
+            va = na;
+            vb = nb;
+            vw = nw;
+          }
+          GEMMI8_MCA_END();
         }
-        GEMMI8_MCA_END();
+      } else {
+        /* the last tile of fewer than 16 channels */
+#pragma GCC unroll 1
+        for (size_t t = 0; t < ks; t++) GEMMI8_DW_TAP(t, GEMMI8_DW_LOAD_PART);
       }
       if (out == gemmi8_qoutput_fixedpoint) {
         tq.multiplier = q->multiplier + c0 * cs;
@@ -129,6 +157,7 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, const int out, const in
            output_stride, input_offset, zero, params);                                        \
   }
 DWCONV_BODY(dwconv_9, 9)
+DWCONV_BODY(dwconv_25, 25)
 DWCONV_BODY(dwconv_any, 0)
 
 /* The entry points: a body, the output kind an argument. */
@@ -144,6 +173,9 @@ DWCONV_BODY(dwconv_any, 0)
 DWCONV(gemmi8_q8_dwconv_s32_ukernel_9p16c__neon, s32, dwconv_9)
 DWCONV(gemmi8_q8_dwconv_fixedpoint_ukernel_9p16c__neon, fixedpoint, dwconv_9)
 DWCONV(gemmi8_q8_dwconv_fp32_ukernel_9p16c__neon, fp32, dwconv_9)
+DWCONV(gemmi8_q8_dwconv_s32_ukernel_25p16c__neon, s32, dwconv_25)
+DWCONV(gemmi8_q8_dwconv_fixedpoint_ukernel_25p16c__neon, fixedpoint, dwconv_25)
+DWCONV(gemmi8_q8_dwconv_fp32_ukernel_25p16c__neon, fp32, dwconv_25)
 DWCONV(gemmi8_q8_dwconv_s32_ukernel_up16c__neon, s32, dwconv_any)
 DWCONV(gemmi8_q8_dwconv_fixedpoint_ukernel_up16c__neon, fixedpoint, dwconv_any)
 DWCONV(gemmi8_q8_dwconv_fp32_ukernel_up16c__neon, fp32, dwconv_any)

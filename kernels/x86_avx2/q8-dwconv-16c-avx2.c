@@ -114,9 +114,11 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
       vacc[0][0] = vacc[1][0] = _mm256_load_si256((const __m256i*) tile);
       vacc[0][1] = vacc[1][1] = _mm256_load_si256((const __m256i*) (tile + 32));
       const uint8_t* wt = tile + CR * 4;
-      /* 3x3 unrolled, any count as a loop */
+      /* 3x3 unrolled, 5x5 by kernel rows, any count as a loop */
 #pragma GCC unroll 9
       for (size_t t = 0; KS == 9 && t < 9; t++) GEMMI8_DW_TAP(t);
+#pragma GCC unroll 5
+      for (size_t t = 0; KS == 25 && t < 25; t++) GEMMI8_DW_TAP(t);
 #pragma GCC unroll 1
       for (size_t t = 0; KS == 0 && t < ks; t++) GEMMI8_DW_TAP(t);
       if (out == gemmi8_qoutput_fixedpoint) {
@@ -140,6 +142,7 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
            params);                                                                           \
   }
 DWCONV_BODY(dwconv_9, 9)
+DWCONV_BODY(dwconv_25, 25)
 DWCONV_BODY(dwconv_any, 0)
 
 #define DWCONV(fn, out, body)                                                                \
@@ -154,6 +157,9 @@ DWCONV_BODY(dwconv_any, 0)
 DWCONV(gemmi8_q8_dwconv_s32_ukernel_9p16c__avx2, gemmi8_qoutput_s32, dwconv_9)
 DWCONV(gemmi8_q8_dwconv_fixedpoint_ukernel_9p16c__avx2, gemmi8_qoutput_fixedpoint, dwconv_9)
 DWCONV(gemmi8_q8_dwconv_fp32_ukernel_9p16c__avx2, gemmi8_qoutput_fp32, dwconv_9)
+DWCONV(gemmi8_q8_dwconv_s32_ukernel_25p16c__avx2, gemmi8_qoutput_s32, dwconv_25)
+DWCONV(gemmi8_q8_dwconv_fixedpoint_ukernel_25p16c__avx2, gemmi8_qoutput_fixedpoint, dwconv_25)
+DWCONV(gemmi8_q8_dwconv_fp32_ukernel_25p16c__avx2, gemmi8_qoutput_fp32, dwconv_25)
 DWCONV(gemmi8_q8_dwconv_s32_ukernel_up16c__avx2, gemmi8_qoutput_s32, dwconv_any)
 DWCONV(gemmi8_q8_dwconv_fixedpoint_ukernel_up16c__avx2, gemmi8_qoutput_fixedpoint, dwconv_any)
 DWCONV(gemmi8_q8_dwconv_fp32_ukernel_up16c__avx2, gemmi8_qoutput_fp32, dwconv_any)

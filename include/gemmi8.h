@@ -561,10 +561,24 @@ GEMMI8_API gemmi8_status gemmi8_bin_gemm_bits_ex(size_t m, size_t n, size_t k,
  * through its parallel argument). Different operators are independent: each may be
  * used from its own thread at the same time as the others.
  *
- * Create chooses how the layer runs, once: a 1x1 convolution with stride 1 and no
- * padding runs the GEMM on the input in place, with no indirection buffer; any other
- * layer the GEMM's kernels through the indirection buffer (a depthwise layer, one
- * input channel a group, too, for now).
+ * Create chooses how the layer runs, once: a depthwise layer (groups > 1, one input
+ * channel a group, any channel multiplier co, 1x1 too) runs on depthwise kernels; a
+ * 1x1 convolution with stride 1 and no padding runs the GEMM on the input in place,
+ * with no indirection buffer; any other layer the GEMM's kernels through the
+ * indirection buffer.
+ *
+ * Depthwise: each output channel's taps are packed once as int8 (the weight zero point
+ * taken off, the zero-point terms in the bias), and the kernels read every output
+ * pixel's taps through an indirection buffer (a pointer per output pixel and tap, the
+ * padding taps at a buffer of channels bytes of a_zero_point), 64 or 16 channels at a
+ * time, with no sum across channels. A qu8 layer whose w - b_zp leaves the int8 range
+ * for some weight reads each tap two or three times (its weight split in int8 parts):
+ * the same bytes, at that much more work. A multiplier above 1 reads a copy of the
+ * input with each channel repeated co times, made by each run (batch x input pixels x
+ * channels_out bytes of workspace). Memory: at create the packed filter (about taps x
+ * channels bytes, four times that on AVX-512 VNNI, plus 4 bytes a channel) and, for
+ * 8-bit outputs on AVX-512 VNNI, 2.5 KB of constants per 64 channels; at setup the
+ * indirection buffer (8 bytes x output pixels x taps).
  *
  * How it is computed: the filter of each group is packed as GEMM weights of
  * co x (taps x ci), each tap's channels padded to the kernels' depth group with the

@@ -9,7 +9,8 @@
  * four instructions, with no shuffle of the input (it is read as it lies in memory,
  * xored with 0x80 for int8 input). Two output pixels a pass share each weight vector;
  * a tile of 32 or fewer channels (the last of 96 or 144, MobileNetV2's first layer)
- * puts the two pixels in the halves of each vector. The tail of the channels is a
+ * puts the two pixels in the halves of each vector, and a layer of 16 channels or
+ * fewer (8-bit outputs) four pixels in its 128-bit lanes. The tail of the channels is a
  * masked load: no byte past the call's channels is read from a tap.
  *
  * The 8-bit outputs are requantized in the accumulators' channel order, with the
@@ -72,7 +73,9 @@ void gemmi8_dwprepare_64c4__avx512vnni(enum gemmi8_qoutput out, const struct gem
   const size_t cs = p->channel_stride;
   for (size_t k = 0; k < CR; k++) {
     const size_t j = k / 16, i = k % 16;
-    const size_t lane = nc <= 32 ? i % 8 : i;
+    /* 16 channels or fewer: four pixels a vector (lanes 0..3 repeated); 32 or fewer:
+     * two (lanes 0..7 repeated) */
+    const size_t lane = nc <= 16 ? i % 4 : (nc <= 32 ? i % 8 : i);
     size_t c = 4 * lane + j;
     if (c >= nc) c = 0;
     if (out == gemmi8_qoutput_fixedpoint) {
@@ -278,6 +281,55 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
   const __m512i vxor = _mm512_set1_epi8((char) params->input_xor);
   const struct gemmi8_qparams* q = &params->q;
   const int is_signed = params->input_xor != 0;
+  if (channels <= 16 && out != gemmi8_qoutput_s32) {
+    /* 16 channels or fewer, 8-bit outputs: four pixels in the 128-bit lanes of each
+     * vector (lane r: pixel p + r), the tile's first 16 channels' weights in all four */
+    const __mmask16 m16 = (__mmask16) (0xFFFFu >> (16 - channels));
+    const uint8_t* tile = w;
+    for (size_t p = 0; p < pixels; p += 4) {
+      const size_t n = gemmi8_min(4, pixels - p);
+      const uint8_t* const* in0 = (const uint8_t* const*) input + p * ks;
+      const uint8_t* const* in1 = in0 + (n > 1 ? ks : 0);
+      const uint8_t* const* in2 = in0 + (n > 2 ? 2 * ks : 0);
+      const uint8_t* const* in3 = in0 + (n > 3 ? 3 * ks : 0);
+#define QUAD_W(k) _mm512_broadcast_i32x4(_mm_load_si128((const __m128i*) (tile + 64 * (k))))
+      __m512i vacc0 = QUAD_W(0), vacc1 = QUAD_W(1), vacc2 = QUAD_W(2), vacc3 = QUAD_W(3);
+#undef QUAD_W
+      const uint8_t* wt = tile + 256;
+#define QUAD_PTR(x) ((x) != (const uint8_t*) zero ? (x) + input_offset : (x))
+#define QUAD_W(k) _mm512_broadcast_i32x4(_mm_load_si128((const __m128i*) (wt + 64 * (k))))
+#define QUAD_TAP(t)                                                                          \
+  do {                                                                                       \
+    __m512i va = _mm512_castsi128_si512(_mm_maskz_loadu_epi8(m16, QUAD_PTR(in0[t])));         \
+    va = _mm512_inserti32x4(va, _mm_maskz_loadu_epi8(m16, QUAD_PTR(in1[t])), 1);              \
+    va = _mm512_inserti32x4(va, _mm_maskz_loadu_epi8(m16, QUAD_PTR(in2[t])), 2);              \
+    va = _mm512_inserti32x4(va, _mm_maskz_loadu_epi8(m16, QUAD_PTR(in3[t])), 3);              \
+    va = _mm512_xor_si512(va, vxor);                                                         \
+    vacc0 = _mm512_dpbusd_epi32(vacc0, va, QUAD_W(0));                                       \
+    vacc1 = _mm512_dpbusd_epi32(vacc1, va, QUAD_W(1));                                       \
+    vacc2 = _mm512_dpbusd_epi32(vacc2, va, QUAD_W(2));                                       \
+    vacc3 = _mm512_dpbusd_epi32(vacc3, va, QUAD_W(3));                                       \
+    wt += 256;                                                                               \
+  } while (0)
+      /* 3x3 unrolled, other counts as a loop */
+#pragma GCC unroll 9
+      for (size_t t = 0; KS == 9 && t < 9; t++) QUAD_TAP(t);
+#pragma GCC unroll 1
+      for (size_t t = 0; KS != 9 && t < ks; t++) QUAD_TAP(t);
+#undef QUAD_TAP
+#undef QUAD_W
+#undef QUAD_PTR
+      /* the prepared constants of a tile of 16 channels or fewer repeat every 4 lanes */
+      const __m512i b = output_bytes(out, is_signed, q, (const __m512i*) q->prepared, vacc0,
+                                     vacc1, vacc2, vacc3);
+      uint8_t* o = (uint8_t*) output + p * output_stride;
+      _mm_mask_storeu_epi8(o, m16, _mm512_castsi512_si128(b));
+      if (n > 1) _mm_mask_storeu_epi8(o + output_stride, m16, _mm512_extracti32x4_epi32(b, 1));
+      if (n > 2) _mm_mask_storeu_epi8(o + 2 * output_stride, m16, _mm512_extracti32x4_epi32(b, 2));
+      if (n > 3) _mm_mask_storeu_epi8(o + 3 * output_stride, m16, _mm512_extracti32x4_epi32(b, 3));
+    }
+    return;
+  }
   /* two pixels at a time: each weight vector loaded serves both */
   for (size_t p = 0; p < pixels; p += 2) {
     const size_t rows = pixels - p >= 2 ? 2 : 1;

@@ -139,7 +139,7 @@ static gemmi8_status dw_setup(gemmi8_convolution* op, const struct gemmi8_conv_s
   if (!same) {
     struct gemmi8_indirection fresh;
     const gemmi8_status status = gemmi8_indirection_init(
-        &fresh, &op->g, 0, 1, op->ks, s->batch, s->input_height, s->input_width,
+        &fresh, &op->g, 0, 1, op->ks, op->dw_repeat, s->batch, s->input_height, s->input_width,
         s->output_height, s->output_width, base, stride, (uint8_t) op->a_zero_point);
     if (status != gemmi8_status_success) {
       free(copy);
@@ -148,7 +148,6 @@ static gemmi8_status dw_setup(gemmi8_convolution* op, const struct gemmi8_conv_s
     /* nothing can fail from here on */
     gemmi8_indirection_free(&op->ind);
     op->ind = fresh;
-    op->ind.repeat = op->dw_repeat;
     gemmi8_indirection_build(&op->ind, &op->g, op->zero);
   }
   gemmi8_conv_install_workspace(op, copy, copy_bytes);

@@ -35,7 +35,7 @@ static gemmi8_status igemm_setup(gemmi8_convolution* op, const struct gemmi8_con
                                               s->input_width, s->input, s->input_stride);
   gemmi8_status status;
   if (!same) {
-    status = gemmi8_indirection_init(&fresh_ind, &op->g, op->merge, op->cfg->mr, op->ks,
+    status = gemmi8_indirection_init(&fresh_ind, &op->g, op->merge, op->cfg->mr, op->ks, 1,
                                      s->batch, s->input_height, s->input_width,
                                      s->output_height, s->output_width, s->input,
                                      s->input_stride, (uint8_t) op->a_zero_point);

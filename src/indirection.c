@@ -16,7 +16,7 @@ uint8_t* gemmi8_indirection_zero(size_t bytes, uint8_t value)
 
 gemmi8_status gemmi8_indirection_init(struct gemmi8_indirection* ind,
                                       const gemmi8_conv_geometry* g, int merge, size_t mr,
-                                      size_t ks, size_t batch, size_t input_height,
+                                      size_t ks, size_t repeat, size_t batch, size_t input_height,
                                       size_t input_width, size_t output_height,
                                       size_t output_width, const uint8_t* input,
                                       size_t input_stride, uint8_t zero_point)
@@ -56,6 +56,7 @@ gemmi8_status gemmi8_indirection_init(struct gemmi8_indirection* ind,
   ind->input_stride = input_stride;
   ind->mr = mr;
   ind->ks = ks;
+  ind->repeat = repeat;
   ind->m = m;
   ind->merge = merge;
   ind->pointers = pointers;
@@ -82,7 +83,7 @@ void gemmi8_indirection_build(struct gemmi8_indirection* ind, const gemmi8_conv_
                               const void* zero)
 {
   const size_t m = ind->m, ks = ind->ks, kw = g->kernel_width, mr = ind->mr;
-  const size_t repeat = ind->repeat > 1 ? ind->repeat : 1;
+  const size_t repeat = ind->repeat;
   const size_t ow = ind->output_width, pixels = ind->output_height * ow;
   const size_t tiles = gemmi8_divide_round_up(m, mr);
   const void** ptrs = ind->pointers;

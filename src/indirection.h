@@ -26,8 +26,8 @@ struct gemmi8_indirection {
   size_t input_stride; /* bytes between input pixels */
   size_t mr, ks, m;
   int merge;
-  /* each tap's pointer repeated this many times (0 or 1: once); ks counts the
-   * repeats (the depthwise path's split weights) */
+  /* each tap's pointer repeated this many times (1: once); ks counts the repeats
+   * (the depthwise path's split weights) */
   size_t repeat;
   /* the pointers: round_up(m, mr) * ks */
   const void** pointers;
@@ -43,7 +43,9 @@ GEMMI8_INTERNAL uint8_t* gemmi8_indirection_zero(size_t bytes, uint8_t value);
 
 /*
  * Allocates the buffers of an indirection for geometry g (validated, with taps of
- * ks x kc bytes after merging), mr rows a tile, batch x input_height x input_width
+ * ks x kc bytes after merging; ks counts each tap `repeat` times, repeat >= 1, each
+ * tap's pointer then written that many times in a row), mr rows a tile, batch x
+ * input_height x input_width
  * input pixels at input, input_stride bytes apart, and an output of output_height x
  * output_width pixels an image; fills in *ind (its pointers not yet built). Returns
  * invalid_parameter when a size does not fit size_t, out_of_memory; nothing is left
@@ -51,7 +53,8 @@ GEMMI8_INTERNAL uint8_t* gemmi8_indirection_zero(size_t bytes, uint8_t value);
  */
 GEMMI8_INTERNAL gemmi8_status gemmi8_indirection_init(struct gemmi8_indirection* ind,
                                                       const gemmi8_conv_geometry* g, int merge,
-                                                      size_t mr, size_t ks, size_t batch,
+                                                      size_t mr, size_t ks, size_t repeat,
+                                                      size_t batch,
                                                       size_t input_height, size_t input_width,
                                                       size_t output_height, size_t output_width,
                                                       const uint8_t* input, size_t input_stride,

@@ -198,6 +198,42 @@ typedef void (*gemmi8_row_sum_fn)(size_t m, size_t k, const void* a, size_t a_st
 #define GEMMI8_DWUKERNEL_NAME_(out, taps, cr, isa) GEMMI8_DWUKERNEL_NAME__(out, taps, cr, isa)
 #define GEMMI8_DWUKERNEL_NAME__(out, taps, cr, isa) \
   gemmi8_q8_dwconv_##out##_ukernel_##taps##cr##c__##isa
+/* The entry points of a depthwise kernel file, from its
+ *   static void dwconv(const size_t KS, enum gemmi8_qoutput out, <the kernel's arguments>)
+ * (KS 9, 25 or 0 for any count): one out-of-line body per tap count, the output kind
+ * its argument, and the nine kernels of the list (3x3, 5x5, any count; s32,
+ * fixedpoint, fp32) calling them. */
+#define GEMMI8_DWCONV_BODY_(name, KS)                                                        \
+  static __attribute__((noinline)) void name(                                                \
+      enum gemmi8_qoutput out, size_t channels, size_t pixels, size_t ks,                    \
+      const void* const* input, const void* w, void* output, size_t output_stride,           \
+      size_t input_offset, const void* zero, const struct gemmi8_dwparams* params)           \
+  {                                                                                          \
+    dwconv(KS, out, channels, pixels, ks, input, w, output, output_stride, input_offset,     \
+           zero, params);                                                                    \
+  }
+#define GEMMI8_DWCONV_ENTRY_(out, taps, cr, isa, body)                                       \
+  void GEMMI8_DWUKERNEL_NAME(out, taps, cr, isa)(                                            \
+      size_t channels, size_t pixels, size_t ks, const void* const* input, const void* w,    \
+      void* output, size_t output_stride, size_t input_offset, const void* zero,             \
+      const struct gemmi8_dwparams* params)                                                  \
+  {                                                                                          \
+    body(gemmi8_qoutput_##out, channels, pixels, ks, input, w, output, output_stride,        \
+         input_offset, zero, params);                                                        \
+  }
+#define GEMMI8_DWCONV_ENTRIES(cr, isa)                                                       \
+  GEMMI8_DWCONV_BODY_(dwconv_9, 9)                                                           \
+  GEMMI8_DWCONV_BODY_(dwconv_25, 25)                                                         \
+  GEMMI8_DWCONV_BODY_(dwconv_any, 0)                                                         \
+  GEMMI8_DWCONV_ENTRY_(s32, 9, cr, isa, dwconv_9)                                            \
+  GEMMI8_DWCONV_ENTRY_(fixedpoint, 9, cr, isa, dwconv_9)                                     \
+  GEMMI8_DWCONV_ENTRY_(fp32, 9, cr, isa, dwconv_9)                                           \
+  GEMMI8_DWCONV_ENTRY_(s32, 25, cr, isa, dwconv_25)                                          \
+  GEMMI8_DWCONV_ENTRY_(fixedpoint, 25, cr, isa, dwconv_25)                                   \
+  GEMMI8_DWCONV_ENTRY_(fp32, 25, cr, isa, dwconv_25)                                         \
+  GEMMI8_DWCONV_ENTRY_(s32, 0, cr, isa, dwconv_any)                                          \
+  GEMMI8_DWCONV_ENTRY_(fixedpoint, 0, cr, isa, dwconv_any)                                   \
+  GEMMI8_DWCONV_ENTRY_(fp32, 0, cr, isa, dwconv_any)
 #define GEMMI8_BTILE_1(mr, nr) mr##x##nr
 #define GEMMI8_BTILE_2(mr, nr) mr##x##nr##c2
 #define GEMMI8_BTILE_4(mr, nr) mr##x##nr##c4

@@ -86,7 +86,7 @@ static GEMMI8_ALWAYS_INLINE size_t not_zero(const void* p, const void* zero)
     wt += CR;                                                                             \
   } while (0)
 
-static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, int out, size_t channels, size_t pixels,
+static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out, size_t channels, size_t pixels,
                                         size_t ks, const void* const* input, const void* w,
                                         void* output, size_t output_stride, size_t input_offset,
                                         const void* zero, const struct gemmi8_dwparams* params)
@@ -141,34 +141,5 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, int out, size_t channel
   }
 }
 
-#define DWCONV_BODY(name, KS)                                                                 \
-  static __attribute__((noinline)) void name(                                                 \
-      int out, size_t channels, size_t pixels, size_t ks, const void* const* input,           \
-      const void* w, void* output, size_t output_stride, size_t input_offset,                 \
-      const void* zero, const struct gemmi8_dwparams* params)                                 \
-  {                                                                                           \
-    dwconv(KS, out, channels, pixels, ks, input, w, output, output_stride, input_offset, zero, \
-           params);                                                                           \
-  }
-DWCONV_BODY(dwconv_9, 9)
-DWCONV_BODY(dwconv_25, 25)
-DWCONV_BODY(dwconv_any, 0)
-
-#define DWCONV(fn, OUT, body)                                                                 \
-  void fn(size_t channels, size_t pixels, size_t ks, const void* const* input, const void* w,  \
-          void* output, size_t output_stride, size_t input_offset, const void* zero,           \
-          const struct gemmi8_dwparams* params)                                                \
-  {                                                                                           \
-    body(gemmi8_qoutput_##OUT, channels, pixels, ks, input, w, output, output_stride,         \
-         input_offset, zero, params);                                                         \
-  }
-
-DWCONV(gemmi8_q8_dwconv_s32_ukernel_9p16c__armv7neon, s32, dwconv_9)
-DWCONV(gemmi8_q8_dwconv_fixedpoint_ukernel_9p16c__armv7neon, fixedpoint, dwconv_9)
-DWCONV(gemmi8_q8_dwconv_fp32_ukernel_9p16c__armv7neon, fp32, dwconv_9)
-DWCONV(gemmi8_q8_dwconv_s32_ukernel_25p16c__armv7neon, s32, dwconv_25)
-DWCONV(gemmi8_q8_dwconv_fixedpoint_ukernel_25p16c__armv7neon, fixedpoint, dwconv_25)
-DWCONV(gemmi8_q8_dwconv_fp32_ukernel_25p16c__armv7neon, fp32, dwconv_25)
-DWCONV(gemmi8_q8_dwconv_s32_ukernel_up16c__armv7neon, s32, dwconv_any)
-DWCONV(gemmi8_q8_dwconv_fixedpoint_ukernel_up16c__armv7neon, fixedpoint, dwconv_any)
-DWCONV(gemmi8_q8_dwconv_fp32_ukernel_up16c__armv7neon, fp32, dwconv_any)
+/* The list's nine kernels (src/microkernel.h). */
+GEMMI8_DWCONV_ENTRIES(16, armv7neon)

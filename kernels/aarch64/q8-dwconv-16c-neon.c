@@ -76,13 +76,14 @@ static GEMMI8_ALWAYS_INLINE const uint8_t* tap_pointer(const void* p, const void
   wt += CR; \
   } while (0)
 
-/* KS taps (0: any count); the output kind and signedness are arguments of the body. */
-static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, const int out, const int is_signed,
+/* KS taps (0: any count); the output kind is an argument of the body. */
+static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out,
                                         size_t channels, size_t pixels, size_t ks,
                                         const void* const* input, const void* w, void* output,
                                         size_t output_stride, size_t input_offset,
                                         const void* zero, const struct gemmi8_dwparams* params)
 {
+  const int is_signed = params->input_xor != 0;
   if (KS != 0) ks = KS;
   const size_t bytes = gemmi8_round_up(CR * 4 + ks * CR, 64);
   const size_t out_size = out == gemmi8_qoutput_s32 ? 4 : 1;
@@ -147,35 +148,5 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, const int out, const in
   }
 }
 
-#define DWCONV_BODY(name, KS)                                                                 \
-  static __attribute__((noinline)) void name(                                                 \
-      int out, size_t channels, size_t pixels, size_t ks, const void* const* input,           \
-      const void* w, void* output, size_t output_stride, size_t input_offset,                 \
-      const void* zero, const struct gemmi8_dwparams* params)                                 \
-  {                                                                                           \
-    dwconv(KS, out, params->input_xor != 0, channels, pixels, ks, input, w, output,           \
-           output_stride, input_offset, zero, params);                                        \
-  }
-DWCONV_BODY(dwconv_9, 9)
-DWCONV_BODY(dwconv_25, 25)
-DWCONV_BODY(dwconv_any, 0)
-
-/* The entry points: a body, the output kind an argument. */
-#define DWCONV(fn, OUT, body)                                                                 \
-  void fn(size_t channels, size_t pixels, size_t ks, const void* const* input, const void* w,  \
-          void* output, size_t output_stride, size_t input_offset, const void* zero,           \
-          const struct gemmi8_dwparams* params)                                                \
-  {                                                                                           \
-    body(gemmi8_qoutput_##OUT, channels, pixels, ks, input, w, output, output_stride,         \
-         input_offset, zero, params);                                                         \
-  }
-
-DWCONV(gemmi8_q8_dwconv_s32_ukernel_9p16c__neon, s32, dwconv_9)
-DWCONV(gemmi8_q8_dwconv_fixedpoint_ukernel_9p16c__neon, fixedpoint, dwconv_9)
-DWCONV(gemmi8_q8_dwconv_fp32_ukernel_9p16c__neon, fp32, dwconv_9)
-DWCONV(gemmi8_q8_dwconv_s32_ukernel_25p16c__neon, s32, dwconv_25)
-DWCONV(gemmi8_q8_dwconv_fixedpoint_ukernel_25p16c__neon, fixedpoint, dwconv_25)
-DWCONV(gemmi8_q8_dwconv_fp32_ukernel_25p16c__neon, fp32, dwconv_25)
-DWCONV(gemmi8_q8_dwconv_s32_ukernel_up16c__neon, s32, dwconv_any)
-DWCONV(gemmi8_q8_dwconv_fixedpoint_ukernel_up16c__neon, fixedpoint, dwconv_any)
-DWCONV(gemmi8_q8_dwconv_fp32_ukernel_up16c__neon, fp32, dwconv_any)
+/* The list's nine kernels (src/microkernel.h). */
+GEMMI8_DWCONV_ENTRIES(16, neon)

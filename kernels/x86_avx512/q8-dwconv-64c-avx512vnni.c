@@ -139,64 +139,81 @@ static GEMMI8_ALWAYS_INLINE __m512i requantize(const enum gemmi8_qoutput out, in
 
 /* 64 bytes in channel order (channels 0..63 of the tile, or two pixels' 0..31) from
  * the four accumulators of a tile, requantized, saturated and clamped. */
-static GEMMI8_ALWAYS_INLINE __m512i output_bytes_(const enum gemmi8_qoutput out, int is_signed,
-                                                 const struct gemmi8_qparams* q,
+/* The output stage's constants, broadcast once per kernel call (not per tile). */
+struct dw_output {
+  __m512 vhi;     /* max - zero point */
+  __m512i vzp32;  /* the zero point, int32 (fixed point) and int16 (fp32) */
+  __m512i vzp16;
+  __m512i vmin;   /* bytes */
+  __m512i vmax;
+  int left_shift;
+  int is_signed;
+};
+
+static GEMMI8_ALWAYS_INLINE void output_constants(const struct gemmi8_dwparams* params,
+                                                  struct dw_output* c)
+{
+  const struct gemmi8_qparams* q = &params->q;
+  c->vhi = _mm512_set1_ps((float) (q->max - q->zero_point));
+  c->vzp32 = _mm512_set1_epi32(q->zero_point);
+  c->vzp16 = _mm512_set1_epi16((int16_t) q->zero_point);
+  c->vmin = _mm512_set1_epi8((char) q->min);
+  c->vmax = _mm512_set1_epi8((char) q->max);
+  c->left_shift = q->left_shift;
+  c->is_signed = params->input_xor != 0;
+}
+
+static GEMMI8_ALWAYS_INLINE __m512i output_bytes_(const enum gemmi8_qoutput out,
+                                                 const struct dw_output* c,
                                                  const __m512i* prepared, __m512i vacc0,
                                                  __m512i vacc1, __m512i vacc2, __m512i vacc3)
 {
   const size_t V = out == gemmi8_qoutput_fixedpoint ? DW_FIXEDPOINT_VECTORS : 1;
-  const __m512 vhi = _mm512_set1_ps((float) (q->max - q->zero_point));
-  const __m512i vzp32 = _mm512_set1_epi32(q->zero_point);
-  const int left = q->left_shift;
-  const __m512i r0 = requantize(out, left, vacc0, prepared, vhi, vzp32);
-  const __m512i r1 = requantize(out, left, vacc1, prepared + V, vhi, vzp32);
-  const __m512i r2 = requantize(out, left, vacc2, prepared + 2 * V, vhi, vzp32);
-  const __m512i r3 = requantize(out, left, vacc3, prepared + 3 * V, vhi, vzp32);
+  const int left = c->left_shift;
+  const __m512i r0 = requantize(out, left, vacc0, prepared, c->vhi, c->vzp32);
+  const __m512i r1 = requantize(out, left, vacc1, prepared + V, c->vhi, c->vzp32);
+  const __m512i r2 = requantize(out, left, vacc2, prepared + 2 * V, c->vhi, c->vzp32);
+  const __m512i r3 = requantize(out, left, vacc3, prepared + 3 * V, c->vhi, c->vzp32);
   __m512i v01 = _mm512_packs_epi32(r0, r1), v23 = _mm512_packs_epi32(r2, r3);
   if (out == gemmi8_qoutput_fp32) {
-    const __m512i vzp16 = _mm512_set1_epi16((int16_t) q->zero_point);
-    v01 = _mm512_adds_epi16(v01, vzp16);
-    v23 = _mm512_adds_epi16(v23, vzp16);
+    v01 = _mm512_adds_epi16(v01, c->vzp16);
+    v23 = _mm512_adds_epi16(v23, c->vzp16);
   }
   /* byte c of each 128-bit lane takes byte 4 * (c % 4) + c / 4 */
   const __m512i vorder = _mm512_broadcast_i32x4(
       _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
-  if (is_signed) {
+  if (c->is_signed) {
     const __m512i b = _mm512_shuffle_epi8(_mm512_packs_epi16(v01, v23), vorder);
-    return _mm512_min_epi8(_mm512_max_epi8(b, _mm512_set1_epi8((char) q->min)),
-                           _mm512_set1_epi8((char) q->max));
+    return _mm512_min_epi8(_mm512_max_epi8(b, c->vmin), c->vmax);
   }
   const __m512i b = _mm512_shuffle_epi8(_mm512_packus_epi16(v01, v23), vorder);
-  return _mm512_min_epu8(_mm512_max_epu8(b, _mm512_set1_epi8((char) q->min)),
-                         _mm512_set1_epi8((char) q->max));
+  return _mm512_min_epu8(_mm512_max_epu8(b, c->vmin), c->vmax);
 }
 
 /* Out of line, one copy per output kind (the accumulators pass in registers). */
 static __attribute__((noinline)) __m512i output_bytes_fixedpoint(
-    int is_signed, const struct gemmi8_qparams* q, const __m512i* prepared, __m512i vacc0,
-    __m512i vacc1, __m512i vacc2, __m512i vacc3)
+    const struct dw_output* c, const __m512i* prepared, __m512i vacc0, __m512i vacc1,
+    __m512i vacc2, __m512i vacc3)
 {
-  return output_bytes_(gemmi8_qoutput_fixedpoint, is_signed, q, prepared, vacc0, vacc1, vacc2,
-                       vacc3);
+  return output_bytes_(gemmi8_qoutput_fixedpoint, c, prepared, vacc0, vacc1, vacc2, vacc3);
 }
 
-static __attribute__((noinline)) __m512i output_bytes_fp32(int is_signed,
-                                                          const struct gemmi8_qparams* q,
+static __attribute__((noinline)) __m512i output_bytes_fp32(const struct dw_output* c,
                                                           const __m512i* prepared,
                                                           __m512i vacc0, __m512i vacc1,
                                                           __m512i vacc2, __m512i vacc3)
 {
-  return output_bytes_(gemmi8_qoutput_fp32, is_signed, q, prepared, vacc0, vacc1, vacc2, vacc3);
+  return output_bytes_(gemmi8_qoutput_fp32, c, prepared, vacc0, vacc1, vacc2, vacc3);
 }
 
-static GEMMI8_ALWAYS_INLINE __m512i output_bytes(const enum gemmi8_qoutput out, int is_signed,
-                                                 const struct gemmi8_qparams* q,
+static GEMMI8_ALWAYS_INLINE __m512i output_bytes(const enum gemmi8_qoutput out,
+                                                 const struct dw_output* c,
                                                  const __m512i* prepared, __m512i vacc0,
                                                  __m512i vacc1, __m512i vacc2, __m512i vacc3)
 {
   return out == gemmi8_qoutput_fixedpoint
-             ? output_bytes_fixedpoint(is_signed, q, prepared, vacc0, vacc1, vacc2, vacc3)
-             : output_bytes_fp32(is_signed, q, prepared, vacc0, vacc1, vacc2, vacc3);
+             ? output_bytes_fixedpoint(c, prepared, vacc0, vacc1, vacc2, vacc3)
+             : output_bytes_fp32(c, prepared, vacc0, vacc1, vacc2, vacc3);
 }
 
 /* vacc<j> lane i is channel 4i + j: out[q] lane 4a + j is vacc<j> lane 4q + a. */
@@ -280,7 +297,8 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
   const size_t bytes = 256 + 256 * ks, out_size = out == gemmi8_qoutput_s32 ? 4 : 1;
   const __m512i vxor = _mm512_set1_epi8((char) params->input_xor);
   const struct gemmi8_qparams* q = &params->q;
-  const int is_signed = params->input_xor != 0;
+  struct dw_output oc;
+  if (out != gemmi8_qoutput_s32) output_constants(params, &oc);
   if (channels <= 16 && out != gemmi8_qoutput_s32) {
     /* 16 channels or fewer, 8-bit outputs: four pixels in the 128-bit lanes of each
      * vector (lane r: pixel p + r), the tile's first 16 channels' weights in all four */
@@ -320,7 +338,7 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
 #undef QUAD_W
 #undef QUAD_PTR
       /* the prepared constants of a tile of 16 channels or fewer repeat every 4 lanes */
-      const __m512i b = output_bytes(out, is_signed, q, (const __m512i*) q->prepared, vacc0,
+      const __m512i b = output_bytes(out, &oc, (const __m512i*) q->prepared, vacc0,
                                      vacc1, vacc2, vacc3);
       uint8_t* o = (uint8_t*) output + p * output_stride;
       _mm_mask_storeu_epi8(o, m16, _mm512_castsi512_si128(b));
@@ -387,11 +405,11 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
           store_s32(rows, nc, o + c0 * out_size, output_stride, vout);
         } else {
           _mm512_mask_storeu_epi8(
-              o + c0, mask, output_bytes(out, is_signed, q, pc, vacc0, vacc1, vacc2, vacc3));
+              o + c0, mask, output_bytes(out, &oc, pc, vacc0, vacc1, vacc2, vacc3));
           if (rows == 2) {
             _mm512_mask_storeu_epi8(
                 o + output_stride + c0, mask,
-                output_bytes(out, is_signed, q, pc, vbcc0, vbcc1, vbcc2, vbcc3));
+                output_bytes(out, &oc, pc, vbcc0, vbcc1, vbcc2, vbcc3));
           }
         }
       } else {
@@ -421,7 +439,7 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
           store_s32(rows, nc, o + c0 * out_size, output_stride, vout);
         } else {
           /* bytes 0..31: pixel p, 32..63: pixel p + 1 */
-          const __m512i b = output_bytes(out, is_signed, q, pc, vacc0, vacc1, vacc2, vacc3);
+          const __m512i b = output_bytes(out, &oc, pc, vacc0, vacc1, vacc2, vacc3);
           _mm256_mask_storeu_epi8(o + c0, half, _mm512_castsi512_si256(b));
           if (rows == 2) {
             _mm256_mask_storeu_epi8(o + output_stride + c0, half,

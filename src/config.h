@@ -99,6 +99,10 @@ struct gemmi8_bgemm_config {
   uint8_t kr;
   gemmi8_bpack_fn pack;
   struct gemmi8_bgemm_ukernels gemm[GEMMI8_MAX_MR];
+  /* the binary convolution's, main tile only (NULL: none) */
+  struct {
+    gemmi8_bigemm_ukernel_fn out[gemmi8_boutput_count];
+  } igemm;
   /* NULL: the generic ones */
   gemmi8_binarize_fn binarize_f32;
   gemmi8_binarize_fn binarize_s8;

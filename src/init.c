@@ -47,7 +47,7 @@
   GEMMI8_IF_BUILT(set, bin, enum { bin_##set##_mr = mr, bin_##set##_nr = nr, bin_##set##_kr = kr };)
 #define GEMMI8_BEND(set)
 #define GEMMI8_BHELPER(set, role, symbol, file)
-#define GEMMI8_BUKERNEL(set, out, mr, nr, kr, isa, symbol, file)
+#define GEMMI8_BUKERNEL(set, kind, out, mr, nr, kr, isa, symbol, file)
 #define GEMMI8_DWSET(set, name, features, cr, tap_bytes, tap_group) \
   GEMMI8_IF_BUILT(set, dw, enum { dw_##set##_cr = cr };)
 #define GEMMI8_DWEND(set)
@@ -76,11 +76,14 @@
 #define GEMMI8_KIND_IS_pgemm_gemm 0
 #define GEMMI8_KIND_IS_pgemm_igemm 0
 #define GEMMI8_KIND_IS_pgemm_pgemm 1
+#define GEMMI8_KIND_IS_igemm_gemm 0
+#define GEMMI8_KIND_IS_igemm_igemm 1
 #define GEMMI8_BSET(set, ...)
-#define GEMMI8_BUKERNEL(set, out, mr, nr, kr, isa, symbol, file)                          \
+#define GEMMI8_BUKERNEL(set, kind, out, mr, nr, kr, isa, symbol, file)                    \
   GEMMI8_IF_BUILT(set, bin,                                                               \
                   _Static_assert(nr == bin_##set##_nr && kr == bin_##set##_kr &&          \
-                                     mr <= bin_##set##_mr && mr <= GEMMI8_MAX_MR,         \
+                                     mr <= bin_##set##_mr && mr <= GEMMI8_MAX_MR &&       \
+                                     (!GEMMI8_KIND_IS_igemm_##kind || mr == bin_##set##_mr), \
                                  #symbol ": its tile agrees with its set's");)
 #define GEMMI8_DWSET(set, ...)
 #define GEMMI8_DWUKERNEL(set, taps, out, cr, isa, symbol, file)                  \
@@ -121,9 +124,11 @@
 #define GEMMI8_BSET(set, name, features_, mr_, nr_, kr_)                                 \
   GEMMI8_IF_BUILT(set, bin, {.isa = name, .features = (features_), .mr = mr_, .nr = nr_, \
                              .kr = kr_, .pack = gemmi8_bpack_words__generic,)
-#define GEMMI8_BUKERNEL(set, output, mr, nr, kr, isa, symbol, file)                \
-  GEMMI8_IF_BUILT(set, bin, .gemm[mr - 1].out[gemmi8_boutput_##output] =         \
-                                GEMMI8_BUKERNEL_NAME(output, mr, nr, kr, isa),)
+#define GEMMI8_BUKERNEL(set, kind, output, mr, nr, kr, isa, symbol, file)          \
+  GEMMI8_IF_BUILT(set, bin, GEMMI8_BSLOT_##kind(mr).out[gemmi8_boutput_##output] = \
+                                GEMMI8_BUKERNEL_NAME(kind, output, mr, nr, kr, isa),)
+#define GEMMI8_BSLOT_gemm(mr) .gemm[mr - 1]
+#define GEMMI8_BSLOT_igemm(mr) .igemm
 #define GEMMI8_BHELPER(set, role, symbol, file) GEMMI8_IF_BUILT(set, bin, .role = symbol,)
 #define GEMMI8_BEND(set) GEMMI8_IF_BUILT(set, bin, },)
 #define GEMMI8_DWSET(set, name, features_, cr_, tap_bytes_, tap_group_)          \
@@ -176,7 +181,7 @@ struct kernel_symbol {
   GEMMI8_IF_BUILT(set, type, {(void (*)(void)) symbol, #symbol},)
 #define GEMMI8_BSET(set, ...)
 #define GEMMI8_BEND(set)
-#define GEMMI8_BUKERNEL(set, out, mr, nr, kr, isa, symbol, file) \
+#define GEMMI8_BUKERNEL(set, kind, out, mr, nr, kr, isa, symbol, file) \
   GEMMI8_IF_BUILT(set, bin, {(void (*)(void)) symbol, #symbol},)
 #define GEMMI8_BHELPER(set, role, symbol, file) \
   GEMMI8_IF_BUILT(set, bin, {(void (*)(void)) symbol, #symbol},)

@@ -106,6 +106,40 @@ typedef void (*gemmi8_bgemm_ukernel_fn)(size_t mr, size_t nr, size_t k, const ui
                                         size_t a_stride, const void* w, void* c,
                                         size_t c_stride, const struct gemmi8_bparams* params);
 
+/*
+ * An indirect binary microkernel (igemm), for the binary convolution: the mr x nr tile
+ * of the set's GEMM kernel with A given as ks groups of MR row pointers (one group per
+ * filter tap; a_offset bytes added to every pointer that is not `zero`), kc bits read
+ * from each (GEMMI8_BIN_WORDS(kc) words; the bits past kc in the last word are 0, as
+ * the driver makes them: it copies an input whose channels end inside a word). The
+ * packed block holds, for each tap, round_up(GEMMI8_BIN_WORDS(kc), KR)
+ * depth words (the padding words and bits 0), as gemmi8_bpack_fn lays out a depth of
+ * ks times that. Rows past mr alias row mr - 1's pointers (the driver repeats them).
+ *   acc[i][j] = ks * kc - 2 * popcount(a XOR w) - corr[i][j]
+ * where corr is 0 when params->corr is NULL or its row pointer is NULL, else
+ * params->corr[i][j] (the zero-padding correction). Outputs:
+ *   s32   acc;
+ *   f32   min(max((float) acc * scale[j] + bias[j], out_min), out_max), two roundings
+ *         then the clamp, written as `out_min > v ? out_min : v` then `out_max < v ?
+ *         out_max : v` (a NaN stays); scale NULL is 1.0f, bias NULL 0.0f;
+ *   bits  bit params->n0 + j of row i set when (acc XOR flip[j]) < threshold[j]
+ *         (signed), every other bit of the row's words kept.
+ */
+struct gemmi8_bcparams {
+  const float* scale; /* f32: the tile's first column; NULL: 1.0f */
+  const float* bias;  /* NULL: 0.0f */
+  float out_min, out_max;
+  const int32_t* threshold; /* bits: the tile's first column */
+  const int32_t* flip;      /* 0 or -1 a column */
+  size_t n0;                /* bits: the bit of the tile's first column in a row */
+  const int32_t* const* corr;
+};
+
+typedef void (*gemmi8_bigemm_ukernel_fn)(size_t mr, size_t nr, size_t kc, size_t ks,
+                                         const uint64_t* const* a, const void* w, void* c,
+                                         size_t c_stride, size_t a_offset, const void* zero,
+                                         const struct gemmi8_bcparams* params);
+
 /* * A depthwise microkernel computes `pixels` output pixels of `channels` channels each
  * (one filter per channel, no sum across channels), over the ks taps of each pixel:
  *   acc[p][c] = bias'[c] + sum_t (int32) (in_t[c] ^ input_xor) * (int8) w[t][c]
@@ -155,6 +189,13 @@ typedef void (*gemmi8_row_sum_fn)(size_t m, size_t k, const void* a, size_t a_st
   GEMMI8_INTERNAL void fn(size_t mr, size_t nr, size_t k, const uint64_t* a,               \
                           size_t a_stride, const void* w, void* c, size_t c_stride,        \
                           const struct gemmi8_bparams* params);
+#define GEMMI8_DECLARE_BIGEMM_UKERNEL(fn)                                                   \
+  GEMMI8_INTERNAL void fn(size_t mr, size_t nr, size_t kc, size_t ks,                       \
+                          const uint64_t* const* a, const void* w, void* c, size_t c_stride, \
+                          size_t a_offset, const void* zero,                                 \
+                          const struct gemmi8_bcparams* params);
+#define GEMMI8_DECLARE_B_gemm(fn) GEMMI8_DECLARE_BGEMM_UKERNEL(fn)
+#define GEMMI8_DECLARE_B_igemm(fn) GEMMI8_DECLARE_BIGEMM_UKERNEL(fn)
 #define GEMMI8_DECLARE_DWCONV_UKERNEL(fn)                                                    \
   GEMMI8_INTERNAL void fn(size_t channels, size_t pixels, size_t ks, const void* const* input, \
                           const void* w, void* output, size_t output_stride,                 \
@@ -237,10 +278,11 @@ typedef void (*gemmi8_row_sum_fn)(size_t m, size_t k, const void* a, size_t a_st
 #define GEMMI8_BTILE_1(mr, nr) mr##x##nr
 #define GEMMI8_BTILE_2(mr, nr) mr##x##nr##c2
 #define GEMMI8_BTILE_4(mr, nr) mr##x##nr##c4
-#define GEMMI8_BUKERNEL_NAME(out, mr, nr, kr, isa) \
-  GEMMI8_BUKERNEL_NAME_(out, GEMMI8_BTILE_##kr(mr, nr), isa)
-#define GEMMI8_BUKERNEL_NAME_(out, tile, isa) GEMMI8_BUKERNEL_NAME__(out, tile, isa)
-#define GEMMI8_BUKERNEL_NAME__(out, tile, isa) gemmi8_bin_gemm_##out##_ukernel_##tile##__##isa
+#define GEMMI8_BUKERNEL_NAME(kind, out, mr, nr, kr, isa) \
+  GEMMI8_BUKERNEL_NAME_(kind, out, GEMMI8_BTILE_##kr(mr, nr), isa)
+#define GEMMI8_BUKERNEL_NAME_(kind, out, tile, isa) GEMMI8_BUKERNEL_NAME__(kind, out, tile, isa)
+#define GEMMI8_BUKERNEL_NAME__(kind, out, tile, isa) \
+  gemmi8_bin_##kind##_##out##_ukernel_##tile##__##isa
 
 #define GEMMI8_QSET(set, type, ...)
 #define GEMMI8_QEND(set, type)
@@ -250,8 +292,8 @@ typedef void (*gemmi8_row_sum_fn)(size_t m, size_t k, const void* a, size_t a_st
   GEMMI8_IF_BUILT(set, type, GEMMI8_DECLARE_Q_##role(symbol))
 #define GEMMI8_BSET(set, ...)
 #define GEMMI8_BEND(set)
-#define GEMMI8_BUKERNEL(set, out, mr, nr, kr, isa, symbol, file) \
-  GEMMI8_IF_BUILT(set, bin, GEMMI8_DECLARE_BGEMM_UKERNEL(symbol))
+#define GEMMI8_BUKERNEL(set, kind, out, mr, nr, kr, isa, symbol, file) \
+  GEMMI8_IF_BUILT(set, bin, GEMMI8_DECLARE_B_##kind(symbol))
 #define GEMMI8_BHELPER(set, role, symbol, file) \
   GEMMI8_IF_BUILT(set, bin, GEMMI8_DECLARE_B_##role(symbol))
 #define GEMMI8_DWSET(set, ...)

@@ -63,4 +63,23 @@ static inline float gemmi8_bin_affine1(int32_t acc, const struct gemmi8_bparams*
   return product + bias;
 }
 
+/* The binary convolution's float output of column j: (float) acc * scale + bias, two
+ * roundings, then clamped (a NaN stays NaN). */
+static inline float gemmi8_bin_conv_f32(int32_t acc, const struct gemmi8_bcparams* p, size_t j)
+{
+  const float scale = p->scale ? p->scale[j] : 1.0f;
+  const float bias = p->bias ? p->bias[j] : 0.0f;
+  const float product = (float) acc * scale;
+  float v = product + bias;
+  v = p->out_min > v ? p->out_min : v;
+  v = p->out_max < v ? p->out_max : v;
+  return v;
+}
+
+/* The binary convolution's bit of column j: (acc XOR flip) < threshold. */
+static inline int gemmi8_bin_conv_bit(int32_t acc, const struct gemmi8_bcparams* p, size_t j)
+{
+  return (acc ^ p->flip[j]) < p->threshold[j];
+}
+
 #endif

@@ -146,6 +146,13 @@ static void lists(void)
         }
       }
     }
+    /* the binary convolution's kernels: the main tile, every output */
+    for (int o = 0; o < gemmi8_boutput_count; o++) {
+      if (t_expect(b->igemm.out[o] != NULL, "kernel lists", "%s: no binary igemm kernel %d",
+                   b->isa, o)) {
+        check_slot((void (*)(void)) b->igemm.out[o], b->isa, "igemm", b->mr, b->nr, b->kr);
+      }
+    }
   }
 }
 

@@ -53,6 +53,7 @@
  * nonfinite. Bits outside a tile, and past n, must keep their sentinel.
  */
 #include <fnmatch.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1669,6 +1670,298 @@ static void b_tables(unsigned long* skipped)
   }
 }
 
+/* ---- binary convolution (igemm) kernels ------------------------------------------------
+ *
+ * A tile over ks taps of MR row pointers (kc bits each, every row ending at an
+ * inaccessible page, the bits past kc 0), some at the zero buffer, the rest
+ * offset by a_offset; the weights packed by the set's packer as the binary convolution
+ * packs them (each tap's words rounded to KR); corrections per row (NULL or exactly nr
+ * values ending at a page), the float parameters and thresholds exactly nr values; the
+ * output fenced. Against acc = sum over taps of +1/-1 products - correction, and the
+ * scalar definitions of the outputs. */
+
+typedef struct bi_kernel {
+  const struct gemmi8_bgemm_config* cfg;
+  int output;
+  gemmi8_bigemm_ukernel_fn fn;
+  char path[96];
+  char name[192];
+} bi_kernel;
+
+typedef struct bi_test {
+  size_t mr, nr, kc, ks, offset, n0, out_extra;
+  int zero_taps; /* 0 none, 1 some */
+  int corr;      /* corrections on some rows */
+  int clamp;     /* f32: a finite clamp */
+} bi_test;
+
+static int bi_bit(const uint64_t* p, size_t c) { return (int) (p[c / 64] >> (c % 64)) & 1; }
+
+static int bi_run(const bi_kernel* kn, const bi_test* t)
+{
+  const struct gemmi8_bgemm_config* cfg = kn->cfg;
+  const size_t MR = cfg->mr, NR = cfg->nr, KR = cfg->kr;
+  const size_t mr = t->mr, nr = t->nr, kc = t->kc, ks = t->ks;
+  const size_t words = GEMMI8_BIN_WORDS(kc), kcwp = (words + KR - 1) / KR * KR;
+  const size_t rows = MR + 3;
+  t_fence fin, fzero, fout, fcorr[GEMMI8_MAX_MR];
+  memset(fcorr, 0, sizeof(fcorr));
+  uint64_t* in = t_fence_init(&fin, rows, words * 8, 0);
+  uint64_t* zero = t_fence_init(&fzero, 1, words * 8, words * 8);
+  /* random bits, 0 past kc (the driver's copy makes them so) */
+  const uint64_t last = kc % 64 ? (UINT64_C(1) << (kc % 64)) - 1 : ~UINT64_C(0);
+  for (size_t r = 0; r < rows; r++) {
+    uint64_t* p = (uint64_t*) ((uint8_t*) in + r * fin.stride);
+    t_fill_random(p, words * 8);
+    p[words - 1] &= last;
+  }
+  t_fill_random(zero, words * 8);
+  zero[words - 1] &= last;
+  t_fence_seal(&fin);
+  t_fence_seal(&fzero);
+  /* pointers: rows past mr repeat row mr - 1's, as the driver's */
+  const uint64_t** ptrs = t_alloc(ks * MR * sizeof(void*));
+  for (size_t tp = 0; tp < ks; tp++) {
+    for (size_t i = 0; i < MR; i++) {
+      const uint64_t* p;
+      if (i >= mr) {
+        p = ptrs[tp * MR + mr - 1];
+      } else if (t->zero_taps && t_below(3) == 0) {
+        p = zero;
+      } else {
+        p = (const uint64_t*) ((uintptr_t) ((uint8_t*) in + t_below((uint32_t) rows) * fin.stride) -
+                               t->offset);
+      }
+      ptrs[tp * MR + i] = p;
+    }
+  }
+  /* weights: nr columns of ks taps, each kcwp words (the padding words and bits 0) */
+  const size_t row = ks * kcwp;
+  uint64_t* b = t_alloc(nr * row * sizeof(uint64_t));
+  for (size_t j = 0; j < nr; j++) {
+    for (size_t tp = 0; tp < ks; tp++) {
+      for (size_t w = 0; w < kcwp; w++) {
+        uint64_t v = w < words ? t_rand64() : 0;
+        if (w + 1 == words) v &= last;
+        b[j * row + tp * kcwp + w] = v;
+      }
+    }
+  }
+  const size_t block_bytes = (row * NR * 8 + 63) / 64 * 64;
+  void* packed = t_alloc_aligned(block_bytes);
+  cfg->pack(NR, KR, nr, row * 64, b, row, 0, block_bytes, packed);
+  /* corrections: per row, NULL or nr values ending at a page */
+  const int32_t* corr[GEMMI8_MAX_MR] = {NULL};
+  for (size_t i = 0; i < MR; i++) {
+    if (!t->corr || t_below(3) == 0) continue;
+    int32_t* v = t_fence_init(&fcorr[i], 1, nr * 4, nr * 4);
+    for (size_t j = 0; j < nr; j++) v[j] = (int32_t) t_range(-(int64_t) (ks * kc), (int64_t) (ks * kc));
+    t_fence_seal(&fcorr[i]);
+    corr[i] = v;
+  }
+  /* the accumulators */
+  int32_t acc[GEMMI8_MAX_MR][64];
+  for (size_t i = 0; i < mr; i++) {
+    for (size_t j = 0; j < nr; j++) {
+      int64_t sum = 0;
+      for (size_t tp = 0; tp < ks; tp++) {
+        const uint64_t* p = ptrs[tp * MR + i];
+        if ((const void*) p != zero) p = (const uint64_t*) ((uintptr_t) p + t->offset);
+        for (size_t ch = 0; ch < kc; ch++) {
+          sum += bi_bit(p, ch) == bi_bit(b + j * row + tp * kcwp, ch) ? 1 : -1;
+        }
+      }
+      if (corr[i] != NULL) sum -= corr[i][j];
+      acc[i][j] = (int32_t) sum;
+    }
+  }
+  /* parameters, exactly nr values each */
+  float* scale = t_alloc(nr * sizeof(float));
+  float* bias = t_alloc(nr * sizeof(float));
+  int32_t* thr = t_alloc(nr * sizeof(int32_t));
+  int32_t* flip = t_alloc(nr * sizeof(int32_t));
+  for (size_t j = 0; j < nr; j++) {
+    scale[j] = (float) ((t_unit() - 0.3) * 4.0);
+    bias[j] = (float) ((t_unit() - 0.5) * (double) (ks * kc) * 0.5);
+    thr[j] = (int32_t) t_range(-(int64_t) (ks * kc) - 1, (int64_t) (ks * kc) + 1);
+    flip[j] = t_below(2) ? -1 : 0;
+  }
+  if (t_below(4) == 0) thr[t_below((uint32_t) nr)] = t_below(2) ? INT32_MIN : INT32_MAX;
+  struct gemmi8_bcparams params = {t_below(5) ? scale : NULL, t_below(5) ? bias : NULL,
+                                   -INFINITY, INFINITY, thr, flip, t->n0, NULL};
+  if (t->clamp) {
+    params.out_min = (float) ((t_unit() - 0.7) * (double) (ks * kc));
+    params.out_max = params.out_min + (float) (t_unit() * (double) (ks * kc));
+  }
+  if (t->corr) params.corr = corr;
+  /* the output */
+  const int bits = kn->output == 2;
+  const size_t out_words = (t->n0 + nr + 63) / 64;
+  const size_t row_bytes = bits ? out_words * 8 : nr * 4;
+  const size_t out_stride = row_bytes + t->out_extra * (bits ? 8 : 4);
+  uint8_t* out = t_fence_init(&fout, mr, row_bytes, out_stride);
+  t_fence_seal(&fout);
+  for (size_t i = 0; i < mr; i++) {
+    for (size_t j = 0; j < nr; j++) {
+      if (kn->output == 0) {
+        memcpy(t_fence_image(&fout, out + i * out_stride + j * 4), &acc[i][j], 4);
+      } else if (kn->output == 1) {
+        const volatile float product = (float) acc[i][j] * (params.scale ? scale[j] : 1.0f);
+        float v = product + (params.bias ? bias[j] : 0.0f);
+        v = params.out_min > v ? params.out_min : v;
+        v = params.out_max < v ? params.out_max : v;
+        memcpy(t_fence_image(&fout, out + i * out_stride + j * 4), &v, 4);
+      } else {
+        const size_t bit = t->n0 + j;
+        uint64_t* word = t_fence_image(&fout, out + i * out_stride + bit / 64 * 8);
+        uint64_t v;
+        memcpy(&v, word, 8);
+        if ((acc[i][j] ^ flip[j]) < thr[j]) {
+          v |= UINT64_C(1) << (bit % 64);
+        } else {
+          v &= ~(UINT64_C(1) << (bit % 64));
+        }
+        memcpy(word, &v, 8);
+      }
+    }
+  }
+  kn->fn(mr, nr, kc, ks, (const uint64_t* const*) ptrs, packed, out, out_stride, t->offset, zero,
+         &params);
+  long offset = 0;
+  int ok = 1;
+  char what[160];
+  if (!t_fence_intact(&fout, &offset)) {
+    snprintf(what, sizeof(what), "output byte %ld wrong (row %ld)", offset,
+             offset / (long) out_stride);
+    ok = 0;
+  } else if (!t_fence_intact(&fin, &offset) || !t_fence_intact(&fzero, &offset)) {
+    snprintf(what, sizeof(what), "an input byte written (offset %ld)", offset);
+    ok = 0;
+  }
+  for (size_t i = 0; ok && i < MR; i++) {
+    if (corr[i] != NULL && !t_fence_intact(&fcorr[i], &offset)) {
+      snprintf(what, sizeof(what), "a correction written");
+      ok = 0;
+    }
+  }
+  if (!ok) {
+    t_fail(current_case, "%s: %s; mr %zu nr %zu kc %zu ks %zu offset %zu zero_taps %d corr %d n0 %zu",
+           kn->name, what, mr, nr, kc, ks, t->offset, t->zero_taps, t->corr, t->n0);
+  }
+  t_fence_free(&fin);
+  t_fence_free(&fzero);
+  t_fence_free(&fout);
+  for (size_t i = 0; i < MR; i++) {
+    if (corr[i] != NULL) t_fence_free(&fcorr[i]);
+  }
+  free(ptrs);
+  free(b);
+  free(packed);
+  free(scale);
+  free(bias);
+  free(thr);
+  free(flip);
+  return ok;
+}
+
+static bi_test bi_base(const bi_kernel* kn)
+{
+  bi_test t;
+  memset(&t, 0, sizeof(t));
+  t.mr = kn->cfg->mr;
+  t.nr = kn->cfg->nr;
+  t.kc = 64;
+  t.ks = 9;
+  return t;
+}
+
+/* Three random instances of a case shape. */
+#define BI_CASE(fname, body)                      \
+  static int fname(const void* k)                 \
+  {                                               \
+    const bi_kernel* kn = k;                      \
+    int ok = 1;                                   \
+    for (int rep = 0; rep < 3 && ok; rep++) {     \
+      bi_test t = bi_base(kn);                    \
+      body;                                       \
+      ok = bi_run(kn, &t);                        \
+    }                                             \
+    return ok;                                    \
+  }
+
+BI_CASE(bi_kc64, (void) 0)
+BI_CASE(bi_kc_lt64, t.kc = 1 + t_below(63))
+BI_CASE(bi_kc_words, t.kc = 65 + t_below(260); t.ks = 1 + t_below(5))
+BI_CASE(bi_kc_whole, t.kc = 64 * (2 + t_below(7)); t.ks = 1 + t_below(4))
+BI_CASE(bi_kc_far, t.kc = 1000 + t_below(600); t.ks = 2)
+BI_CASE(bi_ks1, t.ks = 1; t.kc = 1 + t_below(300))
+BI_CASE(bi_ks25, t.ks = 25; t.kc = 32 + t_below(100))
+BI_CASE(bi_mr_lt, t.mr = 1 + t_below((uint32_t) kn->cfg->mr))
+BI_CASE(bi_nr_lt, t.nr = 1 + t_below((uint32_t) kn->cfg->nr))
+BI_CASE(bi_zero, t.zero_taps = 1; t.kc = 1 + t_below(200))
+BI_CASE(bi_offset, t.offset = 8 * (1 + t_below(3)); t.zero_taps = 1; t.kc = 1 + t_below(200))
+BI_CASE(bi_corr, t.corr = 1; t.zero_taps = 1; t.kc = 1 + t_below(200);
+        t.nr = 1 + t_below((uint32_t) kn->cfg->nr); t.mr = 1 + t_below((uint32_t) kn->cfg->mr))
+BI_CASE(bi_n0, t.n0 = t_below(130); t.nr = 1 + t_below((uint32_t) kn->cfg->nr))
+BI_CASE(bi_clamp, t.clamp = 1; t.kc = 1 + t_below(200))
+BI_CASE(bi_out_stride, t.out_extra = 1 + t_below(3); t.mr = 1 + t_below((uint32_t) kn->cfg->mr))
+
+static const struct {
+  const char* name;
+  int (*run)(const void*);
+} bicases[] = {
+    {"kc_eq_64", bi_kc64},     {"kc_lt_64", bi_kc_lt64},   {"kc_words", bi_kc_words},
+    {"kc_whole", bi_kc_whole}, {"kc_far", bi_kc_far},      {"ks_1", bi_ks1},
+    {"ks_25", bi_ks25},        {"mr_lt_MR", bi_mr_lt},     {"nr_lt_NR", bi_nr_lt},
+    {"zero_taps", bi_zero},    {"offset", bi_offset},      {"corrections", bi_corr},
+    {"bit_offset", bi_n0},     {"clamp", bi_clamp},        {"out_stride", bi_out_stride},
+};
+
+static void bi_tables(unsigned long* skipped)
+{
+  int supported;
+  for (size_t i = 0;; i++) {
+    const struct gemmi8_bgemm_config* cfg = gemmi8_bgemm_config_at(i, &supported);
+    if (cfg == NULL) break;
+    table_tally tally;
+    memset(&tally, 0, sizeof(tally));
+    char tile[32];
+    if (cfg->kr > 1) {
+      snprintf(tile, sizeof(tile), "%ux%uc%u", (unsigned) cfg->mr, (unsigned) cfg->nr,
+               (unsigned) cfg->kr);
+    } else {
+      snprintf(tile, sizeof(tile), "%ux%u", (unsigned) cfg->mr, (unsigned) cfg->nr);
+    }
+    for (int o = 0; o < 3; o++) {
+      const gemmi8_bigemm_ukernel_fn fn = cfg->igemm.out[o];
+      if (fn == NULL) continue;
+      bi_kernel kn;
+      memset(&kn, 0, sizeof(kn));
+      kn.cfg = cfg;
+      kn.output = o;
+      kn.fn = fn;
+      snprintf(kn.path, sizeof(kn.path), "bin/%.24s/igemm-%s/%s", cfg->isa, tile, b_out_names[o]);
+      const char* symbol = gemmi8_kernel_symbol((void (*)(void)) fn);
+      snprintf(kn.name, sizeof(kn.name), "%s (bin %s igemm of the %.24s table)",
+               symbol != NULL ? symbol : "(not in the kernel lists)", b_out_names[o], cfg->isa);
+      int any = 0;
+      char name[256];
+      for (size_t c = 0; c < T_COUNT(bicases); c++) {
+        snprintf(name, sizeof(name), "%s/%s", kn.path, bicases[c].name);
+        if (!matches(name)) continue;
+        any = 1;
+        if (supported || list_only) run_case(name, bicases[c].run, &kn);
+      }
+      if (any && !supported) tally.not_run++, note_tile(&tally, tile);
+    }
+    if (tally.not_run != 0 && !list_only) {
+      printf("   skipped: bin/%s igemm (not supported on this CPU): %lu kernels (%s)\n",
+             cfg->isa, tally.not_run, tally.tiles);
+      *skipped += tally.not_run;
+    }
+  }
+}
+
 unsigned long test_ukernel(uint64_t seed)
 {
   const char* f = getenv("GEMMI8_TEST_FILTER");
@@ -1705,6 +1998,7 @@ unsigned long test_ukernel(uint64_t seed)
   }
   if (t_type_built("bin")) {
     b_tables(&skipped);
+    bi_tables(&skipped);
   } else if (!list_only) {
     printf("   skipped: the bin kernels (not in this build)\n");
     skipped++;

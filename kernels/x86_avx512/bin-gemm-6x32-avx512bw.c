@@ -19,3 +19,6 @@ static inline __m512i gemmi8_popcnt64_lookup(__m512i x)
 
 #define GEMMI8_BGEMM_NAME(out) gemmi8_bin_gemm_##out##_ukernel_6x32__avx512bw
 GEMMI8_BGEMM_AVX512_KERNELS(6, 4)
+
+#define GEMMI8_BIGEMM_NAME(out) gemmi8_bin_igemm_##out##_ukernel_6x32__avx512bw
+GEMMI8_BIGEMM_AVX512_KERNELS(6)

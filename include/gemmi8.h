@@ -720,6 +720,122 @@ GEMMI8_API gemmi8_status gemmi8_convolution_memory(const gemmi8_convolution* op,
 /* Frees the operator and all it owns; NULL is allowed (see "One operator" above). */
 GEMMI8_API void gemmi8_convolution_destroy(gemmi8_convolution* op);
 
+/* ------------------------------------------------------------------------------- */
+/* Binary convolution                                                               */
+/* ------------------------------------------------------------------------------- */
+
+/*
+ * 2-D convolution of +1/-1 values, one bit each (a set bit is -1), as binary networks
+ * run it (Larq Compute Engine's semantics): NHWC, a pixel's groups * ci channels
+ * bit-packed least significant bit first into GEMMI8_BIN_WORDS(groups * ci) uint64_t
+ * words, channel c at bit c % 64 of word c / 64 (the rows gemmi8_bin_pack_rows_f32 /
+ * _s8 / _u8 write from float, int8 or uint8 pixels, pixels as rows and channels as k).
+ * Per group g, output pixel p and output channel o:
+ *   acc = sum_{y, x, c} in[p's tap (y, x)][g * ci + c] * w[g][o][y][x][c]
+ * over the taps as gemmi8_qu8_convolution_create's (stride, dilation, padding), a sum
+ * of +1/-1 products: ks * ci - 2 * (the differing bits) for the taps inside the image.
+ * Bits past the channels in a pixel's last word, and in a filter tap's, never count.
+ *
+ * Padding (the flags of create):
+ *   GEMMI8_BIN_ONE_PADDING  (0, the default) a tap in the padding holds +1 in every
+ *     channel (a zero bit): it adds sum_c w[g][o][y][x][c] (LCE's "one padding");
+ *   GEMMI8_BIN_ZERO_PADDING a tap in the padding adds 0, as a real-valued network's
+ *     zero padding does; +1/-1 bits cannot hold a 0, so each output pixel near the
+ *     border has the padding taps' sums taken off its accumulator (a correction per
+ *     pattern of padding taps and output channel, made at setup; exact).
+ *
+ * Outputs (gemmi8_bin_conv_output.kind), channel g * co + o of each output pixel:
+ *   s32        int32_t acc;
+ *   f32        float min(max((float) acc * multiplier[c] + bias[c], output_min),
+ *              output_max): the product and the sum each rounded (no fused
+ *              multiply-add), then the clamp (NaN stays NaN); a folded batch norm and a
+ *              fused ReLU. NULL multiplier is 1.0f, NULL bias 0.0f; output_min <=
+ *              output_max, neither NaN (-INFINITY and INFINITY: no clamp);
+ *   bits       packed bits for the next binary layer, GEMMI8_BIN_WORDS(groups * co)
+ *              words a pixel (the padding bits past the channels written 0): bit c is
+ *              set (-1) when (float) acc * multiplier[c] + bias[c] < 0, computed as
+ *              for f32 before the clamp (so a zero result is +1), exactly as
+ *              gemmi8_bin_gemm_bits would on the same acc; create turns each
+ *              channel's test into an integer threshold on acc, exact for every acc
+ *              the layer can produce;
+ *   threshold  packed bits as for bits: bit c set when acc < threshold[c], or, for the
+ *              channels whose greater[c] is nonzero (greater may be NULL), when
+ *              acc > threshold[c];
+ *   qs8        int8_t: bias[c] (int32, NULL: 0) + acc requantized by rq as the qs8
+ *              GEMMs do (fixed-point or fp32 rounding, per tensor or per channel, zero
+ *              point and clamp within -128..127).
+ * The per-channel arrays hold groups * co values and are copied at create.
+ */
+#define GEMMI8_BIN_ONE_PADDING 0u
+#define GEMMI8_BIN_ZERO_PADDING 1u
+
+typedef enum gemmi8_bin_output_kind {
+  gemmi8_bin_output_s32 = 0,
+  gemmi8_bin_output_f32 = 1,
+  gemmi8_bin_output_bits = 2,
+  gemmi8_bin_output_threshold = 3,
+  gemmi8_bin_output_qs8 = 4,
+} gemmi8_bin_output_kind;
+
+typedef struct gemmi8_bin_conv_output {
+  gemmi8_bin_output_kind kind;
+  const float* multiplier;   /* f32, bits */
+  const float* bias;         /* f32, bits */
+  float output_min, output_max; /* f32 */
+  const int32_t* threshold;  /* threshold */
+  const uint8_t* greater;    /* threshold, or NULL */
+  const int32_t* bias_s32;   /* qs8, or NULL */
+  const gemmi8_requant* rq;  /* qs8 */
+} gemmi8_bin_conv_output;
+
+/*
+ * Creates a binary convolution on the convolution operator (setup, run, memory and
+ * destroy are gemmi8_convolution_*).
+ *   weights  groups x co x kernel_height x kernel_width taps (OHWI per group), each tap
+ *            GEMMI8_BIN_WORDS(ci) words of ci bits (the bits past ci ignored); read
+ *            during the call only.
+ *   flags    GEMMI8_BIN_ONE_PADDING or GEMMI8_BIN_ZERO_PADDING.
+ * Setup then takes the input as uint64_t words, input_pixel_stride in words (at least
+ * GEMMI8_BIN_WORDS(groups * ci)), at an 8-byte boundary; the output's
+ * output_pixel_stride is in its elements (int32_t, float, int8_t, or uint64_t words
+ * for the bit outputs, at least GEMMI8_BIN_WORDS(groups * co) of them) and the output
+ * aligned to its element. When ci is not a multiple of 64, each run first copies the
+ * input with every group's channels starting a word and the bits past them 0
+ * (workspace: input pixels x groups x GEMMI8_BIN_WORDS(ci) words). With zero padding,
+ * setup also makes the corrections: a vector of groups * co int32 per pattern of
+ * padding taps, a pointer per output pixel of an image (workspace too).
+ * Returns invalid_parameter for null pointers, a bad geometry (as the 8-bit creates),
+ * an unknown kind or flag, a NULL threshold or rq for those kinds, a NaN or inverted
+ * clamp, an rq out of range; unsupported_parameter when the layer's depth,
+ * kernel_height * kernel_width * ci, exceeds GEMMI8_BIN_MAX_K or the build holds no
+ * binary kernels; out_of_memory. On failure *op is left untouched.
+ */
+GEMMI8_API gemmi8_status gemmi8_bin_convolution_create(const gemmi8_conv_geometry* geometry,
+                                                       const uint64_t* weights, uint32_t flags,
+                                                       const gemmi8_bin_conv_output* output,
+                                                       gemmi8_convolution** op);
+
+/*
+ * Max pooling of binary pixels (batch x input_height x input_width, NHWC, channels bits
+ * in GEMMI8_BIN_WORDS(channels) words a pixel, strides in words): the maximum of +1/-1
+ * values is -1 only where every tap is -1, so an output bit is the AND of the taps'
+ * bits (the OR of their +1 indicators). Taps in the padding are skipped; each padding
+ * must be smaller than the pool's side. Output size as for the convolution; the padding
+ * bits past the channels are written 0. Returns invalid_parameter for null pointers,
+ * zero sizes, a padding not below the pool's side, small strides, a window larger than
+ * the padded input, overlapping
+ * input and output, sizes that overflow.
+ */
+GEMMI8_API gemmi8_status gemmi8_bin_max_pool(size_t batch, size_t input_height,
+                                             size_t input_width, size_t channels,
+                                             const uint64_t* input, size_t input_pixel_stride,
+                                             size_t pool_height, size_t pool_width,
+                                             size_t stride_height, size_t stride_width,
+                                             size_t padding_top, size_t padding_left,
+                                             size_t padding_bottom, size_t padding_right,
+                                             uint64_t* output, size_t output_pixel_stride,
+                                             size_t* output_height, size_t* output_width);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

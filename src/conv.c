@@ -26,12 +26,12 @@ static const struct gemmi8_conv_path_ops* const paths[gemmi8_conv_path_count] = 
     [gemmi8_conv_path_direct] = &gemmi8_conv_direct,
     [gemmi8_conv_path_igemm] = &gemmi8_conv_igemm,
     [gemmi8_conv_path_depthwise] = &gemmi8_conv_depthwise,
-    [gemmi8_conv_path_binary] = NULL,
+    [gemmi8_conv_path_binary] = &gemmi8_conv_binary,
 };
 
 /* ---- create ------------------------------------------------------------------------ */
 
-static gemmi8_status check_geometry(const gemmi8_conv_geometry* g)
+gemmi8_status gemmi8_conv_check_geometry(const gemmi8_conv_geometry* g)
 {
   if (g->kernel_height == 0 || g->kernel_width == 0 || g->stride_height == 0 ||
       g->stride_width == 0 || g->dilation_height == 0 || g->dilation_width == 0 ||
@@ -50,7 +50,7 @@ static gemmi8_status check_geometry(const gemmi8_conv_geometry* g)
 }
 
 /* Copies a requant's arrays (count values) into owned memory. */
-static int copy_requant(const gemmi8_requant* rq, size_t count, gemmi8_requant* out)
+int gemmi8_conv_copy_requant(const gemmi8_requant* rq, size_t count, gemmi8_requant* out)
 {
   *out = *rq;
   out->multiplier = out->shift = NULL;
@@ -87,6 +87,7 @@ void gemmi8_convolution_destroy(gemmi8_convolution* op)
   free(op->zero);
   gemmi8_indirection_free(&op->ind);
   free(op->workspace);
+  gemmi8_bconv_free(op->bin);
   free(op);
 }
 
@@ -180,7 +181,7 @@ static gemmi8_status create(enum gemmi8_type type, enum gemmi8_qoutput output,
       (b_zero_point == NULL || (b_zp_per_channel != 0 && b_zp_per_channel != 1))) {
     return gemmi8_status_invalid_parameter;
   }
-  gemmi8_status status = check_geometry(geometry);
+  gemmi8_status status = gemmi8_conv_check_geometry(geometry);
   if (status != gemmi8_status_success) return status;
   const gemmi8_conv_geometry g = *geometry;
   const struct gemmi8_qgemm_config* cfg = gemmi8_qconfig((uint32_t) type);
@@ -264,6 +265,9 @@ static gemmi8_status create(enum gemmi8_type type, enum gemmi8_qoutput output,
   op->merge = merge;
   op->channels_in = channels_in;
   op->channels_out = channels_out;
+  op->input_row = channels_in;
+  op->output_row = channels_out;
+  op->input_size = 1;
   op->packed_bytes = packed_bytes;
   op->left_shift = left_shift;
   op->a_zero_point = a_zero_point;
@@ -272,7 +276,7 @@ static gemmi8_status create(enum gemmi8_type type, enum gemmi8_qoutput output,
     op->zero = gemmi8_indirection_zero(channels_out, (uint8_t) a_zero_point);
     status = gemmi8_status_out_of_memory;
     if (op->zero != NULL &&
-        (!requantized || copy_requant(rq, rq->per_channel ? channels_out : 1, &op->rq))) {
+        (!requantized || gemmi8_conv_copy_requant(rq, rq->per_channel ? channels_out : 1, &op->rq))) {
       status = gemmi8_conv_dw_create(op, weights, b_zero_point, b_zp_per_channel, bias);
     }
     if (status != gemmi8_status_success) {
@@ -293,7 +297,7 @@ static gemmi8_status create(enum gemmi8_type type, enum gemmi8_qoutput output,
   status = gemmi8_status_out_of_memory;
   if (packed != NULL && zp != NULL && (kcp == kc || padded != NULL) &&
       (path != gemmi8_conv_path_igemm || op->zero != NULL) &&
-      (!requantized || copy_requant(rq, rq->per_channel ? channels_out : 1, &op->rq))) {
+      (!requantized || gemmi8_conv_copy_requant(rq, rq->per_channel ? channels_out : 1, &op->rq))) {
     for (size_t grp = 0; grp < g.groups; grp++) {
       pack_group(op, weights + grp * co * real_k, real_k, b_zero_point, b_zp_per_channel, bias,
                  padded, zp, grp);
@@ -417,9 +421,10 @@ gemmi8_status gemmi8_convolution_setup(gemmi8_convolution* op, size_t batch,
   size_t in_pixels, m, in_extent, out_extent, out_stride;
   if (!gemmi8_mul(batch, input_height, &in_pixels) ||
       !gemmi8_mul(in_pixels, input_width, &in_pixels) ||
-      !gemmi8_extent(in_pixels, op->channels_in, input_pixel_stride, 1, &in_extent) ||
+      !gemmi8_extent(in_pixels, op->input_row, input_pixel_stride, op->input_size,
+                     &in_extent) ||
       !gemmi8_mul(batch, oh, &m) || !gemmi8_mul(m, ow, &m) ||
-      !gemmi8_extent(m, op->channels_out, output_pixel_stride, out_size, &out_extent)) {
+      !gemmi8_extent(m, op->output_row, output_pixel_stride, out_size, &out_extent)) {
     return gemmi8_status_invalid_parameter;
   }
   out_stride = output_pixel_stride * out_size; /* <= out_extent: it fits */
@@ -427,8 +432,10 @@ gemmi8_status gemmi8_convolution_setup(gemmi8_convolution* op, size_t batch,
    * tiles of another wrote. */
   const uintptr_t in0 = (uintptr_t) input, out0 = (uintptr_t) output;
   if (out0 < in0 + in_extent && in0 < out0 + out_extent) return gemmi8_status_invalid_parameter;
-  /* int32 outputs at an int32 boundary */
-  if ((uintptr_t) output % out_size != 0) return gemmi8_status_invalid_parameter;
+  /* outputs (int32, float, words) and inputs (words) at their elements' boundaries */
+  if ((uintptr_t) output % out_size != 0 || (uintptr_t) input % op->input_size != 0) {
+    return gemmi8_status_invalid_parameter;
+  }
   const struct gemmi8_conv_setup s = {
       .batch = batch,
       .input_height = input_height,
@@ -437,7 +444,7 @@ gemmi8_status gemmi8_convolution_setup(gemmi8_convolution* op, size_t batch,
       .output_width = ow,
       .m = m,
       .input = input,
-      .input_stride = input_pixel_stride,
+      .input_stride = input_pixel_stride * op->input_size,
       .output = output,
       .output_stride = out_stride,
   };

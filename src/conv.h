@@ -42,6 +42,9 @@ struct gemmi8_conv_path_ops {
 GEMMI8_INTERNAL extern const struct gemmi8_conv_path_ops gemmi8_conv_direct;
 GEMMI8_INTERNAL extern const struct gemmi8_conv_path_ops gemmi8_conv_igemm;
 GEMMI8_INTERNAL extern const struct gemmi8_conv_path_ops gemmi8_conv_depthwise;
+GEMMI8_INTERNAL extern const struct gemmi8_conv_path_ops gemmi8_conv_binary;
+
+struct gemmi8_bconv; /* the binary path's own state (conv-bin.c) */
 
 struct gemmi8_convolution {
   enum gemmi8_conv_path path;
@@ -49,7 +52,10 @@ struct gemmi8_convolution {
   int depthwise; /* the geometry is depthwise: groups > 1, one input channel a group */
   enum gemmi8_type type;
   enum gemmi8_qoutput output;
-  size_t output_size; /* bytes per output element: 1, or 4 (int32) */
+  size_t output_size; /* bytes per output element: 1, or 4 (int32); binary 1, 4 or 8 */
+  /* a pixel's elements in and out, and an input element's bytes (8-bit: the channels
+   * and 1; binary: words of the bit-packed channels, 8, or the output's channels) */
+  size_t input_row, output_row, input_size;
   const struct gemmi8_qgemm_config* cfg;
   gemmi8_conv_geometry g;
   size_t ks; /* taps: kernel_height * kernel_width (kernel_height with merged taps) */
@@ -70,6 +76,7 @@ struct gemmi8_convolution {
   const struct gemmi8_dwconv_config* dwcfg;
   gemmi8_dwconv_ukernel_fn dwkernel;
   size_t dw_repeat;
+  struct gemmi8_bconv* bin; /* binary */
   /* setup */
   int ready;
   struct gemmi8_conv_setup s;
@@ -99,6 +106,16 @@ GEMMI8_INTERNAL gemmi8_status gemmi8_conv_dw_create(gemmi8_convolution* op,
                                                    const uint8_t* weights,
                                                    const uint8_t* b_zero_point,
                                                    int b_zp_per_channel, const int32_t* bias);
+
+/* Validates a geometry (nonzero sizes, sums that fit size_t). */
+GEMMI8_INTERNAL gemmi8_status gemmi8_conv_check_geometry(const gemmi8_conv_geometry* g);
+
+/* Copies rq's arrays (count values each) into memory *out owns; 0 when out of memory. */
+GEMMI8_INTERNAL int gemmi8_conv_copy_requant(const gemmi8_requant* rq, size_t count,
+                                            gemmi8_requant* out);
+
+/* Frees the binary path's state (NULL allowed). */
+GEMMI8_INTERNAL void gemmi8_bconv_free(struct gemmi8_bconv* b);
 
 /* For tests: the path create chose, and whether the geometry is depthwise. */
 GEMMI8_INTERNAL enum gemmi8_conv_path gemmi8_convolution_path(const gemmi8_convolution* op,

@@ -150,6 +150,7 @@ static const group groups[] = {
     {"threads", test_threads, "qu8 qs8 qu8s8 bin"},
     {"guard", test_guard, "qu8 qs8 qu8s8 bin"},
     {"conv", test_conv, "qu8 qs8 qu8s8"},
+    {"bconv", test_bconv, "bin"},
 };
 
 /* The first type of the list this build lacks, or NULL. */

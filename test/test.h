@@ -175,6 +175,7 @@ void test_bin(void);                 /* test-bin.c: binary GEMM and bit-packing 
 void test_hardening(void);           /* test-hardening.c: regression tests of found defects */
 void test_threads(void);             /* test-threads.c: the _ex variants on pools and parallel-fors */
 void test_guard(void);
+void test_bconv(void);               /* test-bconv.c: binary convolution, max pool */
 void test_conv(void);                /* test-conv.c: convolution against a seven-loop reference */
 /* test-ukernel.c: every microkernel of every table, run once (not per ISA level),
  * in named cases; returns the number of kernels skipped (not supported on this CPU). */

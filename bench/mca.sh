@@ -722,6 +722,7 @@ i8mm 6x16c8, A packed (Neoverse N2)|aarch64|^gemmi8_qs8_pgemm_s32_ukernel_6x16c8
 i8mm 6x16c8, A packed (Neoverse V1)|aarch64|^gemmi8_qs8_pgemm_s32_ukernel_6x16c8__i8mm$|neoverse-v1|neoverse-n2
 i8mm 6x16c8, A in place (Neoverse N2)|aarch64|^gemmi8_qs8_gemm_s32_ukernel_6x16c8__i8mm$|neoverse-n2|neoverse-n2
 binary (Neoverse N1)|aarch64|^gemmi8_bin_gemm_s32_ukernel_[0-9xc]*__neon$|neoverse-n1|neoverse-n2
+binary convolution, igemm (Neoverse N1)|aarch64|^gemmi8_bin_igemm_s32_ukernel_[0-9xc]*__neon$|neoverse-n1|neoverse-n2
 NEON without dot product, qs8 pair-safe blocks (Neoverse N2)|aarch64|^gemmi8_qs8_gemm_s32_ukernel_4x4c16__neon[+]smlal$|neoverse-n2|neoverse-n2
 NEON without dot product, qs8 other blocks and qu8 (Neoverse N2)|aarch64|^gemmi8_qs8_gemm_s32_ukernel_4x4c16__neon$|neoverse-n2|neoverse-n2
 ARMv7 int8 (Cortex-A57)|aarch32|^(gemmi8_)?qs8[-_].*neon|cortex-a57|cortex-a57

@@ -21,7 +21,20 @@
 //                       once), source and destination zero points, per-channel scales
 //   onednn/u8s8u8-fast  its fastest configuration: no zero points, one output scale
 //   onednn/s8s8s8, onednn/s8s8s8-fast   the same with int8 input and output
+//   gemmi8/bin-f32      binary layers only (kernel "<k>b" in layers.txt):
+//                       gemmi8_bin_convolution_create, input and filter random bits
+//                       (GEMMI8_BIN_WORDS(channels) words a pixel), one padding
+//                       (GEMMI8_BIN_ONE_PADDING, LCE's default), float output
+//                       acc * multiplier + bias (a folded batch norm, no clamp)
+//   gemmi8/bin-bits     the same, bits output (packed for the next binary layer)
+//   gemmi8/bin-f32-zeropad  bin-f32 with GEMMI8_BIN_ZERO_PADDING
 //   peak/vpdpbusd-zmm   the register-only vpdpbusd loop (bench/cases-peak.c)
+//   peak/vpopcntq-alone-zmm  a register-only loop of vpopcntq zmm alone (24 an
+//                       iteration, 12 independent chains), counter Gbitmacs: 512
+//                       bit-MACs an instruction, per second / 1e9
+//   peak/xor-popcnt-add-zmm  the register-only loop of the binary multiply-accumulate,
+//                       vpxorq + vpopcntq + vpaddq per 512 bits (bench/cases-peak.c's
+//                       vpopcntq-zmm), counter Gbitmacs
 //   peak/read-bw        a loop summing a 64-byte aligned buffer of 512 KiB (l2: it fits
 //                       the L2 cache) and of 256 MiB (dram: far beyond the L3), counter
 //                       GBps: what moving a layer's bytes costs at best
@@ -30,6 +43,9 @@
 // gemmi8's and XNNPACK's convolutions with groups = C, group_input_channels = 1,
 // group_output_channels = 1 (XNNPACK picks its depthwise kernels for that), oneDNN's
 // grouped convolution (weights G x 1 x 1 x k x k in the layout it picks).
+// Binary layers run the bin-* cases only, and the dense cases no binary layer; a
+// binary layer's counter Gbitmacs is its bit-MACs (output pixels x output channels x
+// taps x input channels) per second / 1e9, its GOPS twice that.
 // Each benchmark is <library>/<variant>/<network>/<layer>, with counters GOPS
 // (2 * output pixels * output channels * taps * input channels of a group per second /
 // 1e9) and, for gemmi8/qu8s8, ind_bytes, work_bytes and im2col_bytes: the indirection
@@ -41,7 +57,9 @@
 // Every case's first output is checked: gemmi8's qu8s8 and qc8 byte for byte against
 // gemmi8's GEMM on the im2col copy of each group, gemmi8's depthwise qu8, qc8 and qs8
 // byte for byte against XNNPACK's (the same data, the same fp32 arithmetic), the
-// peers' and gemmi8's fp32 cases within 1 of a direct reference at every 7th pixel.
+// peers' and gemmi8's fp32 cases within 1 of a direct reference at every 7th pixel,
+// the binary cases exactly (the float output bit for bit, the bits output and its
+// padding bits) against a direct reference at every 7th pixel.
 //
 // Threads (the threads-under-load mode, bench/threads/load.sh): GEMMI8_BENCH_THREADS,
 // a comma-separated list of thread counts, registers the threaded cases again at
@@ -57,6 +75,7 @@
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -83,6 +102,7 @@
 #endif
 
 extern "C" const bench_case bench_peak_vpdpbusd_zmm;
+extern "C" const bench_case bench_peak_vpopcntq_zmm;
 
 namespace {
 
@@ -91,6 +111,7 @@ struct Layer {
   int count = 1;
   size_t k = 1, stride = 1, pad = 0, ih = 0, iw = 0, cin = 0, cout = 0;
   size_t groups = 1;  // cin for a depthwise layer, else 1
+  bool binary = false;  // kernel "<k>b": a binary convolution (bits in, +1/-1 products)
   size_t oh = 0, ow = 0;
   bool Depthwise() const { return groups > 1; }
   size_t GroupIn() const { return cin / groups; }
@@ -110,7 +131,10 @@ enum class Kind {
   kQu8, kQu8Fixed, kQc8, kQs8, kQu8s8, kIm2colQu8s8,
   kXnnQu8, kXnnQc8, kXnnQs8,
   kDnnlU8, kDnnlU8Fast, kDnnlS8, kDnnlS8Fast,
+  kBinF32, kBinBits, kBinF32Zero,
 };
+
+bool Binary(Kind k) { return k == Kind::kBinF32 || k == Kind::kBinBits || k == Kind::kBinF32Zero; }
 
 bool SignedInput(Kind k)
 {
@@ -153,6 +177,11 @@ struct State {
   void* dnnl_weights = nullptr;
   void* dnnl_bias = nullptr;
 #endif
+  // binary cases: the filter (cout x k x k taps of GEMMI8_BIN_WORDS(cin) words), the
+  // folded batch norm (a multiplier and a bias per output channel); input holds the
+  // input's words, output the floats or words
+  std::vector<uint64_t> bin_weights;
+  std::vector<float> bin_mult, bin_bias;
   std::string impl;
   int threads = 0;  // 0: the single-thread cases; else the threaded runs' count
   gemmi8_parallel par = {};
@@ -275,7 +304,8 @@ const char* RunState(State* s)
                                                  L.Depth(), s->packed, &s->rq, s->output, L.cout);
       return st == gemmi8_status_success ? nullptr : gemmi8_status_string(st);
     }
-    case Kind::kQu8: case Kind::kQu8Fixed: case Kind::kQc8: case Kind::kQs8: case Kind::kQu8s8: {
+    case Kind::kQu8: case Kind::kQu8Fixed: case Kind::kQc8: case Kind::kQs8: case Kind::kQu8s8:
+    case Kind::kBinF32: case Kind::kBinBits: case Kind::kBinF32Zero: {
       const gemmi8_status st = gemmi8_convolution_run(s->op, s->parallel);
       return st == gemmi8_status_success ? nullptr : gemmi8_status_string(st);
     }
@@ -376,6 +406,114 @@ const char* SetupGemmi8(State* s)
   st = gemmi8_convolution_setup(s->op, 1, L.ih, L.iw, s->input, L.cin, s->output, L.cout, &oh, &ow);
   if (st != gemmi8_status_success) return gemmi8_status_string(st);
   if (oh != L.oh || ow != L.ow) return "output size differs";
+  return nullptr;
+}
+
+// gemmi8's binary convolution (the bin-* cases): input and filter random bits from a
+// fixed seed (the bits past the channels too: they must not count), per output channel
+// a multiplier and a bias as a folded batch norm gives them (acc spreads about
+// sqrt(depth) around 0), no clamp; one padding, or zero padding for bin-f32-zeropad.
+const char* SetupBin(State* s)
+{
+  const Layer& L = *s->layer;
+  const size_t wi = GEMMI8_BIN_WORDS(L.cin), wo = GEMMI8_BIN_WORDS(L.cout);
+  const bool bits = s->kind == Kind::kBinBits;
+  bench_shape salt = {L.cout, L.oh * L.ow, L.Depth()};
+  bench_rng rng;
+  bench_rng_seed(&rng, &salt, "conv-bin");
+  s->bin_weights.resize(L.cout * L.k * L.k * wi);
+  for (auto& w : s->bin_weights) w = bench_rng_next(&rng);
+  const double sd = std::sqrt(static_cast<double>(L.Depth()));
+  s->bin_mult.resize(L.cout);
+  s->bin_bias.resize(L.cout);
+  for (size_t o = 0; o < L.cout; o++) {
+    s->bin_mult[o] = static_cast<float>(bench_rng_real(&rng, 0.5, 1.5) / sd);
+    s->bin_bias[o] = static_cast<float>(bench_rng_real(&rng, -0.5, 0.5));
+  }
+  const size_t in_words = L.ih * L.iw * wi;
+  const size_t out_bytes = L.oh * L.ow * (bits ? wo * sizeof(uint64_t) : L.cout * sizeof(float));
+  s->input = static_cast<uint8_t*>(bench_alloc(in_words * sizeof(uint64_t)));
+  s->output = static_cast<uint8_t*>(bench_alloc(out_bytes));
+  if (s->input == nullptr || s->output == nullptr) return "out of memory";
+  uint64_t* in = reinterpret_cast<uint64_t*>(s->input);
+  for (size_t i = 0; i < in_words; i++) in[i] = bench_rng_next(&rng);
+  gemmi8_conv_geometry g = {};
+  g.kernel_height = g.kernel_width = L.k;
+  g.stride_height = g.stride_width = L.stride;
+  g.dilation_height = g.dilation_width = 1;
+  g.padding_top = g.padding_left = g.padding_bottom = g.padding_right = L.pad;
+  g.groups = 1;
+  g.group_input_channels = L.cin;
+  g.group_output_channels = L.cout;
+  gemmi8_bin_conv_output out = {};
+  out.kind = bits ? gemmi8_bin_output_bits : gemmi8_bin_output_f32;
+  out.multiplier = s->bin_mult.data();
+  out.bias = s->bin_bias.data();
+  out.output_min = -INFINITY;
+  out.output_max = INFINITY;
+  const uint32_t flags = s->kind == Kind::kBinF32Zero ? GEMMI8_BIN_ZERO_PADDING : GEMMI8_BIN_ONE_PADDING;
+  gemmi8_status st = gemmi8_bin_convolution_create(&g, s->bin_weights.data(), flags, &out, &s->op);
+  if (st != gemmi8_status_success) return gemmi8_status_string(st);
+  size_t oh, ow;
+  st = gemmi8_convolution_setup(s->op, 1, L.ih, L.iw, s->input, wi, s->output, bits ? wo : L.cout, &oh, &ow);
+  if (st != gemmi8_status_success) return gemmi8_status_string(st);
+  if (oh != L.oh || ow != L.ow) return "output size differs";
+  return nullptr;
+}
+
+// The binary cases against the definition at every 7th output pixel: acc, the sum of
+// the +1/-1 products of the taps (one padding: a tap in the padding holds +1 in every
+// channel; zero padding: it adds nothing); the float output bit for bit as (float) acc
+// * multiplier + bias, each operation rounded; the bits output (set where that is
+// negative) word for word, the bits past the channels 0.
+const char* CheckBin(const State* s)
+{
+  const Layer& L = *s->layer;
+  const size_t wi = GEMMI8_BIN_WORDS(L.cin), wo = GEMMI8_BIN_WORDS(L.cout);
+  const bool bits = s->kind == Kind::kBinBits, zero = s->kind == Kind::kBinF32Zero;
+  const uint64_t* in = reinterpret_cast<const uint64_t*>(s->input);
+  std::vector<uint64_t> want(wo);
+  for (size_t p = 0; p < L.oh * L.ow; p += 7) {
+    std::fill(want.begin(), want.end(), 0);
+    for (size_t o = 0; o < L.cout; o++) {
+      int64_t acc = 0;
+      for (size_t y = 0; y < L.k; y++) {
+        for (size_t x = 0; x < L.k; x++) {
+          const long iy = static_cast<long>(p / L.ow * L.stride + y) - static_cast<long>(L.pad);
+          const long ix = static_cast<long>(p % L.ow * L.stride + x) - static_cast<long>(L.pad);
+          const bool inside = iy >= 0 && iy < static_cast<long>(L.ih) && ix >= 0 && ix < static_cast<long>(L.iw);
+          if (!inside && zero) continue;
+          const uint64_t* w = s->bin_weights.data() + ((o * L.k + y) * L.k + x) * wi;
+          for (size_t j = 0; j < wi; j++) {
+            const size_t n = std::min<size_t>(64, L.cin - 64 * j);
+            const uint64_t mask = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+            const uint64_t a = inside ? in[(iy * L.iw + ix) * wi + j] : 0;
+            acc += static_cast<int64_t>(n) - 2 * __builtin_popcountll((a ^ w[j]) & mask);
+          }
+        }
+      }
+      float r = static_cast<float>(acc) * s->bin_mult[o];
+      r = r + s->bin_bias[o];
+      if (bits) {
+        if (r < 0.0f) want[o / 64] |= uint64_t{1} << (o % 64);
+        continue;
+      }
+      const float got = reinterpret_cast<const float*>(s->output)[p * L.cout + o];
+      if (std::memcmp(&got, &r, sizeof(r)) != 0) {
+        return bench_error("pixel %zu channel %zu: %.9g, reference %.9g (acc %lld)", p, o, got, r,
+                           static_cast<long long>(acc));
+      }
+    }
+    if (bits) {
+      const uint64_t* got = reinterpret_cast<const uint64_t*>(s->output) + p * wo;
+      for (size_t j = 0; j < wo; j++) {
+        if (got[j] != want[j]) {
+          return bench_error("pixel %zu word %zu: %016llx, reference %016llx", p, j,
+                             static_cast<unsigned long long>(got[j]), static_cast<unsigned long long>(want[j]));
+        }
+      }
+    }
+  }
   return nullptr;
 }
 
@@ -592,6 +730,17 @@ const char* Setup(const Layer* L, Kind kind, int threads, int caller, State** ou
 #if GEMMI8_BENCH_HAVE_XNNPACK
   s->xpool = static_cast<pthreadpool_t>(bench_pthreadpool(threads));
 #endif
+  if (Binary(kind)) {
+    const char* err = SetupBin(s);
+    if (err == nullptr) err = RunState(s);
+    if (err == nullptr) err = CheckBin(s);
+    if (err != nullptr) {
+      Teardown(s);
+      return err;
+    }
+    *out = s;
+    return nullptr;
+  }
   bench_shape salt = {L->cout, L->oh * L->ow, L->Depth()};
   bench_rng rng;
   bench_rng_seed(&rng, &salt, SignedInput(kind) ? "conv-s8" : "conv-u8");
@@ -667,6 +816,13 @@ const Case kCases[] = {
 #endif
 };
 
+// The cases of the binary layers (kernel "<k>b").
+const Case kBinCases[] = {
+    {"gemmi8", "bin-f32", Kind::kBinF32, 0},
+    {"gemmi8", "bin-bits", Kind::kBinBits, 0},
+    {"gemmi8", "bin-f32-zeropad", Kind::kBinF32Zero, 0},
+};
+
 // The cases of the threaded runs (GEMMI8_BENCH_THREADS).
 const Case kThreadedCases[] = {
     {"gemmi8", "qu8s8", Kind::kQu8s8, BENCH_CALLER_GEMMI8_POOL},
@@ -710,6 +866,9 @@ void RunBench(benchmark::State& st, Instance* in)
   }
   const Layer& L = *in->layer;
   st.counters["GOPS"] = benchmark::Counter(L.Ops() * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  if (L.binary) {
+    st.counters["Gbitmacs"] = benchmark::Counter(L.Ops() / 2 * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  }
   if (in->kase->kind == Kind::kQu8s8) {
     const size_t taps = L.k * L.k, pixels = L.oh * L.ow;
     size_t ind = 0, work = 0;
@@ -725,10 +884,11 @@ void RunBench(benchmark::State& st, Instance* in)
   if (!in->state->impl.empty()) st.SetLabel(in->state->impl);
 }
 
-void RunPeak(benchmark::State& st)
+// A register-only loop of bench/cases-peak.c; for a binary one (2 x 512 ops a step:
+// vpxorq + vpopcntq + vpaddq) also the counter Gbitmacs, half its GOPS.
+void RunPeak(benchmark::State& st, const bench_case* c, bool binary)
 {
   void* state = nullptr;
-  const bench_case* c = &bench_peak_vpdpbusd_zmm;
   const char* why = c->unavailable ? c->unavailable() : nullptr;
   if (why == nullptr) why = c->setup(nullptr, nullptr, &state);
   if (why != nullptr) {
@@ -739,7 +899,66 @@ void RunPeak(benchmark::State& st)
   }
   for (auto _ : st) c->run(state);
   st.counters["GOPS"] = benchmark::Counter(c->ops(state) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  if (binary) {
+    st.counters["Gbitmacs"] =
+        benchmark::Counter(c->ops(state) / 2 * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  }
   c->teardown(state);
+}
+
+// vpopcntq zmm alone, register-only: 24 an iteration on 12 registers, each the next
+// one's operand in its own chain (12 chains hide the latency at 2 a cycle). Inline
+// assembly with fixed registers as in bench/cases-peak.c, so the file needs no ISA
+// flags; run only where cpuid reports AVX512F and AVX512_VPOPCNTDQ.
+constexpr uint64_t kPopcntIterations = uint64_t{1} << 18;
+constexpr unsigned kPopcntSteps = 24;
+#if defined(__x86_64__)
+#define BENCH_POPCNT(i) "vpopcntq %%zmm" #i ", %%zmm" #i "\n\t"
+#define BENCH_POPCNT12                                                                       \
+  BENCH_POPCNT(0) BENCH_POPCNT(1) BENCH_POPCNT(2) BENCH_POPCNT(3) BENCH_POPCNT(4) BENCH_POPCNT(5) \
+      BENCH_POPCNT(6) BENCH_POPCNT(7) BENCH_POPCNT(8) BENCH_POPCNT(9) BENCH_POPCNT(10) BENCH_POPCNT(11)
+#define BENCH_ONES(i) "vpternlogd $0xff, %%zmm" #i ", %%zmm" #i ", %%zmm" #i "\n\t"
+
+void LoopVpopcntqZmm(uint64_t iterations)
+{
+  __asm__ volatile(
+      BENCH_ONES(0) BENCH_ONES(1) BENCH_ONES(2) BENCH_ONES(3) BENCH_ONES(4) BENCH_ONES(5)
+      BENCH_ONES(6) BENCH_ONES(7) BENCH_ONES(8) BENCH_ONES(9) BENCH_ONES(10) BENCH_ONES(11)
+      ".p2align 5\n"
+      "1:\n\t"
+      BENCH_POPCNT12 BENCH_POPCNT12
+      "dec %0\n\t"
+      "jnz 1b\n\t"
+      "vzeroupper\n\t"
+      : "+r"(iterations)
+      :
+      : "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+        "xmm11");
+}
+#endif
+
+void RunVpopcntqPeak(benchmark::State& st)
+{
+#if defined(__x86_64__)
+  const char* why = bench_cpu_has("avx512f") && bench_cpu_has("avx512vpopcntdq")
+                        ? nullptr
+                        : "CPU or OS lacks avx512f avx512vpopcntdq";
+#else
+  const char* why = "not x86-64";
+#endif
+  if (why != nullptr) {
+    st.SkipWithError(why);
+    for (auto _ : st) {
+    }
+    return;
+  }
+#if defined(__x86_64__)
+  LoopVpopcntqZmm(kPopcntIterations);  // warm-up: clocks, upper register halves
+  for (auto _ : st) LoopVpopcntqZmm(kPopcntIterations);
+#endif
+  const double bitmacs = static_cast<double>(kPopcntIterations) * kPopcntSteps * 512;
+  st.counters["Gbitmacs"] = benchmark::Counter(bitmacs * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["GOPS"] = benchmark::Counter(2 * bitmacs * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // The read-bandwidth loops' buffers (l2: 512 KiB, dram: 256 MiB), 64-byte aligned,
@@ -834,16 +1053,20 @@ bool ReadLayers(const std::string& path, std::vector<Layer>* layers)
     if (!(is >> L.net >> L.name >> L.count >> kernel >> L.stride >> L.pad >> L.ih >> L.iw >> L.cin >> L.cout)) {
       continue;
     }
-    // "3": a 3x3 convolution; "3dw": a 3x3 depthwise one (one channel a group)
+    // "3": a 3x3 convolution; "3dw": a 3x3 depthwise one (one channel a group); "3b": a
+    // 3x3 binary one
     char* end = nullptr;
     L.k = std::strtoul(kernel.c_str(), &end, 10);
     const std::string suffix = end;
-    if (L.k == 0 || (!suffix.empty() && suffix != "dw") || (suffix == "dw" && L.cin != L.cout)) {
-      std::fprintf(stderr, "gemmi8-conv-bench: %s: %s %s: kernel \"%s\" (k, or kdw with in = out channels)\n",
+    if (L.k == 0 || (!suffix.empty() && suffix != "dw" && suffix != "b") ||
+        (suffix == "dw" && L.cin != L.cout)) {
+      std::fprintf(stderr,
+                   "gemmi8-conv-bench: %s: %s %s: kernel \"%s\" (k, kb, or kdw with in = out channels)\n",
                    path.c_str(), L.net.c_str(), L.name.c_str(), kernel.c_str());
       return false;
     }
     if (suffix == "dw") L.groups = L.cin;
+    L.binary = suffix == "b";
     L.oh = (L.ih + 2 * L.pad - L.k) / L.stride + 1;
     L.ow = (L.iw + 2 * L.pad - L.k) / L.stride + 1;
     layers->push_back(L);
@@ -882,6 +1105,10 @@ int main(int argc, char** argv)
   static std::vector<Instance> instances;
   instances.reserve(layers.size() * (ncases + nthreaded * threads_list.size()));
   for (const Layer& L : layers) {
+    if (L.binary) {
+      for (const Case& c : kBinCases) instances.push_back({&c, &L, 0, nullptr, ""});
+      continue;
+    }
     for (const Case& c : kCases) {
       if (L.Depthwise() && c.kind == Kind::kIm2colQu8s8) continue;
       instances.push_back({&c, &L, 0, nullptr, ""});
@@ -901,7 +1128,11 @@ int main(int argc, char** argv)
     b->Unit(benchmark::kMicrosecond);
     if (in.threads > 0) b->UseRealTime();
   }
-  benchmark::RegisterBenchmark("peak/vpdpbusd-zmm/all/peak", RunPeak)->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("peak/vpdpbusd-zmm/all/peak", RunPeak, &bench_peak_vpdpbusd_zmm, false)
+      ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("peak/vpopcntq-alone-zmm/all/peak", RunVpopcntqPeak)->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("peak/xor-popcnt-add-zmm/all/peak", RunPeak, &bench_peak_vpopcntq_zmm, true)
+      ->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("peak/read-bw/all/l2", RunReadBw, &read_buffers[0])->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("peak/read-bw/all/dram", RunReadBw, &read_buffers[1])->Unit(benchmark::kMicrosecond);
   benchmark::AddCustomContext("layers", path);

@@ -9,7 +9,9 @@ what bounds it: the multiplies at the vpdpbusd peak, the bytes it moves at the r
 bandwidth measured in the run (L2 and DRAM); the network sums (time weighted by each
 layer's count: every layer, the dense ones, the depthwise ones); percent of the
 vpdpbusd peak; the indirection buffer against an im2col copy; the targets of the
-convolution issue.
+convolution issue. The binary layers (kernel "<k>b") have a section of their own:
+their times against gemmi8's int8 cases on the layer of the same geometry, and
+against the vpopcntq peaks measured in the run.
 """
 import json
 import statistics
@@ -26,6 +28,10 @@ PAIRS = [
     ("gemmi8/qs8", "onednn/s8s8s8-fast"),
 ]
 GEMMI8 = ["gemmi8/qu8s8", "gemmi8/qc8", "gemmi8/qu8", "gemmi8/qs8"]
+BINARY = ["gemmi8/bin-f32", "gemmi8/bin-bits", "gemmi8/bin-f32-zeropad"]
+# the binary layers' targets: int8 / binary on every layer with at least this many
+# input channels, and percent of the vpopcntq peak over those layers together
+BIN_MIN_CIN, BIN_RATIO, BIN_PEAK_PCT = 128, 4.0, 70.0
 SHOWN = ["gemmi8/qu8s8", "onednn/u8s8u8", "onednn/u8s8u8-fast", "gemmi8/qc8", "xnnpack/qc8",
          "onednn/s8s8s8", "onednn/s8s8s8-fast", "gemmi8/qu8", "xnnpack/qu8", "gemmi8/qs8",
          "xnnpack/qs8", "gemmi8/qu8-fixedpoint", "gemmi8/im2col-qu8s8"]
@@ -33,7 +39,7 @@ SHOWN = ["gemmi8/qu8s8", "onednn/u8s8u8", "onednn/u8s8u8-fast", "gemmi8/qc8", "x
 
 def read_layers(path):
     """The layers of a layers.txt; kernel "3" is a 3x3 convolution, "3dw" a 3x3
-    depthwise one (groups = channels)."""
+    depthwise one (groups = channels), "3b" a 3x3 binary one."""
     layers = []
     for line in open(path):
         line = line.split("#")[0].split()
@@ -41,13 +47,14 @@ def read_layers(path):
             continue
         net, name, count, kernel, s, p, ih, iw, cin, cout = line
         dw = kernel.endswith("dw")
-        k = int(kernel[:-2] if dw else kernel)
+        binary = kernel.endswith("b")
+        k = int(kernel[:-2] if dw else kernel[:-1] if binary else kernel)
         s, p, ih, iw, cin, cout = map(int, (s, p, ih, iw, cin, cout))
         gin = 1 if dw else cin  # input channels of a group
         oh = (ih + 2 * p - k) // s + 1
         ow = (iw + 2 * p - k) // s + 1
         layers.append(dict(net=net, name=name, count=int(count), k=k, s=s, p=p, ih=ih, iw=iw,
-                           cin=cin, cout=cout, oh=oh, ow=ow, dw=dw,
+                           cin=cin, cout=cout, oh=oh, ow=ow, dw=dw, binary=binary,
                            ops=2.0 * oh * ow * cout * k * k * gin, depth=k * k * gin,
                            read=ih * iw * cin + cout * k * k * gin, written=oh * ow * cout))
     return layers
@@ -55,7 +62,9 @@ def read_layers(path):
 
 def main():
     data = json.load(open(sys.argv[1]))
-    layers = read_layers(sys.argv[2])
+    every_layer = read_layers(sys.argv[2])
+    layers = [L for L in every_layer if not L["binary"]]
+    binary_layers = [L for L in every_layer if L["binary"]]
     times, counters, errors, labels = {}, {}, {}, {}
     for b in data["benchmarks"]:
         if b.get("run_type") != "iteration":
@@ -66,13 +75,16 @@ def main():
             continue
         unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b.get("time_unit", "ns")]
         times.setdefault(name, []).append(b["real_time"] * unit)
-        for key in ("ind_bytes", "work_bytes", "im2col_bytes", "GOPS", "GBps", "bytes"):
+        for key in ("ind_bytes", "work_bytes", "im2col_bytes", "GOPS", "GBps", "bytes", "Gbitmacs"):
             if key in b:
                 counters.setdefault(name, {})[key] = b[key]
         if b.get("label"):
             labels[name] = b["label"]
     med = {name: statistics.median(v) for name, v in times.items()}
     peak = counters.get("peak/vpdpbusd-zmm/all/peak", {}).get("GOPS")
+    # the binary peaks, bit-MACs per second / 1e9
+    popcnt_peak = counters.get("peak/vpopcntq-alone-zmm/all/peak", {}).get("Gbitmacs")
+    triple_peak = counters.get("peak/xor-popcnt-add-zmm/all/peak", {}).get("Gbitmacs")
     bw = {}  # read bandwidth, bytes per second, and the buffer's size
     for level in ("l2", "dram"):
         name = "peak/read-bw/all/" + level
@@ -90,6 +102,11 @@ def main():
     w("- date: %s; host: %s; gemmi8 kernel set: %s; layers: %s" %
       (ctx.get("date", "?"), ctx.get("host_name", "?"), ctx.get("gemmi8_isa", "?"), ctx.get("layers", "?")))
     w("- vpdpbusd zmm peak (register-only loop): %s GOPS" % ("%.0f" % peak if peak else "not measured"))
+    if binary_layers:
+        w("- binary peaks (register-only loops, bit-MACs / s / 1e9): vpopcntq zmm alone %s; "
+          "vpxorq + vpopcntq + vpaddq zmm %s" % (
+              "%.0f" % popcnt_peak if popcnt_peak else "not measured",
+              "%.0f" % triple_peak if triple_peak else "not measured"))
     if bw:
         w("- read bandwidth (a loop summing a 64-byte aligned buffer): " + "; ".join(
             "%s, %s buffer: %.1f GB/s" % (level.upper(), size_text(size), rate / 1e9)
@@ -286,12 +303,102 @@ def main():
         g = sum(L["ops"] * L["count"] for L in r3) / sum(t * L["count"] for t, L in zip(ts, r3)) / 1e9
         targets.append(("resnet18 3x3 stride-1 layers, gemmi8 qu8s8: %% of the vpdpbusd peak >= 85 "
                         "(%.0f GOPS)" % g, g / peak * 100, 85.0))
+    if binary_layers:
+        binary_section(w, binary_layers, layers, time, best, fmt, peak, popcnt_peak, triple_peak)
     w("## Targets\n")
     w("| target | measured | met |")
     w("|---|---:|---|")
     for what, value, goal in targets:
         w("| %s | %.2f | %s |" % (what, value, "yes" if value >= goal else "**no**"))
     print("\n".join(out))
+
+
+def binary_section(w, bl, layers, time, best, fmt, peak, popcnt_peak, triple_peak):
+    """The binary layers against gemmi8's int8 cases on the layer of the same geometry
+    and against the binary peaks; the sums over the layers of BIN_MIN_CIN input channels
+    or more (each layer times its count) and the binary targets."""
+    def twin(L):
+        """the int8 layer of L's geometry, preferring one of L's name"""
+        key = lambda M: (M["k"], M["s"], M["p"], M["ih"], M["iw"], M["cin"], M["cout"])
+        same = [M for M in layers if not M["dw"] and key(M) == key(L)]
+        same.sort(key=lambda M: M["name"] != L["name"])
+        return same[0] if same else None
+
+    def ms(t):
+        return fmt(t * 1e3 if t else None, "%.3f")
+
+    def pct(bitmacs, t, rate):
+        return bitmacs / t / 1e9 / rate * 100 if t and rate else None
+
+    w("## Binary convolution\n")
+    w("gemmi8_bin_convolution_create, batch 1, one thread, the input bit-packed "
+      "(GEMMI8_BIN_WORDS(channels) words a pixel). bin f32: float output acc x multiplier "
+      "+ bias (a folded batch norm), one padding (LCE's default); bin bits: the same "
+      "accumulators as packed bits for the next binary layer; zero pad: bin f32 with zero "
+      "padding. best int8: the fastest of gemmi8's fp32-mode int8 cases (%s) on the "
+      "layer of the same geometry (%s), in the same run. bit-MACs: output pixels x "
+      "output channels x 9 x input channels; %% of a peak: bin f32's bit-MACs per second "
+      "against the register-only loop of vpopcntq zmm alone (%s G bit-MACs/s) and of "
+      "vpxorq + vpopcntq + vpaddq zmm (%s G bit-MACs/s), 512 bit-MACs an instruction or "
+      "triple. Times: medians, milliseconds.\n" % (
+          ", ".join(c.split("/")[1] for c in GEMMI8),
+          ", ".join(sorted(set(M["net"] for M in map(twin, bl) if M))) or "none",
+          fmt(popcnt_peak), fmt(triple_peak)))
+    w("| layer | x | stride | in | out | bit-MACs (M) | bin f32 | bin bits | zero pad | "
+      "best int8 | int8 type | int8 / bin f32 | % vpopcntq peak | % xor+popcnt+add peak |")
+    w("|---|---:|---:|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+    big = []  # (layer, bin f32 s, best int8 s) of the layers with >= BIN_MIN_CIN inputs
+    targets = []
+    for L in bl:
+        bitmacs = L["ops"] / 2
+        t_bin = time("gemmi8/bin-f32", L)
+        M = twin(L)
+        i_case, i_t = best(GEMMI8, M) if M else (None, None)
+        ratio = i_t / t_bin if i_t and t_bin else None
+        w("| %s | %d | %d | %dx%dx%d | %dx%dx%d | %.1f | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            L["name"], L["count"], L["s"], L["ih"], L["iw"], L["cin"], L["oh"], L["ow"], L["cout"],
+            bitmacs / 1e6, ms(t_bin), ms(time("gemmi8/bin-bits", L)),
+            ms(time("gemmi8/bin-f32-zeropad", L)), ms(i_t), i_case.split("/")[1] if i_case else "-",
+            fmt(ratio, "%.2f"), fmt(pct(bitmacs, t_bin, popcnt_peak), "%.1f%%"),
+            fmt(pct(bitmacs, t_bin, triple_peak), "%.1f%%")))
+        if L["cin"] >= BIN_MIN_CIN:
+            big.append((L, t_bin, i_t))
+            if ratio is not None:
+                targets.append(("%s %s (%d input channels): int8 / bin f32 >= %g" %
+                                (L["net"], L["name"], L["cin"], BIN_RATIO), ratio, BIN_RATIO))
+    w("")
+    if big and all(t for _, t, _ in big):
+        w("The layers with %d or more input channels, each times its count:\n" % BIN_MIN_CIN)
+        bitmacs = sum(L["ops"] / 2 * L["count"] for L, _, _ in big)
+        t_bin = sum(t * L["count"] for L, t, _ in big)
+        i_t = sum(t * L["count"] for L, _, t in big) if all(t for _, _, t in big) else None
+        p_pop = pct(bitmacs, t_bin, popcnt_peak)
+        w("| layers | bit-MACs (M) | bin f32 ms | best int8 ms | int8 / bin f32 | G bit-MACs/s | "
+          "% vpopcntq peak | % xor+popcnt+add peak |")
+        w("|---|---:|---:|---:|---:|---:|---:|---:|")
+        w("| %s | %.1f | %s | %s | %s | %.0f | %s | %s |" % (
+            ", ".join(L["name"] for L, _, _ in big), bitmacs / 1e6, ms(t_bin), ms(i_t),
+            fmt(i_t / t_bin if i_t else None, "%.2f"), bitmacs / t_bin / 1e9, fmt(p_pop, "%.1f%%"),
+            fmt(pct(bitmacs, t_bin, triple_peak), "%.1f%%")))
+        w("")
+        if p_pop is not None:
+            targets.append(("the layers with %d or more input channels together: %% of the "
+                            "vpopcntq peak >= %g" % (BIN_MIN_CIN, BIN_PEAK_PCT), p_pop, BIN_PEAK_PCT))
+    if popcnt_peak and triple_peak:
+        w("Ceilings from the peaks: a kernel doing vpxorq + vpopcntq + vpaddq per 512 bits "
+          "reaches at most %.1f%% of the vpopcntq peak (the two loops' ratio)%s.\n" % (
+              triple_peak / popcnt_peak * 100,
+              "; at that peak, against int8 at the vpdpbusd peak (%.0f G MACs/s), int8 / binary "
+              "would be %.2f (%.2f against the vpopcntq peak)" % (
+                  peak / 2, triple_peak / (peak / 2), popcnt_peak / (peak / 2)) if peak else ""))
+    w("Binary targets:\n")
+    w("| target | measured | met |")
+    w("|---|---:|---|")
+    for what, value, goal in targets:
+        w("| %s | %.2f | %s |" % (what, value, "yes" if value >= goal else "**no**"))
+    if not targets:
+        w("| (no layer with %d or more input channels measured) | - | - |" % BIN_MIN_CIN)
+    w("")
 
 
 def size_text(size):

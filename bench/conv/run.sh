@@ -6,7 +6,8 @@
 # and bench/conv/report.py turns it into build/conv.md (per-layer and per-network
 # tables, like-for-like ratios, percent of the vpdpbusd peak, buffer sizes; the
 # depthwise layers apart, against the bytes they move at the read bandwidth of L2 and
-# DRAM measured in the same run).
+# DRAM measured in the same run; the binary layers against gemmi8's int8 cases on the
+# same layers and the vpopcntq peaks measured in the same run).
 # Environment: GEMMI8_BENCH_REPS, GEMMI8_BENCH_MIN_TIME (seconds per repetition,
 # default 0.1), GEMMI8_BENCH_FILTER, GEMMI8_BENCH_OUT (default build),
 # GEMMI8_BENCH_CONV_LAYERS (default bench/conv/layers.txt).

@@ -243,14 +243,15 @@ gemmi8_status gemmi8_bin_convolution_create(const gemmi8_conv_geometry* geometry
       !gemmi8_mul(ks, g.group_input_channels, &depth)) {
     return gemmi8_status_invalid_parameter;
   }
-  status = check_output(output, channels_out);
-  if (status != gemmi8_status_success) return status;
   /* the layer's depth first: a property of the layer, whatever the filter's bytes */
   if (depth > GEMMI8_BIN_MAX_K) return gemmi8_status_unsupported_parameter;
+  /* sizes before any per-channel array is read: a filter that fits memory */
   if (!gemmi8_mul(channels_out, ks, &filter) || !gemmi8_mul(filter, kcw, &filter) ||
       filter > (size_t) PTRDIFF_MAX / sizeof(uint64_t)) {
     return gemmi8_status_invalid_parameter;
   }
+  status = check_output(output, channels_out);
+  if (status != gemmi8_status_success) return status;
   const struct gemmi8_bgemm_config* cfg = gemmi8_bin_config();
   if (cfg == NULL || cfg->igemm.out[gemmi8_boutput_s32] == NULL ||
       cfg->igemm.out[gemmi8_boutput_f32] == NULL || cfg->igemm.out[gemmi8_boutput_bits] == NULL) {

@@ -538,6 +538,21 @@ static void bad_input(void)
     t_expect(got[i] == want && op == sentinel, __func__, "create with %s: %s", names[i],
              gemmi8_status_string(got[i]));
   }
+  /* a channel count no filter can have, with per-channel arrays of 8: refused before
+   * any array is read (a defect the fuzz target found) */
+  {
+    int32_t m8[8] = {1 << 30, 1 << 30, 1 << 30, 1 << 30, 1 << 30, 1 << 30, 1 << 30, 1 << 30};
+    int32_t s8[8] = {0};
+    gemmi8_requant rq8 = {gemmi8_requant_fixedpoint, 1, m8, s8, NULL, 0, -128, 127};
+    gemmi8_bin_conv_output q = {gemmi8_bin_output_qs8, NULL, NULL, -INFINITY, INFINITY,
+                                NULL, NULL, NULL, &rq8};
+    gemmi8_conv_geometry huge = geo;
+    huge.group_output_channels = SIZE_MAX / 4;
+    op = sentinel;
+    const gemmi8_status st8 = gemmi8_bin_convolution_create(&huge, w, 0, &q, &op);
+    t_expect(st8 == gemmi8_status_invalid_parameter && op == sentinel, __func__,
+             "create with SIZE_MAX / 4 output channels: %s", gemmi8_status_string(st8));
+  }
   /* setup: input pixel stride below the words, misaligned input */
   op = NULL;
   gemmi8_status st = gemmi8_bin_convolution_create(&geo, w, 0, &out, &op);

@@ -423,3 +423,34 @@ $(FUZZ_BUILD)/fuzz-%: $(FUZZ_BUILD)/test/fuzz/fuzz-%.o $(FUZZ_SUPPORT) $(FUZZ_BU
 -include $(FUZZ_LIB_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d)
 
 -include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BENCH_OBJS:.o=.d) $(BUILD)/readme-example.d $(BUILD)/readme-threads.d
+
+# ---- example networks ------------------------------------------------------------
+# ResNet-18, MobileNetV2 and a binary ResNet-18 built from gemmi8's operators
+# (examples/net/): `make examples` builds $(BUILD)/net/gemmi8-net, and the networks
+# without their main as $(BUILD)/net/libgnet.a for another program to link (with the
+# library of its build). gemmi8-net -p runs the networks on pthreadpool too when
+# libpthreadpool-dev is installed (native builds). -ffp-contract=off matters here as in
+# the library: ops.c rounds every float operation where ONNX Runtime does.
+NET_SRCS := examples/net/net.c examples/net/ops.c examples/net/resnet18.c \
+            examples/net/mobilenetv2.c examples/net/bin-resnet18.c
+NET_OBJS := $(NET_SRCS:examples/net/%.c=$(BUILD)/net/obj/%.o)
+NET_PTHREADPOOL := $(if $(CROSS),,$(if $(and $(wildcard /usr/include/pthreadpool.h),$(wildcard \
+                     /usr/lib/*/libpthreadpool.so)),1))
+NET_CFLAGS = -std=c11 $(OPT) -g -ffp-contract=off -D_GNU_SOURCE $(WARN) -Iinclude -Iexamples/net \
+             $(if $(NET_PTHREADPOOL),-DGNET_HAVE_PTHREADPOOL) $(ARCHFLAGS) $(SANFLAGS) $(CFLAGS)
+.PHONY: examples
+examples: $(BUILD)/net/gemmi8-net $(BUILD)/net/libgnet.a
+
+$(BUILD)/net/obj/%.o: examples/net/%.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(DEPFLAGS) $(NET_CFLAGS) -c $< -o $@
+
+$(BUILD)/net/libgnet.a: $(NET_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/net/gemmi8-net: $(BUILD)/net/obj/main.o $(BUILD)/net/libgnet.a $(LIBDIR)/libgemmi8.a
+	$(CC) $(ARCHFLAGS) $(SANFLAGS) $(LDFLAGS) -o $@ $(BUILD)/net/obj/main.o $(BUILD)/net/libgnet.a \
+	  $(LIBDIR)/libgemmi8.a $(if $(NET_PTHREADPOOL),-lpthreadpool) -lpthread -lm
+
+-include $(NET_OBJS:.o=.d) $(BUILD)/net/obj/main.d

@@ -454,3 +454,38 @@ $(BUILD)/net/gemmi8-net: $(BUILD)/net/obj/main.o $(BUILD)/net/libgnet.a $(LIBDIR
 	  $(LIBDIR)/libgemmi8.a $(if $(NET_PTHREADPOOL),-lpthreadpool) -lpthread -lm
 
 -include $(NET_OBJS:.o=.d) $(BUILD)/net/obj/main.d
+
+# ---- whole networks against ONNX Runtime (bench/net/README.md) --------------------
+# make bench-net: the example ResNet-18 and MobileNetV2 against ONNX Runtime running
+# the same networks (exported, then written as ONNX models by bench/net/net_model.py),
+# in time on one thread and two and byte for byte, layer by layer; and the binary
+# ResNet-18 beside the int8 one. The report goes to $(BUILD)/net/net.md. It needs
+# Debian's python3-onnx and python3-numpy (bench/deps.sh installs them as root) and
+# ONNX Runtime's library (bench/net/ort-fetch.sh, through npm once); without the
+# library the ONNX Runtime side is skipped and gemmi8 runs alone. Native builds; not
+# run by CI. GEMMI8_NET_ROUNDS, GEMMI8_NET_MIN_MS: the timed rounds and their least
+# length a side (default 11, 100 ms); GEMMI8_ORT_LIB: another ONNX Runtime library;
+# GEMMI8_NET_PYTHON: another python3 with onnx and numpy.
+NET_BENCH := $(BUILD)/net/gemmi8-bench-net
+.PHONY: bench-net
+bench-net:
+	@sh bench/deps.sh python3-onnx python3-numpy
+	$(MAKE) lib examples $(NET_BENCH)
+	@lib=$${GEMMI8_ORT_LIB:-}; \
+	if [ -z "$$lib" ] && ! lib=$$(sh bench/net/ort-fetch.sh $(BUILD)/ort); then \
+	  echo "bench-net: no ONNX Runtime library: its side is skipped, gemmi8 runs alone" >&2; \
+	  lib=; \
+	fi; \
+	python=$${GEMMI8_NET_PYTHON:-/usr/bin/python3}; \
+	echo "./$(NET_BENCH) -l '$$lib' -p $$python -s bench/net/net_model.py" \
+	  "-w $(BUILD)/net/work-net -o $(BUILD)/net/net.md"; \
+	./$(NET_BENCH) -l "$$lib" -p "$$python" -s bench/net/net_model.py \
+	  -w $(BUILD)/net/work-net -o $(BUILD)/net/net.md
+
+$(NET_BENCH): bench/net/bench-net.c bench/net/ort.c bench/net/ort.h examples/net/net.h \
+              $(BUILD)/net/libgnet.a $(LIBDIR)/libgemmi8.a
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(OPT) -g -ffp-contract=off -D_GNU_SOURCE $(WARN) -Iinclude -Iexamples/net \
+	  $(SANFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ bench/net/bench-net.c bench/net/ort.c \
+	  $(BUILD)/net/libgnet.a $(LIBDIR)/libgemmi8.a $(if $(NET_PTHREADPOOL),-lpthreadpool) \
+	  -lpthread -lm -ldl

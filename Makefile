@@ -4,7 +4,9 @@
 #   make SANITIZE=1 test the same under AddressSanitizer and UBSan
 #   make test-tsan       the threaded tests under ThreadSanitizer (build-tsan/)
 #   make test-valgrind   the suite under valgrind memcheck
-#   make bench           builds and runs the benchmark (installs its packages)
+#   make bench           builds and runs the benchmark's headline run (installs its
+#                        packages; about 6 minutes, under 1 GB); make bench-full: the
+#                        exhaustive sweep (half an hour, about 10 GB)
 #   make install PREFIX=/usr/local   (make uninstall removes it; ARCH=aarch64/aarch32
 #                        installs that cross build)
 #   make SETS="generic avx512vnni" TYPES="qu8s8 bin" [test|size|...]
@@ -259,7 +261,7 @@ tsan-run: $(BUILD)/gemmi8-test
 # libxnnpack-dev needs libpthreadpool-dev (its header includes pthreadpool.h) but
 # does not depend on it.
 BENCH_PKGS := libbenchmark-dev libopenblas-dev libgemmlowp-dev libdnnl-dev libxnnpack-dev \
-              libpthreadpool-dev gnuplot-nox
+              libpthreadpool-dev gnuplot-nox time
 # Peers (gemmlowp, oneDNN, XNNPACK) are built in when their headers are installed
 # (make bench installs them) and skipped, visibly, otherwise. Google Benchmark and
 # OpenBLAS are required.
@@ -297,18 +299,31 @@ $(BUILD)/gemmi8-bench: $(BENCH_OBJS) $(LIBDIR)/libgemmi8.a
 	$(CXX) $(SANFLAGS) $(LDFLAGS) -o $@ $(BENCH_OBJS) $(LIBDIR)/libgemmi8.a $(BENCH_LDLIBS) \
 	  -lbenchmark -lopenblas -lpthread -lm
 
-.PHONY: bench-deps bench-build bench-smoke bench-conv FORCE
+.PHONY: bench-deps bench-build bench-smoke bench-conv bench-full FORCE
 FORCE:
 
 bench-deps:
 	@sh bench/deps.sh $(BENCH_PKGS)
 
+# The headline run (bench/headline.sh): the ten shapes, batch 1, every convolution
+# layer, each peer in its fastest configuration and the like-for-like ones, a group at
+# a time with its progress; then the whole networks (bench-net; its failure, e.g. no
+# ONNX Runtime to fetch, is reported and the run goes on), the headline tables, the
+# charts, and each part's time and peak memory.
+BENCH_NET := $(MAKE) --no-print-directory bench-net
 bench: bench-deps
+	$(MAKE) $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench
+	GEMMI8_BENCH_NET='$(BENCH_NET)' GEMMI8_BENCH_NET_MD=$(BUILD)/net/net.md \
+	  sh bench/headline.sh ./$(BUILD)/gemmi8-bench ./$(BUILD)/gemmi8-conv-bench
+
+# The exhaustive sweep: every case on every kernel set, the fully-connected layers at
+# M = 1 to 8, the threaded runs, all interleaved in one run; then every convolution case.
+bench-full: bench-deps
 	$(MAKE) $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench
 	sh bench/run.sh ./$(BUILD)/gemmi8-bench
 	sh bench/conv/run.sh ./$(BUILD)/gemmi8-conv-bench
 
-# The convolution benchmark alone (the conv mode of make bench).
+# The convolution benchmark alone (the conv mode of make bench-full).
 bench-conv: bench-deps
 	$(MAKE) $(BUILD)/gemmi8-conv-bench
 	sh bench/conv/run.sh ./$(BUILD)/gemmi8-conv-bench

@@ -28,9 +28,9 @@
 //   --real_time     time by wall clock (names get Google Benchmark's /real_time)
 // Environment: GEMMI8_BENCH_MEMORY_MB (set-up memory budget, default half the
 // physical memory, at most 8192), GEMMI8_BENCH_ISAS (comma-separated gemmi8 kernel
-// sets to benchmark; default all), GEMMI8_BENCH_THREADS (the cases flagged
-// BENCH_CASE_THREADS again on that many threads, as <library>@<threads>/...; default
-// 2, 1 for none).
+// sets to benchmark, or "best": each case on the best one it runs on here; default
+// all), GEMMI8_BENCH_THREADS (the cases flagged BENCH_CASE_THREADS again on that many
+// threads, as <library>@<threads>/...; default 2, 1 for none).
 // Exit status 2 if any benchmark failed (after all have run).
 
 #include <benchmark/benchmark.h>
@@ -183,11 +183,18 @@ bool Listed(const char* const* names, const char* name)
   return false;
 }
 
-// GEMMI8_BENCH_ISAS=generic,avx2 restricts the gemmi8 kernel sets benchmarked.
+// GEMMI8_BENCH_ISAS=generic,avx2 restricts the gemmi8 kernel sets benchmarked;
+// GEMMI8_BENCH_ISAS=best keeps each case's best one (BestIsaOnly).
+bool BestIsaOnly()
+{
+  const char* list = std::getenv("GEMMI8_BENCH_ISAS");
+  return list != nullptr && std::strcmp(list, "best") == 0;
+}
+
 bool Wanted(const char* isa)
 {
   const char* list = std::getenv("GEMMI8_BENCH_ISAS");
-  if (list == nullptr || list[0] == '\0') return true;
+  if (list == nullptr || list[0] == '\0' || BestIsaOnly()) return true;
   std::string padded = std::string(",") + list + ",";
   return padded.find(std::string(",") + isa + ",") != std::string::npos;
 }
@@ -268,7 +275,8 @@ void PrintOwnHelp()
       "  --real_time     measure wall-clock time (names end in /real_time)\n"
       "  GEMMI8_BENCH_MEMORY_MB  memory kept for set-up cases (default half the\n"
       "                          physical memory, at most 8192)\n"
-      "  GEMMI8_BENCH_ISAS       gemmi8 kernel sets to run, comma-separated (default all)\n"
+      "  GEMMI8_BENCH_ISAS       gemmi8 kernel sets to run, comma-separated, or best\n"
+      "                          (each case's best kernel set here; default all)\n"
       "Benchmarks are named <library>/<variant>/<Row>x<Col>x<Depth>; select them with\n"
       "--benchmark_filter=REGEX. Google Benchmark's options follow.\n\n");
 }
@@ -396,7 +404,7 @@ int main(int argc, char** argv)
     const std::vector<bench_shape> no_shape(1, bench_shape{0, 0, 0});
     const std::vector<bench_shape>& case_shapes =
         (c->flags & BENCH_CASE_NO_SHAPE) ? no_shape : shapes;
-    if ((c->flags & BENCH_CASE_BEST_ISA_ONLY) && targets.size() > 1) {
+    if (((c->flags & BENCH_CASE_BEST_ISA_ONLY) || BestIsaOnly()) && targets.size() > 1) {
       targets.erase(targets.begin(), targets.end() - 1);
     }
     for (const std::string& isa : targets) {

@@ -3,11 +3,15 @@
 
     python3 bench/report.py build/bench.json [--markdown build/bench.md]
         [--data build/bench.dat] [--chart build/bench.png]
-        [--bin-data build/bench-bin.dat] [--bin-chart build/bench-bin.png]
+        [--bin-data build/bench-bin.dat] [--bin-chart build/bench-bin.png] [--headline]
 
 Every number is the median GOPS over a benchmark's repetitions (all libraries
-interleaved in one run). Shapes are Row x Col x Depth = N (output channels) x M
-(pixels) x K (depth; bits for binary GEMM). The tables:
+interleaved in one run, or in one run per shape from make bench). Shapes are
+Row x Col x Depth = N (output channels) x M (pixels) x K (depth; bits for binary
+GEMM). First the headline: per shape, gemmi8 qu8 and qs8 against the best
+requantized peer, like for like against oneDNN, against OpenBLAS sgemm and the
+peak; per fully-connected layer at the smallest M, gemmi8 against the fastest peer
+of its type (--headline prints only that). Then the tables:
 
   1. int8 GOPS: gemmi8 (best kernel set) and every peer variant, OpenBLAS sgemm.
   2. int8 ratios: gemmi8 / best comparable peer, / OpenBLAS sgemm, % of the
@@ -700,6 +704,9 @@ def targets(results):
     lines = ["## Targets (issues 3 and 4; shapes numbered as above)", ""]
 
     def check(text, numbers, test, value):
+        if all(value(rows[i - 1]) is None for i in numbers):
+            lines.append("- %s: not run" % text)
+            return
         hits, misses = [], []
         for i in numbers:
             v = value(rows[i - 1])
@@ -720,11 +727,14 @@ def targets(results):
         check("%s >= 1.0x best requantized peer" % base, all10, lambda v: v >= 1.0,
               ratio(best("gemmi8", base), requant))
         mean = geomean([ratio(best("gemmi8", base), requant)(r) for r in rows])
-        lines.append("- %s geometric mean over best requantized peer >= 1.15: %s (%s)"
-                     % (base, "-" if mean is None else "%.2f" % mean,
-                        "met" if mean is not None and mean >= 1.15 else "missed"))
+        lines.append("- %s geometric mean over best requantized peer >= 1.15: %s"
+                     % (base, "not run" if mean is None else "%.2f (%s)" % (
+                         mean, "met" if mean >= 1.15 else "missed")))
     for base in ("qu8", "qs8", "qu8fp32", "qs8fp32"):
         value = ratio(best("gemmi8", base), exact(*SGEMM))
+        if all(value(r) is None for r in rows):
+            lines.append("- %s >= 4x OpenBLAS sgemm on at least 8 of 10: not run" % base)
+            continue
         n = sum(1 for r in rows if (value(r) or 0) >= 4.0)
         lines.append("- %s >= 4x OpenBLAS sgemm on at least 8 of 10: %d/10 (%s)"
                      % (base, n, "met" if n >= 8 else "missed"))
@@ -1006,14 +1016,84 @@ def fc_section(results):
     return lines
 
 
+def headline(results):
+    """The headline tables: the ten shapes (gemmi8 against the best peer, like for like,
+    OpenBLAS and the peak) and batch 1 (gemmi8 against the fastest peer of its type at
+    the smallest M run), each only if it ran."""
+    lines = []
+    if results.shapes:
+        requant = best_of(present(results, REQUANT_PEERS))
+        peak = results.peaks.get(INT8_PEAK)
+        cols = [Gops("gemmi8 qu8", best("gemmi8", "qu8")),
+                Gops("gemmi8 qs8", best("gemmi8", "qs8")),
+                Gops("best requant peer", requant, show_label=True),
+                Ratio("qu8 / peer", best("gemmi8", "qu8"), requant, show_label=False),
+                Ratio("qs8 / peer", best("gemmi8", "qs8"), requant, show_label=False)]
+        for g, o in (("qu8s8fp32", "matmul-u8s8u8"), ("qs8fp32", "matmul-s8s8s8")):
+            if results.isas(g) and ("onednn", o) in results.series:
+                cols.append(Ratio("%s / onednn %s" % (g, o), best("gemmi8", g),
+                                  exact("onednn", o), show_label=False))
+        if SGEMM in results.series:
+            cols.append(Ratio("qu8 / sgemm", best("gemmi8", "qu8"), exact(*SGEMM),
+                              show_label=False))
+        if peak:
+            cols.append(Ratio("qu8 % peak", best("gemmi8", "qu8"), constant(peak, INT8_PEAK),
+                              show_label=False, percent=True))
+        lines += table(
+            results, cols, "Headline: int8 GEMM, one thread (median GOPS and ratios)",
+            "gemmi8 on its best kernel set; best requant peer: the fastest 8-bit-output peer "
+            "on the shape (%s); qu8s8fp32 / qs8fp32 against the oneDNN matmul doing the same "
+            "work (zero points, per-channel scales); %% peak: of the %s loop (%s GOPS)."
+            % (", ".join("%s/%s" % p for p in present(results, REQUANT_PEERS)) or "none",
+               INT8_PEAK, fmt_gops(peak)))
+    if results.fc_shapes:
+        layers, ms = fc_layers(results)
+        m = ms[0]
+        head = ["layer (N x K)"]
+        kinds = []
+        for base, peers in FC_TYPES:
+            isas = fc_isas(results, base)
+            if not isas:
+                continue
+            kinds.append((("gemmi8", "%s-%s" % (base, isas[-1])),
+                          [(lib, var, short) for lib, var, short in peers
+                           if (lib, var) in results.series]))
+            head += ["gemmi8 %s" % base, "best %s peer" % base, "ratio"]
+        if kinds:
+            lines += ["## Headline: batch %d, fully-connected layers (median GOPS)" % m, "",
+                      "gemmi8 qu8 / qs8 on its best kernel set at M = %d against the fastest "
+                      "peer of the same type (dnnl: oneDNN matmul, same work; dnnl-fast: its "
+                      "fastest configuration; xnn: XNNPACK)." % m, "",
+                      "| " + " | ".join(head) + " |",
+                      "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
+            for n, k in layers:
+                shape = "%dx%dx%d" % (n, m, k)
+                cells = ["%d x %d" % (n, k)]
+                for gemmi8, peers in kinds:
+                    g = results.gops.get((gemmi8, shape))
+                    found = [(results.gops.get(((lib, var), shape)), short)
+                             for lib, var, short in peers]
+                    found = [f for f in found if f[0] is not None]
+                    peer = max(found) if found else None
+                    cells += [fmt_gops(g),
+                              "-" if peer is None else "%s (%s)" % (fmt_gops(peer[0]), peer[1]),
+                              "%.2f" % (g / peer[0]) if g and peer and peer[0] > 0 else "-"]
+                lines.append("| " + " | ".join(cells) + " |")
+            lines.append("")
+    return lines
+
+
 def markdown(results):
     ctx = results.context
     lines = ["# gemmi8 benchmark", ""]
+    runs = ("all libraries interleaved in one run" if "merged_files" not in ctx else
+            "all libraries interleaved in one run per shape (%s runs, merged by "
+            "bench/merge.py)" % ctx["merged_files"])
     lines.append(
         "Median GOPS (2 * M * N * K / s / 1e9, single thread) over the repetitions of"
-        " each benchmark, all libraries interleaved in one run. Shapes are"
+        " each benchmark, %s. Shapes are"
         " Row x Col x Depth = N (output channels) x M (pixels) x K (depth; bits for bin)."
-    )
+        % runs)
     lines.append("")
     reps = sorted({r for r in results.reps.values() if r is not None})
     facts = [
@@ -1050,6 +1130,7 @@ def markdown(results):
             lines.append("- %s: %s" % (key, value))
     lines.append("")
 
+    lines += headline(results)
     if results.shapes:
         lines += int8_tables(results)
         lines += like_tables(results)
@@ -1150,6 +1231,8 @@ def main():
     parser.add_argument("--chart", help="draw the int8 chart here (PNG; needs --data)")
     parser.add_argument("--bin-data", help="write the binary chart's data here")
     parser.add_argument("--bin-chart", help="draw the binary chart here (needs --bin-data)")
+    parser.add_argument("--headline", action="store_true",
+                        help="print only the headline tables (the files are written as asked)")
     args = parser.parse_args()
 
     with open(args.json) as f:
@@ -1158,7 +1241,7 @@ def main():
         print("report.py: no benchmark results in %s" % args.json, file=sys.stderr)
         return 1
     text = markdown(results)
-    sys.stdout.write(text)
+    sys.stdout.write("\n".join(headline(results)) + "\n" if args.headline else text)
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(text)

@@ -21,8 +21,11 @@
 #                           a shapes-smoke.txt; none: no fully-connected part)
 #   GEMMI8_BENCH_FC_MIN_TIME  seconds per repetition on the fully-connected shapes,
 #                           at least (default a quarter of GEMMI8_BENCH_MIN_TIME)
-#   GEMMI8_BENCH_ISAS       gemmi8 kernel sets, comma-separated (default all here)
+#   GEMMI8_BENCH_ISAS       gemmi8 kernel sets, comma-separated, or best: each case's
+#                           best one here (default all here)
 #   GEMMI8_BENCH_OUT        output directory (default build)
+#   GEMMI8_BENCH_REPORT     0: only bench.json, no report (make bench runs the binary
+#                           once per shape and reports on the merged files)
 #   GEMMI8_BENCH_OPENBLAS_CORE  OpenBLAS core; default SkylakeX on AVX-512 x86,
 #                           Haswell on AVX2 x86 (this overrides OPENBLAS_CORETYPE),
 #                           else OpenBLAS's own choice
@@ -110,6 +113,9 @@ echo "benchmark: $(($(date +%s) - start)) s, exit status $status"
 if [ ! -s "$out/bench.json" ]; then
   echo "bench/run.sh: no $out/bench.json written" >&2
   exit 1
+fi
+if [ "${GEMMI8_BENCH_REPORT:-1}" = 0 ]; then
+  exit "$status"
 fi
 rm -f "$out/bench.md" "$out/bench.png" "$out/bench-bin.png"
 python3 "$here/report.py" "$out/bench.json" --markdown "$out/bench.md" \

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Tables from gemmi8-conv-bench's JSON: python3 bench/conv/report.py conv.json layers.txt
+"""Tables from gemmi8-conv-bench's JSON:
+    python3 bench/conv/report.py conv.json layers.txt [--headline]
 
 Per network: each layer's median GOPS per case, the like-for-like ratios (gemmi8
 against the peer configuration doing the same work) and gemmi8's best against the
@@ -11,7 +12,9 @@ layer's count: every layer, the dense ones, the depthwise ones); percent of the
 vpdpbusd peak; the indirection buffer against an im2col copy; the targets of the
 convolution issue. The binary layers (kernel "<k>b") have a section of their own:
 their times against gemmi8's int8 cases on the layer of the same geometry, and
-against the vpopcntq peaks measured in the run.
+against the vpopcntq peaks measured in the run. The headline, first: per network, the
+whole network's time, gemmi8's best against the best peer and like for like; with
+--headline only that is printed.
 """
 import json
 import statistics
@@ -61,8 +64,9 @@ def read_layers(path):
 
 
 def main():
-    data = json.load(open(sys.argv[1]))
-    every_layer = read_layers(sys.argv[2])
+    args = [a for a in sys.argv[1:] if a != "--headline"]
+    data = json.load(open(args[0]))
+    every_layer = read_layers(args[1])
     layers = [L for L in every_layer if not L["binary"]]
     binary_layers = [L for L in every_layer if L["binary"]]
     times, counters, errors, labels = {}, {}, {}, {}
@@ -98,7 +102,9 @@ def main():
     w("# gemmi8 convolution benchmark\n")
     w("Median GOPS (2 x output pixels x output channels x taps x input channels of a group "
       "/ s / 1e9; a depthwise layer has one input channel a group), "
-      "one thread, batch 1, 224 x 224 inputs, NHWC; all libraries interleaved in one run.\n")
+      "one thread, batch 1, 224 x 224 inputs, NHWC; all libraries interleaved in %s.\n"
+      % ("one run" if "merged_files" not in ctx else
+         "one run per layer (%s runs, merged by bench/merge.py)" % ctx["merged_files"]))
     w("- date: %s; host: %s; gemmi8 kernel set: %s; layers: %s" %
       (ctx.get("date", "?"), ctx.get("host_name", "?"), ctx.get("gemmi8_isa", "?"), ctx.get("layers", "?")))
     w("- vpdpbusd zmm peak (register-only loop): %s GOPS" % ("%.0f" % peak if peak else "not measured"))
@@ -118,6 +124,7 @@ def main():
     if errors:
         w("- failed or skipped: " + "; ".join("%s: %s" % (k, v) for k, v in sorted(errors.items())))
     w("")
+    head_at = len(out)  # the headline goes here, once the sums are known
 
     def time(case, L):
         return med.get("%s/%s/%s" % (case, L["net"], L["name"]))
@@ -310,7 +317,54 @@ def main():
     w("|---|---:|---|")
     for what, value, goal in targets:
         w("| %s | %.2f | %s |" % (what, value, "yes" if value >= goal else "**no**"))
-    print("\n".join(out))
+    head = headline(layers, binary_layers, sums_of, time, best)
+    out[head_at:head_at] = head
+    print("\n".join(head if "--headline" in sys.argv[1:] else out))
+
+
+def headline(layers, binary_layers, sums_of, time, best):
+    """Per network, the whole network's time (each layer times its count): gemmi8's
+    fastest case against the fastest peer case, and each like-for-like pair; the binary
+    network against gemmi8's int8 cases on the layers of the same geometry."""
+    out = ["## Headline: whole networks, one thread\n",
+           "Milliseconds: each layer's median time times its count, summed over the network's "
+           "layers in layers.txt. gemmi8 best: the fastest of %s; best peer: the fastest peer "
+           "case; like for like: peer / gemmi8 for the pairs doing the same work (> 1: gemmi8 "
+           "is faster).\n" % ", ".join(c.split("/")[1] for c in GEMMI8),
+           "| network | layers | gemmi8 best | ms | best peer | ms | best peer / gemmi8 best "
+           "| like for like |",
+           "|---|---:|---|---:|---|---:|---:|---|"]
+    nets = []
+    for L in layers:
+        if L["net"] not in nets:
+            nets.append(L["net"])
+    for net in nets:
+        nl = [L for L in layers if L["net"] == net]
+        sums = sums_of(nl)
+        g = min(((t, c) for c, t in sums.items() if c in GEMMI8), default=None)
+        p = min(((t, c) for c, t in sums.items() if not c.startswith("gemmi8/")), default=None)
+        like = ["%s vs %s %.2f" % (a.split("/")[1], b, sums[b] / sums[a])
+                for a, b in PAIRS if "-fast" not in b and a in sums and b in sums]
+        out.append("| %s | %d | %s | %s | %s | %s | %s | %s |" % (
+            net, len(nl), g[1].split("/")[1] if g else "-", "%.3f" % (g[0] * 1e3) if g else "-",
+            p[1] if p else "-", "%.3f" % (p[0] * 1e3) if p else "-",
+            "%.2f" % (p[0] / g[0]) if g and p else "-", "; ".join(like) or "-"))
+    for net in sorted(set(L["net"] for L in binary_layers)):
+        bl = [L for L in binary_layers if L["net"] == net]
+        key = lambda M: (M["k"], M["s"], M["p"], M["ih"], M["iw"], M["cin"], M["cout"])
+        t_bin = [time("gemmi8/bin-f32", L) for L in bl]
+        t_int8 = []
+        for L in bl:
+            twin = [M for M in layers if not M["dw"] and key(M) == key(L)]
+            t_int8.append(best(GEMMI8, twin[0])[1] if twin else None)
+        if all(t_bin):
+            tb = sum(t * L["count"] for t, L in zip(t_bin, bl))
+            ti = sum(t * L["count"] for t, L in zip(t_int8, bl)) if all(t_int8) else None
+            out.append("| %s | %d | bin-f32 | %.3f | (gemmi8 best int8, same layers) | %s | %s | - |"
+                       % (net, len(bl), tb * 1e3, "%.3f" % (ti * 1e3) if ti else "-",
+                          "%.2f" % (ti / tb) if ti else "-"))
+    out.append("")
+    return out
 
 
 def binary_section(w, bl, layers, time, best, fmt, peak, popcnt_peak, triple_peak):

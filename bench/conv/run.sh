@@ -10,7 +10,8 @@
 # same layers and the vpopcntq peaks measured in the same run).
 # Environment: GEMMI8_BENCH_REPS, GEMMI8_BENCH_MIN_TIME (seconds per repetition,
 # default 0.1), GEMMI8_BENCH_FILTER, GEMMI8_BENCH_OUT (default build),
-# GEMMI8_BENCH_CONV_LAYERS (default bench/conv/layers.txt).
+# GEMMI8_BENCH_CONV_LAYERS (default bench/conv/layers.txt), GEMMI8_BENCH_REPORT (0:
+# only conv.json, no report).
 set -eu
 if [ "$#" -lt 1 ]; then
   echo "usage: sh bench/conv/run.sh BENCH_BINARY [benchmark options]" >&2
@@ -44,6 +45,9 @@ echo "benchmark: $(($(date +%s) - start)) s, exit status $status"
 if [ ! -s "$out/conv.json" ]; then
   echo "bench/conv/run.sh: no $out/conv.json written" >&2
   exit 1
+fi
+if [ "${GEMMI8_BENCH_REPORT:-1}" = 0 ]; then
+  exit "$status"
 fi
 python3 "$here/report.py" "$out/conv.json" "$GEMMI8_BENCH_CONV_LAYERS" > "$out/conv.md"
 echo "wrote $out/conv.md"

@@ -268,6 +268,72 @@ GEMMI8_API gemmi8_status gemmi8_quantize_multiplier(double scale, int32_t* multi
 GEMMI8_API gemmi8_status gemmi8_quantize_multipliers(size_t count, const double* scale,
                                           int32_t* multiplier, int32_t* shift);
 
+/*
+ * Dynamic quantization of float rows (activations of a transformer's GEMMs): each row
+ * gets its own scale and zero point from its minimum and maximum, with 0.0 exactly
+ * representable, and is quantized with them. Every kernel set gives the same bytes,
+ * scales and zero points. Written as C float operations (no contraction, default
+ * rounding mode), where
+ *   rne(v)         rounds to the nearest integer, ties to even (|v| <= 255 here);
+ *   lo, hi         the smallest and largest value of the row;
+ *   a < b ? a : b  and the like are meant literally: with a NaN the comparison is
+ *                  false and the other operand is taken.
+ *
+ * gemmi8_quantize_rows_u8: ONNX DynamicQuantizeLinear (uint8) as ONNX Runtime
+ * computes it (GetQuantizationParameter in onnxruntime/core/util/qmath.h, then
+ * MlasQuantizeLinear in onnxruntime/core/mlas/lib/quantize.cpp: its SSE2, NEON and
+ * AVX-512F kernels all divide, take max then min, and convert to nearest even):
+ *   rmin  = lo < 0.0f ? lo : 0.0f;          rmax = hi > 0.0f ? hi : 0.0f;
+ *   scale = rmax == rmin ? 1.0f : (rmax - rmin) / 255.0f;
+ *   z     = 0.0f - rmin / scale;
+ *   z     = z < 255.0f ? z : 255.0f;        z = 0.0f < z ? z : 0.0f;
+ *   zp    = rne(z);
+ *   for each x:  q = x / scale;                               (a division)
+ *                q = q > -zp ? q : -zp;     q = q < 255 - zp ? q : 255 - zp;
+ *                y = rne(q) + zp             (in 0..255)
+ * The operator's text (scale = (rmax - rmin) / 255, zero point
+ * saturate(rne(0 - rmin / scale)), y = saturate(rne(x / scale) + zp)) gives the same
+ * bytes except for a row of zeros, where its scale is 0; ONNX Runtime's, and this, is
+ * scale 1, zero point 0, bytes 0.
+ *
+ * gemmi8_quantize_rows_s8: XNNPACK's qd8 conversion (int8;
+ * xnn_qd8_asymmetric_quantization_params and xnn_f32_qd8_asymmetric_quantization_params
+ * in src/xnnpack/quantization.h, the f32-qs8-vcvt kernels with the inverse scale,
+ * xnn_compute_f32_qx8_convert in src/operator-run.c):
+ *   rmin  = lo < 0.0f ? lo : 0.0f;          rmax = hi > 0.0f ? hi : 0.0f;
+ *   inv   = rmin == rmax ? 1.0f : 255.0f / (rmax - rmin);
+ *   dmin  = rmin * inv;                     dmax = rmax * inv;
+ *   z     = (-128.0f + dmin) + (127.0f + dmax) > 0.0f ? -128.0f - dmin : 127.0f - dmax;
+ *   z     = -128.0f < z ? z : -128.0f;      z = 127.0f < z ? 127.0f : z;
+ *   zp    = rne(z);                         (the "nudged" zero point)
+ *   scale = 1.0f / inv;                     (reported: what XNNPACK keeps as the
+ *                                            row's inv_scale, its GEMMs' dequantization
+ *                                            factor; it converts with inv)
+ *   for each x:  q = x * inv;                                 (a multiplication)
+ *                q = q > -128 - zp ? q : -128 - zp;  q = q < 127 - zp ? q : 127 - zp;
+ *                y = rne(q) + zp             (in -128..127)
+ * A row of zeros gives scale 1 and, as -128 + 127 > 0 is false, zero point 127, bytes
+ * 127.
+ *
+ * Extreme rows are defined by the same operations: a range that overflows (rmax - rmin
+ * infinite) or that is so small that the scale underflows still gives the bytes these
+ * formulas give (a NaN q takes the lower bound), identical on every kernel set.
+ *
+ * x: rows of k floats, row stride x_stride >= k elements; y: rows of k bytes (uint8_t
+ * for _u8, int8_t for _s8), row stride y_stride >= k bytes; scale[r] and
+ * zero_point[r] per row. Reads exactly k floats of each row and writes exactly k bytes
+ * of each output row (nothing between rows).
+ * Returns invalid_parameter, having written nothing, for a null pointer, rows or k 0,
+ * a stride below k, extents that overflow, or any value of x that is NaN or infinite
+ * (every row is checked before any is written: one more read of x).
+ */
+GEMMI8_API gemmi8_status gemmi8_quantize_rows_u8(size_t rows, size_t k, const float* x,
+                                                 size_t x_stride, void* y, size_t y_stride,
+                                                 float* scale, int32_t* zero_point);
+GEMMI8_API gemmi8_status gemmi8_quantize_rows_s8(size_t rows, size_t k, const float* x,
+                                                 size_t x_stride, void* y, size_t y_stride,
+                                                 float* scale, int32_t* zero_point);
+
 /* ------------------------------------------------------------------------------- */
 /* Weight packing (qu8, qs8)                                                        */
 /* ------------------------------------------------------------------------------- */

@@ -84,6 +84,10 @@ struct gemmi8_qgemm_config {
    * multiplied by three or more blocks and 512 or more depths times blocks. */
   gemmi8_packa_fn pack_a;
   struct gemmi8_qgemm_ukernels pgemm;
+  /* Dynamic quantization of float rows (src/qrows.h; qu8 lists: uint8 as ONNX Runtime,
+   * qs8 lists: int8 as XNNPACK's qd8), or NULL: the generic one. */
+  void (*quantize_rows)(size_t rows, size_t k, const float* x, size_t x_stride, void* y,
+                        size_t y_stride, float* scale, int32_t* zero_point);
 };
 
 struct gemmi8_bgemm_ukernels {

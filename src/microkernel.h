@@ -219,6 +219,9 @@ typedef void (*gemmi8_row_sum_fn)(size_t m, size_t k, const void* a, size_t a_st
   GEMMI8_INTERNAL void fn(const struct gemmi8_qparams* p, size_t nr, void* out);
 #define GEMMI8_DECLARE_Q_pack_a(fn) \
   GEMMI8_INTERNAL void fn(size_t m, size_t k, const void* a, size_t a_stride, void* panel);
+#define GEMMI8_DECLARE_Q_quantize_rows(fn)                                            \
+  GEMMI8_INTERNAL void fn(size_t rows, size_t k, const float* x, size_t x_stride, void* y, \
+                          size_t y_stride, float* scale, int32_t* zero_point);
 #define GEMMI8_DECLARE_B_binarize(fn)                                                   \
   GEMMI8_INTERNAL void fn(size_t rows, size_t k, const void* x, size_t x_stride,          \
                           uint8_t zero_point, uint64_t* out, size_t out_stride);

@@ -298,3 +298,70 @@ void ref_bin_pack_u8(size_t rows, size_t k, const uint8_t* x, size_t x_stride, u
   u8_ctx c = {x_stride, zero_point};
   pack_rows(rows, k, out_stride, out, u8_negative, x, &c);
 }
+
+/* ---- dynamic row quantization, from the header's text (float arithmetic, as the
+ * header writes it: the definition is in floats) ---------------------------------- */
+
+/* Nearest integer, ties to even, for |v| <= 2^22, by truncation and the remainder
+ * (v - trunc(v) is exact here): a route other than the library's. */
+static int32_t ref_rne(float v)
+{
+  int32_t i = (int32_t) v;
+  const float d = v - (float) i;
+  if (d > 0.5f || (d == 0.5f && (i & 1))) i++;
+  if (d < -0.5f || (d == -0.5f && (i & 1))) i--;
+  return i;
+}
+
+static void ref_row_minmax(size_t k, const float* x, float* lo, float* hi)
+{
+  *lo = x[0];
+  *hi = x[0];
+  for (size_t i = 1; i < k; i++) {
+    if (x[i] < *lo) *lo = x[i];
+    if (x[i] > *hi) *hi = x[i];
+  }
+}
+
+void ref_quantize_row_u8(size_t k, const float* x, uint8_t* y, float* scale_out, int32_t* zp_out)
+{
+  float lo, hi;
+  ref_row_minmax(k, x, &lo, &hi);
+  const float rmin = lo < 0.0f ? lo : 0.0f;
+  const float rmax = hi > 0.0f ? hi : 0.0f;
+  const float scale = rmax == rmin ? 1.0f : (rmax - rmin) / 255.0f;
+  float z = 0.0f - rmin / scale;
+  z = z < 255.0f ? z : 255.0f;
+  z = 0.0f < z ? z : 0.0f;
+  const int32_t zp = ref_rne(z);
+  for (size_t i = 0; i < k; i++) {
+    float q = x[i] / scale;
+    q = q > (float) -zp ? q : (float) -zp;
+    q = q < (float) (255 - zp) ? q : (float) (255 - zp);
+    y[i] = (uint8_t) (ref_rne(q) + zp);
+  }
+  *scale_out = scale;
+  *zp_out = zp;
+}
+
+void ref_quantize_row_s8(size_t k, const float* x, int8_t* y, float* scale_out, int32_t* zp_out)
+{
+  float lo, hi;
+  ref_row_minmax(k, x, &lo, &hi);
+  const float rmin = lo < 0.0f ? lo : 0.0f;
+  const float rmax = hi > 0.0f ? hi : 0.0f;
+  const float inv = rmin == rmax ? 1.0f : 255.0f / (rmax - rmin);
+  const float dmin = rmin * inv, dmax = rmax * inv;
+  float z = (-128.0f + dmin) + (127.0f + dmax) > 0.0f ? -128.0f - dmin : 127.0f - dmax;
+  z = -128.0f < z ? z : -128.0f;
+  z = 127.0f < z ? 127.0f : z;
+  const int32_t zp = ref_rne(z);
+  for (size_t i = 0; i < k; i++) {
+    float q = x[i] * inv;
+    q = q > (float) (-128 - zp) ? q : (float) (-128 - zp);
+    q = q < (float) (127 - zp) ? q : (float) (127 - zp);
+    y[i] = (int8_t) (ref_rne(q) + zp);
+  }
+  *scale_out = 1.0f / inv;
+  *zp_out = zp;
+}

@@ -82,4 +82,10 @@ void ref_bin_pack_s8(size_t rows, size_t k, const int8_t* x, size_t x_stride, ui
 void ref_bin_pack_u8(size_t rows, size_t k, const uint8_t* x, size_t x_stride, uint8_t zero_point,
                      uint64_t* out, size_t out_stride);
 
+/* One row of k finite floats quantized as gemmi8_quantize_rows_u8 (ONNX Runtime's
+ * DynamicQuantizeLinear) / _s8 (XNNPACK's qd8) define it: y[0..k), the scale and the
+ * zero point. */
+void ref_quantize_row_u8(size_t k, const float* x, uint8_t* y, float* scale, int32_t* zero_point);
+void ref_quantize_row_s8(size_t k, const float* x, int8_t* y, float* scale, int32_t* zero_point);
+
 #endif

@@ -42,7 +42,9 @@
  *   c_zp_min / c_zp_max. Every other case requantizes per tensor with scales from
  *   the accumulator range (negative shifts), outputs across the 8-bit range.
  * Row sums (<family>/<set>/rsum/...): k_sweep, m_sweep, k_max, strides_prime,
- * a_row_pages. pack/header (for the tables in use): the row-sum flags this tester
+ * a_row_pages. Row quantization (<family>/<set>/qrows/fenced, tables with a
+ * quantize_rows kernel): equal to the generic kernel in bytes, scales and zero points,
+ * every row of x and y ending at an inaccessible page. pack/header (for the tables in use): the row-sum flags this tester
  * derives equal those gemmi8_qu8_pack / gemmi8_qs8_pack write, and the packed blocks
  * equal the table packer's.
  * Binary cases: k_64, k_lt_64, k_gt_64, k_div_64, k_long, subtile, m_lt_mr,
@@ -62,6 +64,7 @@
 
 #include "config.h"
 #include "isa.h"
+#include "qrows.h"
 #include "ref.h"
 #include "test.h"
 #include "ukernel-tester.h"
@@ -767,6 +770,77 @@ static int rc_indirect(const void* table)
         return 0;
       }
     }
+  }
+  return 1;
+}
+
+/* Row quantization: the table's kernel against the generic one, rows of x and y each
+ * ending at an inaccessible page (a read or write past k faults), k from 1 to 300 and
+ * a few long rows; values of varied magnitude, zeros, ties, subnormals. */
+static float qr_value(size_t i, int mode)
+{
+  static const float special[] = {0.0f, -0.0f, 1e-45f, -3e-44f, 1e-39f, 0.5f, -0.5f,
+                                  1.5f, 127.5f, -255.0f, 3e38f, -3e38f};
+  switch (mode) {
+    case 0: return (float) (t_unit() * 2.0 - 1.0) * (float) (1 << (i % 20));
+    case 1: return (float) t_range(-510, 510) * 0.25f; /* ties once scaled */
+    case 2: return special[t_below((uint32_t) T_COUNT(special))];
+    default: return t_below(4) ? 0.0f : (float) t_unit() * 1e-40f;
+  }
+}
+
+static int qr_run(const qtable* q, size_t rows, size_t k)
+{
+  const gemmi8_quantize_rows_fn ref = q->is_signed ? gemmi8_qs8_quantize_rows__generic
+                                                   : gemmi8_qu8_quantize_rows__generic;
+  t_fence fx, fy;
+  float* x = t_fence_init(&fx, rows, k * sizeof(float), 0);
+  const int mode = (int) ((rows + k) % 4);
+  for (size_t r = 0; r < rows; r++) {
+    float* row = (float*) ((unsigned char*) x + r * fx.stride);
+    for (size_t i = 0; i < k; i++) row[i] = qr_value(i, mode);
+  }
+  t_fence_seal(&fx);
+  unsigned char* y = t_fence_init(&fy, rows, k, 0);
+  t_fence_seal(&fy);
+  unsigned char* want = t_alloc(rows * k);
+  float* scale = t_alloc(2 * rows * sizeof(float));
+  int32_t* zp = t_alloc(2 * rows * sizeof(int32_t));
+  ref(rows, k, x, fx.stride, want, k, scale + rows, zp + rows);
+  for (size_t r = 0; r < rows; r++) memcpy(t_fence_image(&fy, y + r * fy.stride), want + r * k, k);
+  q->cfg->quantize_rows(rows, k, x, fx.stride, y, fy.stride, scale, zp);
+  long at = 0;
+  int ok = 1;
+  if (!t_fence_intact(&fy, &at)) {
+    t_fail(current_case, "rows %zu k %zu: y differs from the generic kernel's at byte %ld", rows, k,
+           at);
+    ok = 0;
+  } else if (!t_fence_intact(&fx, &at)) {
+    t_fail(current_case, "rows %zu k %zu: x changed at byte %ld", rows, k, at);
+    ok = 0;
+  } else if (memcmp(scale, scale + rows, rows * sizeof(float)) != 0 ||
+             memcmp(zp, zp + rows, rows * sizeof(int32_t)) != 0) {
+    t_fail(current_case, "rows %zu k %zu: scales or zero points differ from the generic's", rows,
+           k);
+    ok = 0;
+  }
+  free(zp);
+  free(scale);
+  free(want);
+  t_fence_free(&fy);
+  t_fence_free(&fx);
+  return ok;
+}
+
+static int qr_fenced(const void* table)
+{
+  const qtable* q = table;
+  for (size_t k = 1; k <= 300; k += t_quick ? 7 : 1) {
+    if (!qr_run(q, 1 + k % 3, k)) return 0;
+  }
+  static const size_t long_k[] = {1024, 4099, 20000};
+  for (size_t i = 0; i < T_COUNT(long_k); i++) {
+    if (!qr_run(q, 2, long_k[i])) return 0;
   }
   return 1;
 }
@@ -1605,6 +1679,16 @@ static void q_tables(uint32_t type, unsigned long* skipped)
           run_case(name, rc_indirect, &q);
         } else {
           tally.not_run++, note_tile(&tally, "irsum");
+        }
+      }
+    }
+    if (cfg->quantize_rows != NULL) {
+      snprintf(name, sizeof(name), "%s/%.24s/qrows/fenced", family, cfg->isa);
+      if (matches(name)) {
+        if (supported || list_only) {
+          run_case(name, qr_fenced, &q);
+        } else {
+          tally.not_run++, note_tile(&tally, "qrows");
         }
       }
     }

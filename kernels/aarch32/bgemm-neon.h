@@ -77,9 +77,10 @@
   "veor q5, q1, q2\n\t"                                                                \
   "veor q6, q0, q3\n\t"                                                                \
   "veor q7, q1, q3\n\t"
-#define GEMMI8_BNEON_LOOP_ASM                                                         \
+/* The word loop; region names its marked inner loop (mca.h). */
+#define GEMMI8_BNEON_LOOP_ASM_NAMED(region)                                                     \
   GEMMI8_NEON_LOOP_LABEL                                                               \
-  GEMMI8_MCA_BEGIN_ASM("bin-neon-4x4:MACS=1024")                                       \
+  GEMMI8_MCA_BEGIN_ASM(region)                                                       \
   "vld1.64 {d0}, [%[a0]]\n\t"                                                          \
   "vld1.64 {d1}, [%[a1]]\n\t"                                                          \
   "vld1.64 {d2}, [%[a2]]\n\t"                                                          \
@@ -98,6 +99,7 @@
   GEMMI8_BNEON_XCA("vcnt01x10", "vcnt23x10", "vcnt01x32", "vcnt23x32")                 \
   GEMMI8_NEON_LOOP_BNE                                                                 \
   GEMMI8_MCA_END_ASM()
+#define GEMMI8_BNEON_LOOP_ASM GEMMI8_BNEON_LOOP_ASM_NAMED("bin-neon-4x4:MACS=1024")
 
 /* Two rows of counts from a direct (x01 / x23) and a swapped (x10 / x32) accumulator
  * pair: row r of {cols 0, 1} and row r + 1 of {cols 0, 1}. */

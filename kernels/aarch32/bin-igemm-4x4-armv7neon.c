@@ -20,27 +20,8 @@
 #include "bgemm-neon.h"
 
 /* The word loop of bgemm-neon.h, its region named after this kernel. */
-#define GEMMI8_BINEON_LOOP_ASM                                                         \
-  GEMMI8_NEON_LOOP_LABEL                                                               \
-  GEMMI8_MCA_BEGIN_ASM("gemmi8_bin_igemm_s32_ukernel_4x4__armv7neon:MACS=1024")        \
-  "vld1.64 {d0}, [%[a0]]\n\t"                                                          \
-  "vld1.64 {d1}, [%[a1]]\n\t"                                                          \
-  "vld1.64 {d2}, [%[a2]]\n\t"                                                          \
-  "vld1.64 {d3}, [%[a3]]\n\t"                                                          \
-  "vld1.64 {d4-d7}, [%[w]]!\n\t"                                                       \
-  GEMMI8_BNEON_XOR4                                                                    \
-  "vext.8 q2, q2, q2, #8\n\t"                                                          \
-  "vext.8 q3, q3, q3, #8\n\t"                                                          \
-  GEMMI8_BNEON_XCA("vcnt01x01", "vcnt23x01", "vcnt01x23", "vcnt23x23")                 \
-  GEMMI8_BNEON_XOR4                                                                    \
-  "add %[a0], %[a0], #8\n\t"                                                           \
-  "add %[a1], %[a1], #8\n\t"                                                           \
-  "add %[a2], %[a2], #8\n\t"                                                           \
-  "add %[a3], %[a3], #8\n\t"                                                           \
-  "subs %[n], %[n], #1\n\t"                                                            \
-  GEMMI8_BNEON_XCA("vcnt01x10", "vcnt23x10", "vcnt01x32", "vcnt23x32")                 \
-  GEMMI8_NEON_LOOP_BNE                                                                 \
-  GEMMI8_MCA_END_ASM()
+#define GEMMI8_BINEON_LOOP_ASM \
+  GEMMI8_BNEON_LOOP_ASM_NAMED("gemmi8_bin_igemm_s32_ukernel_4x4__armv7neon:MACS=1024")
 
 /* nr (1..4) 32-bit values of a column array into dst. */
 static GEMMI8_ALWAYS_INLINE void gemmi8_bineon_copy(int32_t dst[4], const void* src, size_t nr)

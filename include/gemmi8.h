@@ -506,6 +506,102 @@ GEMMI8_API gemmi8_status gemmi8_qu8s8_gemm_s32_ex(size_t m, size_t n, size_t k,
                                        const gemmi8_parallel* parallel);
 
 /* ------------------------------------------------------------------------------- */
+/* Rows quantized at run time, float output (transformers' linear layers)           */
+/* ------------------------------------------------------------------------------- */
+
+/*
+ * A fully-connected layer whose activations are quantized row by row when it runs
+ * (gemmi8_quantize_rows_s8 / _u8: a scale and a zero point per row) and whose
+ * weights are int8, symmetric, with a float scale per output channel (qc8w):
+ *   acc[m][n] = sum_k (A[m][k] - a_zero_point[m]) * B[n][k]        (exact, int32)
+ *   v = (float) acc[m][n] * a_scale[m];     (each step rounded to float, in this
+ *   v = v * b_scale[n];                      order, no fused multiply-add)
+ *   v = v + bias[n];
+ *   v = out_min > v ? out_min : v;  v = out_max < v ? out_max : v;  C[m][n] = v
+ * The float results are bit-identical on every kernel set and thread count.
+ *
+ * qd8: int8 rows (XNNPACK's qd8, zero points -128..127); qdu8: uint8 rows (ONNX
+ * Runtime's DynamicQuantizeMatMul, zero points 0..255). Weights packed for one are
+ * accepted only by its GEMMs.
+ *
+ * Packing: b, b_stride, flags as gemmi8_qs8_pack (N x K or K x N int8); scale: n
+ * finite floats; bias: n finite floats or NULL (0). Statuses as gemmi8_qs8_pack, and
+ * invalid_parameter for a NULL scale or a scale or bias that is NaN or infinite.
+ * The packed buffer is self-contained (the scales and biases are copied into it).
+ */
+#define GEMMI8_QD8_MAX_K 65793
+GEMMI8_API gemmi8_status gemmi8_qd8_pack_size(size_t n, size_t k, size_t* size);
+GEMMI8_API gemmi8_status gemmi8_qd8_pack(size_t n, size_t k, const int8_t* b, size_t b_stride,
+                                         uint32_t flags, const float* scale, const float* bias,
+                                         void* packed, size_t packed_size);
+GEMMI8_API gemmi8_status gemmi8_qd8_pack_alloc(size_t n, size_t k, const int8_t* b,
+                                               size_t b_stride, uint32_t flags,
+                                               const float* scale, const float* bias,
+                                               void** packed);
+GEMMI8_API gemmi8_status gemmi8_qdu8_pack_size(size_t n, size_t k, size_t* size);
+GEMMI8_API gemmi8_status gemmi8_qdu8_pack(size_t n, size_t k, const int8_t* b, size_t b_stride,
+                                          uint32_t flags, const float* scale, const float* bias,
+                                          void* packed, size_t packed_size);
+GEMMI8_API gemmi8_status gemmi8_qdu8_pack_alloc(size_t n, size_t k, const int8_t* b,
+                                                size_t b_stride, uint32_t flags,
+                                                const float* scale, const float* bias,
+                                                void** packed);
+
+/*
+ * C (M x N, float, c_stride >= n elements) from quantized rows A (a_stride >= k) with
+ * a_scale[m] (finite) and a_zero_point[m] (in the type's range) per row, and packed
+ * weights. out_min <= out_max, neither NaN (-INFINITY / INFINITY: no clamp).
+ * Returns invalid_parameter for null pointers, zero or overflowing sizes, small
+ * strides, packed weights that do not match (as gemmi8_qs8_gemm), a row scale that
+ * is not finite or a zero point out of range, a bad clamp; unsupported_parameter for
+ * k above GEMMI8_QD8_MAX_K. Nothing is written then.
+ */
+GEMMI8_API gemmi8_status gemmi8_qd8_gemm_f32(size_t m, size_t n, size_t k, const int8_t* a,
+                                             size_t a_stride, const float* a_scale,
+                                             const int32_t* a_zero_point, const void* packed_b,
+                                             float out_min, float out_max, float* c,
+                                             size_t c_stride);
+GEMMI8_API gemmi8_status gemmi8_qd8_gemm_f32_ex(size_t m, size_t n, size_t k, const int8_t* a,
+                                                size_t a_stride, const float* a_scale,
+                                                const int32_t* a_zero_point,
+                                                const void* packed_b, float out_min,
+                                                float out_max, float* c, size_t c_stride,
+                                                const gemmi8_parallel* parallel);
+GEMMI8_API gemmi8_status gemmi8_qdu8_gemm_f32(size_t m, size_t n, size_t k, const uint8_t* a,
+                                              size_t a_stride, const float* a_scale,
+                                              const int32_t* a_zero_point, const void* packed_b,
+                                              float out_min, float out_max, float* c,
+                                              size_t c_stride);
+GEMMI8_API gemmi8_status gemmi8_qdu8_gemm_f32_ex(size_t m, size_t n, size_t k, const uint8_t* a,
+                                                 size_t a_stride, const float* a_scale,
+                                                 const int32_t* a_zero_point,
+                                                 const void* packed_b, float out_min,
+                                                 float out_max, float* c, size_t c_stride,
+                                                 const gemmi8_parallel* parallel);
+
+/*
+ * A dynamically quantized linear layer in one call: float rows X (M x K, x_stride >=
+ * k elements, every value finite) quantized by gemmi8_quantize_rows_s8 (qd8) or
+ * gemmi8_quantize_rows_u8 (qdu8) into the workspace, then multiplied as above; the
+ * same bits as the two calls. workspace: workspace_size >=
+ * gemmi8_qd8_linear_workspace_size(m, k) bytes at a 64-byte boundary, or NULL: the
+ * call allocates it (and may return out_of_memory, having written nothing).
+ */
+GEMMI8_API gemmi8_status gemmi8_qd8_linear_workspace_size(size_t m, size_t k, size_t* size);
+GEMMI8_API gemmi8_status gemmi8_qd8_linear_f32(size_t m, size_t n, size_t k, const float* x,
+                                               size_t x_stride, const void* packed_b,
+                                               float out_min, float out_max, float* c,
+                                               size_t c_stride, void* workspace,
+                                               size_t workspace_size,
+                                               const gemmi8_parallel* parallel);
+GEMMI8_API gemmi8_status gemmi8_qdu8_linear_f32(size_t m, size_t n, size_t k, const float* x,
+                                                size_t x_stride, const void* packed_b,
+                                                float out_min, float out_max, float* c,
+                                                size_t c_stride, void* workspace,
+                                                size_t workspace_size,
+                                                const gemmi8_parallel* parallel);
+
+/* ------------------------------------------------------------------------------- */
 /* Binary GEMM                                                                      */
 /* ------------------------------------------------------------------------------- */
 

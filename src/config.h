@@ -88,6 +88,9 @@ struct gemmi8_qgemm_config {
    * qs8 lists: int8 as XNNPACK's qd8), or NULL: the generic one. */
   void (*quantize_rows)(size_t rows, size_t k, const float* x, size_t x_stride, void* y,
                         size_t y_stride, float* scale, int32_t* zero_point);
+  /* The f32 output (gemmi8_output_f32) of a tile of int32 accumulators, or NULL: the
+   * generic one. */
+  gemmi8_store_f32_fn store_f32;
 };
 
 struct gemmi8_bgemm_ukernels {

@@ -53,6 +53,15 @@ struct gemmi8_qparams {
    * boundary), computed once per packed block by the driver instead of once per tile;
    * NULL: the kernel computes them (a block with a single row tile). */
   const void* prepared;
+  /* f32 output (rows quantized at run time, src/qdgemm.c): per row of the tile its
+   * scale and zero point (row_scale[i], row_zero_point[i], i < mr; the tile's first
+   * row), per column (stride 1, the tile's first column) the weights' column sum,
+   * scale (`scale` above) and float bias; the clamp. */
+  const float* row_scale;
+  const int32_t* row_zero_point;
+  const int32_t* col_sum;
+  const float* col_bias;
+  float out_min, out_max;
 };
 
 /* The outputs of a quantized kernel and of a binary kernel: a table's slots for a tile,
@@ -165,6 +174,11 @@ typedef void (*gemmi8_dwconv_ukernel_fn)(size_t channels, size_t pixels, size_t 
                                          size_t input_offset, const void* zero,
                                          const struct gemmi8_dwparams* params);
 
+/* Stores the f32 output (gemmi8_output_f32) of an mr x nr tile of int32 accumulators
+ * (rows acc_stride elements apart) to c (rows c_stride bytes apart). */
+typedef void (*gemmi8_store_f32_fn)(size_t mr, size_t nr, const int32_t* acc, size_t acc_stride,
+                                    void* c, size_t c_stride, const struct gemmi8_qparams* params);
+
 /* Packs m (<= MR) rows of k bytes of A, a_stride apart, into one panel. */
 typedef void (*gemmi8_packa_fn)(size_t m, size_t k, const void* a, size_t a_stride, void* panel);
 /* Sums of the rows of an igemm row tile (mr pointers per tap, rows of them summed:
@@ -222,6 +236,9 @@ typedef void (*gemmi8_row_sum_fn)(size_t m, size_t k, const void* a, size_t a_st
 #define GEMMI8_DECLARE_Q_quantize_rows(fn)                                            \
   GEMMI8_INTERNAL void fn(size_t rows, size_t k, const float* x, size_t x_stride, void* y, \
                           size_t y_stride, float* scale, int32_t* zero_point);
+#define GEMMI8_DECLARE_Q_store_f32(fn)                                                     \
+  GEMMI8_INTERNAL void fn(size_t mr, size_t nr, const int32_t* acc, size_t acc_stride, void* c, \
+                          size_t c_stride, const struct gemmi8_qparams* params);
 #define GEMMI8_DECLARE_B_binarize(fn)                                                   \
   GEMMI8_INTERNAL void fn(size_t rows, size_t k, const void* x, size_t x_stride,          \
                           uint8_t zero_point, uint64_t* out, size_t out_stride);

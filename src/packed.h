@@ -17,6 +17,10 @@ enum gemmi8_type {
   gemmi8_type_bin = 3,
   /* uint8 A, int8 B: the qu8 kernels on B + 128 with zero point 128 */
   gemmi8_type_qu8s8 = 4,
+  /* rows quantized at run time, float output (src/qdgemm.c): int8 rows on the qs8
+   * kernels, uint8 rows on the qu8s8 ones; int8 weights per channel */
+  gemmi8_type_qd8 = 5,
+  gemmi8_type_qdu8 = 6,
 };
 
 #define GEMMI8_PACKED_MAGIC 0x4b503847u /* "G8PK" */

@@ -49,6 +49,10 @@ struct qgemm_context {
   size_t rs_rows, rs_chunks; /* rows per row-sum task (a multiple of mr); tasks per group */
   /* Packed blocks and the first column of the last (gemmi8_qblock_start). */
   size_t nblocks, last_start;
+  /* f32 output: the s32 kernels run each tile into a local buffer (L1), and the set's
+   * store_f32 (or the generic one) stores it */
+  int f32_local;
+  gemmi8_store_f32_fn store_f32;
 };
 
 static const struct gemmi8_packed_header* group_header(const struct gemmi8_qgemm_problem* p,
@@ -155,6 +159,10 @@ static GEMMI8_ALWAYS_INLINE void block_params(const struct qgemm_context* ctx, s
   params->shift = base->shift != NULL ? base->shift + channel0 : NULL;
   params->scale = base->scale != NULL ? base->scale + channel0 : NULL;
   params->prepared = NULL;
+  if (base->col_sum != NULL) {
+    params->col_sum = base->col_sum + channel0;
+    params->col_bias = base->col_bias + channel0;
+  }
 }
 
 /* Block b's columns [*n0, *n1): only the last block may start off the grid of NR
@@ -171,6 +179,15 @@ static void qgemm_params(const struct gemmi8_qgemm_problem* p, struct gemmi8_qpa
 {
   memset(params, 0, sizeof(*params));
   *prepare = NULL;
+  if (p->row_scale != NULL) {
+    params->channel_stride = 1;
+    params->scale = p->col_scale;
+    params->col_sum = p->col_sum;
+    params->col_bias = p->col_bias;
+    params->out_min = p->out_min;
+    params->out_max = p->out_max;
+    return;
+  }
   const gemmi8_requant* rq = p->rq;
   if (rq == NULL) return;
   params->channel_stride = rq->per_channel ? 1 : 0;
@@ -261,6 +278,25 @@ static void qgemm_pack_task(const struct qgemm_context* ctx, size_t g, size_t m0
   }
 }
 
+/* A tile of f32 output (ctx->f32_local): the set's s32 kernel into a local tile, then
+ * its store_f32 (measured against an f32 stage inside the AVX-512 kernels: within 2%
+ * at M = 1..512, for a twentieth of the code). */
+static void f32_tile(const struct qgemm_context* ctx, size_t mr, size_t nr, size_t g, size_t i,
+                     const uint8_t* w, uint8_t* ct, const struct gemmi8_qparams* params)
+{
+  const struct gemmi8_qgemm_problem* p = ctx->p;
+  _Alignas(64) int32_t acc[GEMMI8_MAX_MR * 64];
+  const size_t stride = ctx->cfg->nr * sizeof(int32_t);
+  if (ctx->panels != NULL && mr >= ctx->pfrom) {
+    ctx->pukernel(mr, nr, p->k, ctx->panels + (g * ctx->tiles + i / ctx->mr) * ctx->panel_bytes,
+                  ctx->panel_bytes, w, acc, stride, params);
+  } else {
+    ctx->ukernel[mr - 1](mr, nr, p->k, p->a + g * p->a_group + i * p->a_stride, p->a_stride,
+                         w, acc, stride, params);
+  }
+  ctx->store_f32(mr, nr, acc, ctx->cfg->nr, ct, p->c_stride, params);
+}
+
 static void qgemm_tile_task(const struct qgemm_context* ctx, size_t g, size_t m0, size_t b0,
                             size_t rows, size_t blocks)
 {
@@ -294,7 +330,13 @@ static void qgemm_tile_task(const struct qgemm_context* ctx, size_t g, size_t m0
       const size_t mr = gemmi8_min(mr_main, m1 - i);
       params.row_sum = sums ? sums + i : NULL;
       uint8_t* ct = c + i * p->c_stride + n0 * p->c_size;
-      if (p->indirection != NULL) {
+      if (p->row_scale != NULL) {
+        params.row_scale = p->row_scale + i;
+        params.row_zero_point = p->row_zero_point + i;
+      }
+      if (ctx->f32_local) {
+        f32_tile(ctx, mr, nr, g, i, w, ct, &params);
+      } else if (p->indirection != NULL) {
         ctx->iukernel(mr, nr, p->kc, p->ks, p->indirection + i / mr_main * p->ks * mr_main, w,
                       ct, p->c_stride, g * p->a_group, p->zero, &params);
       } else if (ctx->panels != NULL && mr >= ctx->pfrom) {
@@ -363,6 +405,10 @@ gemmi8_status gemmi8_qgemm_run(const struct gemmi8_qgemm_problem* p,
       .tiles = gemmi8_divide_round_up(m, cfg->mr),
   };
   qgemm_params(p, &ctx.params, &ctx.prepare);
+  if (p->row_scale != NULL) {
+    ctx.f32_local = 1;
+    ctx.store_f32 = cfg->store_f32 != NULL ? cfg->store_f32 : gemmi8_q8_store_f32__generic;
+  }
   if (p->indirection != NULL) {
     ctx.iukernel = output_ikernel(&cfg->igemm[cfg->mr - 1], p->output);
   } else {
@@ -455,10 +501,10 @@ gemmi8_status gemmi8_qgemm_run(const struct gemmi8_qgemm_problem* p,
   return gemmi8_status_success;
 }
 
-static gemmi8_status check_gemm(enum gemmi8_type type, const struct gemmi8_qgemm_config* cfg,
-                                size_t max_k, size_t m, size_t n, size_t k, const void* a,
-                                size_t a_stride, const void* packed_b, const void* c,
-                                size_t c_stride, size_t c_size)
+gemmi8_status gemmi8_qgemm_check(uint32_t type, const struct gemmi8_qgemm_config* cfg,
+                                 size_t max_k, size_t m, size_t n, size_t k, const void* a,
+                                 size_t a_stride, const void* packed_b, const void* c,
+                                 size_t c_stride, size_t c_size)
 {
   if (a == NULL || packed_b == NULL || c == NULL) return gemmi8_status_invalid_parameter;
   size_t a_bytes, c_bytes;
@@ -475,7 +521,7 @@ static gemmi8_status check_gemm(enum gemmi8_type type, const struct gemmi8_qgemm
       .k = k,
       .block_bytes = gemmi8_qblock_bytes(cfg, k),
       .a_zp_min = type == gemmi8_type_qs8 ? -128 : 0,
-      .a_zp_max = type == gemmi8_type_qs8 ? 127 : 255,
+      .a_zp_max = type == gemmi8_type_qs8 ? 127 : (type == gemmi8_type_qu8 || type == gemmi8_type_qu8s8 ? 255 : 0),
       /* without column coefficients there is no row-sum term at all */
       .flags_allowed = (cfg->flags & GEMMI8_QLAYOUT_COEF)
                            ? GEMMI8_PACKED_NO_ROW_SUM | GEMMI8_PACKED_UNIFORM_COEF
@@ -591,7 +637,7 @@ static gemmi8_status qgemm(enum gemmi8_type type, size_t max_k, int32_t lo, int3
   if (!gemmi8_parallel_valid(parallel)) return gemmi8_status_invalid_parameter;
   const struct gemmi8_qgemm_config* cfg = gemmi8_qconfig((uint32_t) type);
   if (cfg == NULL) return gemmi8_status_unsupported_parameter;
-  gemmi8_status status = check_gemm(type, cfg, max_k, m, n, k, a, a_stride, packed_b, c,
+  gemmi8_status status = gemmi8_qgemm_check((uint32_t) type, cfg, max_k, m, n, k, a, a_stride, packed_b, c,
                                     c_stride, 1);
   if (status != gemmi8_status_success) return status;
   int left_shift = 0;
@@ -608,7 +654,7 @@ static gemmi8_status qgemm_s32(enum gemmi8_type type, size_t max_k, size_t m, si
   if (!gemmi8_parallel_valid(parallel)) return gemmi8_status_invalid_parameter;
   const struct gemmi8_qgemm_config* cfg = gemmi8_qconfig((uint32_t) type);
   if (cfg == NULL) return gemmi8_status_unsupported_parameter;
-  gemmi8_status status = check_gemm(type, cfg, max_k, m, n, k, a, a_stride, packed_b, c,
+  gemmi8_status status = gemmi8_qgemm_check((uint32_t) type, cfg, max_k, m, n, k, a, a_stride, packed_b, c,
                                     c_stride, sizeof(int32_t));
   if (status != gemmi8_status_success) return status;
   return run(cfg, gemmi8_qoutput_s32, m, n, k, a, a_stride, packed_b, c, c_stride, sizeof(int32_t),

@@ -53,10 +53,34 @@ struct gemmi8_qgemm_problem {
    * gemmi8_qgemm_prepare(); or NULL: the tasks prepare them. */
   const uint8_t* prepared;
   size_t prepared_group;
+  /* f32 output when row_scale is not NULL (output is then s32: the kernels' tiles are
+   * stored by the set's store_f32, src/config.h): row i's scale and zero point at
+   * row_scale[i], row_zero_point[i] (one group); per column the weights' sums, scales
+   * and float biases; the clamp. */
+  const float* row_scale;
+  const int32_t* row_zero_point;
+  const int32_t* col_sum;
+  const float* col_scale;
+  const float* col_bias;
+  float out_min, out_max;
   /* gemmi8_qgemm_workspace_bytes() bytes at a 64-byte boundary, or NULL: the run
    * allocates what it needs (and may then return out_of_memory). */
   void* workspace;
 };
+
+/* Checks a GEMM call against the packed weights of `type` for cfg: pointers, extents
+ * (c_size bytes per element of C), k <= max_k, the header of packed_b. */
+/* The generic f32 store (src/qdgemm.c): gemmi8_output_f32 element by element. */
+GEMMI8_INTERNAL void gemmi8_q8_store_f32__generic(size_t mr, size_t nr, const int32_t* acc,
+                                                  size_t acc_stride, void* c, size_t c_stride,
+                                                  const struct gemmi8_qparams* params);
+
+GEMMI8_INTERNAL gemmi8_status gemmi8_qgemm_check(uint32_t type,
+                                                 const struct gemmi8_qgemm_config* cfg,
+                                                 size_t max_k, size_t m, size_t n, size_t k,
+                                                 const void* a, size_t a_stride,
+                                                 const void* packed_b, const void* c,
+                                                 size_t c_stride, size_t c_size);
 
 /* Bytes of workspace the run of p needs (row sums of A where the kernels take them
  * from the driver, packed panels of A where the family packs them), 0 for none; 0 is

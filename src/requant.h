@@ -53,6 +53,25 @@ static inline int32_t gemmi8_requantize_fp32(int32_t acc, float scale, int32_t z
   return (int32_t) rounded + zero_point;
 }
 
+/* The float output of rows quantized at run time (the qd8 GEMMs), element (i, j)
+ * of a tile: the exact accumulator over a - a_zp (the kernel's acc is over a alone:
+ * the zero point's term, zp * colsum, is taken off modulo 2^32), then three roundings
+ * in this order and the clamp (a NaN stays NaN):
+ *   v = (float) (acc - zp[i] * col_sum[j]) * row_scale[i];  v = v * scale[j];
+ *   v = v + col_bias[j];  v = out_min > v ? out_min : v;  v = out_max < v ? out_max : v */
+static inline float gemmi8_output_f32(int32_t acc, const struct gemmi8_qparams* p, size_t i,
+                                      size_t j)
+{
+  const int32_t t =
+      (int32_t) ((uint32_t) acc - (uint32_t) p->row_zero_point[i] * (uint32_t) p->col_sum[j]);
+  float v = (float) t * p->row_scale[i];
+  v = v * p->scale[j];
+  v = v + p->col_bias[j];
+  v = p->out_min > v ? p->out_min : v;
+  v = p->out_max < v ? p->out_max : v;
+  return v;
+}
+
 /* Binary float output of column j of a tile: (float) acc * scale + bias, two
  * roundings; a NULL scale is 1, a NULL bias 0. */
 static inline float gemmi8_bin_affine1(int32_t acc, const struct gemmi8_bparams* p, size_t j)

@@ -169,6 +169,7 @@ void test_build(void);               /* test-build.c: what the build holds, kern
 void test_misc(void);                /* test-errors.c: status strings, version, ISA name */
 void test_errors(void);              /* test-errors.c: bad inputs of every entry point */
 void test_quantize_multiplier(void); /* test-requant.c */
+void test_qd8(void);              /* test-qd8.c: rows quantized at run time, float output */
 void test_quantize_rows(void);       /* test-qrows.c: dynamic row quantization (u8, s8) */
 void test_requant(void);             /* test-requant.c: trap cases, shift sweep, float ref */
 void test_qgemm(void);               /* test-qgemm.c: qu8/qs8 sweeps against the reference */

@@ -70,9 +70,9 @@ QEMU_CPU ?= max
 ALL_TYPES  := qu8 qs8 qu8s8 bin
 ARCH_SETS  := $(shell sh kernels/list.sh sets "$(KERNEL_DIRS)")
 SEL_TYPES  := $(or $(strip $(TYPES)),$(ALL_TYPES))
-# the lists compiled: qu8's serves qu8s8 too, dw's every 8-bit type
+# the lists compiled: qu8's serves qu8s8 too, dw's every 8-bit type, q4's comes with qs8
 LIST_TYPES := $(if $(filter qu8 qu8s8,$(SEL_TYPES)),qu8) $(filter qs8 bin,$(SEL_TYPES)) \
-              $(if $(filter qu8 qs8 qu8s8,$(SEL_TYPES)),dw)
+              $(if $(filter qu8 qs8 qu8s8,$(SEL_TYPES)),dw) $(if $(filter qs8,$(SEL_TYPES)),q4)
 # set names: GEMMI8_ISA's (neondot-a510 as neondot_a510); neondot brings neondot_a510
 SEL_SETS   := $(if $(strip $(SETS)),generic $(subst -,_,$(SETS)) $(if $(filter \
                 neondot,$(SETS)),neondot_a510),$(ARCH_SETS))

@@ -580,6 +580,38 @@ GEMMI8_API gemmi8_status gemmi8_qdu8_gemm_f32_ex(size_t m, size_t n, size_t k, c
                                                  const gemmi8_parallel* parallel);
 
 /*
+ * 4-bit weights for int8 rows (the qd8 GEMMs and linear layer take them as packed
+ * here): per output channel (qc4w, block 0) or per block of 32, 64, 128 or 256
+ * depths along K (qb4w), each with a float scale; signed nibbles (-8..7, two's
+ * complement; zero_point NULL) or unsigned ones (0..15) with a zero point per block
+ * (per channel for qc4w). Two nibbles a byte, low nibble first: element k of row n
+ * is the low nibble of b[n * b_stride + k / 2] for even k, the high one for odd k
+ * (ONNX Runtime's MatMulNBits and GGML's q4_0 within a block; a q4_0 block of 32 is
+ * block 32 with zero point 8 and its scale as float).
+ *   acc_b[m][n] = sum over the depths of block b of (A[m][k] - a_zp[m]) * (q - zp)
+ *                                                          (exact, int32)
+ *   f = +0.0f; for each block in order: f = f + (float) acc_b * scale[n][b]
+ *               (the product rounded, then the sum; qc4w: one block of all K)
+ *   v = f * a_scale[m];  v = v + bias[n];  then the clamp as above.
+ * Bit-identical on every kernel set and thread count, like the 8-bit weights.
+ */
+typedef struct gemmi8_q4_weights {
+  const uint8_t* b;          /* n rows of ceil(k / 2) bytes */
+  size_t b_stride;           /* bytes between rows, >= ceil(k / 2) */
+  size_t block;              /* 0 (qc4w) or 32, 64, 128, 256 (qb4w) */
+  const float* scale;        /* [n][blocks] finite floats (blocks = ceil(k / block), 1 for qc4w) */
+  const uint8_t* zero_point; /* [n][blocks] values 0..15, or NULL: signed nibbles */
+  const float* bias;         /* n finite floats, or NULL (0) */
+} gemmi8_q4_weights;
+/* Statuses as gemmi8_qd8_pack, and invalid_parameter for a block size not listed or a
+ * zero point above 15. */
+GEMMI8_API gemmi8_status gemmi8_qd8_pack_q4_size(size_t n, size_t k, size_t block, size_t* size);
+GEMMI8_API gemmi8_status gemmi8_qd8_pack_q4(size_t n, size_t k, const gemmi8_q4_weights* w,
+                                            void* packed, size_t packed_size);
+GEMMI8_API gemmi8_status gemmi8_qd8_pack_q4_alloc(size_t n, size_t k, const gemmi8_q4_weights* w,
+                                                  void** packed);
+
+/*
  * A dynamically quantized linear layer in one call: float rows X (M x K, x_stride >=
  * k elements, every value finite) quantized by gemmi8_quantize_rows_s8 (qd8) or
  * gemmi8_quantize_rows_u8 (qdu8) into the workspace, then multiplied as above; the

@@ -7,15 +7,15 @@
 #   sh kernels/list.sh owners "DIRS"                 "file set type" for each source: the
 #                                                   row of its own set (the file's
 #                                                   suffix), else the first (make size)
-# TYPES are list names (qu8, qs8, bin, dw); SETS set names as in the rows (neondot_a510).
+# TYPES are list names (qu8, qs8, bin, dw, q4); SETS set names as in the rows (neondot_a510).
 set -eu
 here=$(dirname "$0")
 
 # "set type file" for every kernel and helper row of the lists, in list order
 rows() {
-  for list in qu8 qs8 bin dw; do
+  for list in qu8 qs8 bin dw q4; do
     awk -v type="$list" '
-      /^GEMMI8_(Q|B|DW)(UKERNEL|HELPER)\(/ {
+      /^GEMMI8_(Q|B|DW|Q4)(UKERNEL|HELPER)\(/ {
         line = $0
         sub(/^[^(]*\(/, "", line)
         set = line; sub(/,.*/, "", set); gsub(/ /, "", set)

@@ -159,6 +159,19 @@ static inline size_t gemmi8_dwtile_bytes(const struct gemmi8_dwconv_config* cfg,
 
 GEMMI8_INTERNAL const struct gemmi8_dwconv_config* gemmi8_dwconv_config(void);
 
+/* 4-bit weights for qd8 rows (kernels/q4.inc, src/q4gemm.c): gemm[r - 1] runs tiles of
+ * up to r rows (the main tile's always set); the packed layout is the generic one for
+ * the set's nr. */
+struct gemmi8_q4gemm_config {
+  const char* isa;
+  unsigned features;
+  uint8_t mr, nr;
+  gemmi8_q4gemm_ukernel_fn gemm[GEMMI8_MAX_MR];
+};
+GEMMI8_INTERNAL const struct gemmi8_q4gemm_config* gemmi8_q4gemm_config(void);
+GEMMI8_INTERNAL const struct gemmi8_q4gemm_config* gemmi8_q4gemm_config_at(size_t i,
+                                                                           int* supported);
+
 /* The table each family uses, chosen on its first call, each by its own cascade over
  * its kernel list (src/init.c): the best set that was built, that the CPU runs and
  * that GEMMI8_ISA allows. NULL when the build holds no such type (make TYPES=...).

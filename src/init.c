@@ -53,16 +53,23 @@
 #define GEMMI8_DWEND(set)
 #define GEMMI8_DWHELPER(set, role, symbol, file)
 #define GEMMI8_DWUKERNEL(set, taps, out, cr, isa, symbol, file)
+#define GEMMI8_Q4SET(set, name, features, mr, nr) \
+  GEMMI8_IF_BUILT(set, q4, enum { q4_##set##_mr = mr, q4_##set##_nr = nr };)
+#define GEMMI8_Q4END(set)
+#define GEMMI8_Q4UKERNEL(set, mr, nr, isa, symbol, file)
 #include "qu8.inc"
 #include "qs8.inc"
 #include "bin.inc"
 #include "dw.inc"
+#include "q4.inc"
 #undef GEMMI8_QSET
 #undef GEMMI8_QUKERNEL
 #undef GEMMI8_BSET
 #undef GEMMI8_BUKERNEL
 #undef GEMMI8_DWSET
 #undef GEMMI8_DWUKERNEL
+#undef GEMMI8_Q4SET
+#undef GEMMI8_Q4UKERNEL
 
 /* A kernel's tile agrees with its set: the same NR and KR, MR within the set's (the
  * main tile for pgemm), MR within GEMMI8_MAX_MR. */
@@ -89,10 +96,19 @@
 #define GEMMI8_DWUKERNEL(set, taps, out, cr, isa, symbol, file)                  \
   GEMMI8_IF_BUILT(set, dw, _Static_assert(cr == dw_##set##_cr,                \
                                           #symbol ": its tile agrees with its set's");)
+#define GEMMI8_Q4SET(set, ...)
+#define GEMMI8_Q4UKERNEL(set, mr, nr, isa, symbol, file)                                 \
+  GEMMI8_IF_BUILT(set, q4, _Static_assert(nr == q4_##set##_nr && mr <= q4_##set##_mr &&    \
+                                              mr <= GEMMI8_MAX_MR && nr % 16 == 0,        \
+                                          #symbol ": its tile agrees with its set's");)
 #include "qu8.inc"
 #include "qs8.inc"
 #include "bin.inc"
 #include "dw.inc"
+#include "q4.inc"
+#undef GEMMI8_Q4SET
+#undef GEMMI8_Q4END
+#undef GEMMI8_Q4UKERNEL
 #undef GEMMI8_QSET
 #undef GEMMI8_QEND
 #undef GEMMI8_QUKERNEL
@@ -155,6 +171,17 @@ static const struct gemmi8_bgemm_config bin_sets[] = {
 static const struct gemmi8_dwconv_config dw_sets[] = {
 #include "dw.inc"
     {.isa = NULL}};
+#define GEMMI8_Q4SET(set, name, features_, mr_, nr_) \
+  GEMMI8_IF_BUILT(set, q4, {.isa = name, .features = (features_), .mr = mr_, .nr = nr_,)
+#define GEMMI8_Q4UKERNEL(set, mr, nr, isa, symbol, file) \
+  GEMMI8_IF_BUILT(set, q4, .gemm[mr - 1] = GEMMI8_Q4UKERNEL_NAME(mr, nr, isa),)
+#define GEMMI8_Q4END(set) GEMMI8_IF_BUILT(set, q4, },)
+static const struct gemmi8_q4gemm_config q4_sets[] = {
+#include "q4.inc"
+    {.isa = NULL}};
+#undef GEMMI8_Q4SET
+#undef GEMMI8_Q4END
+#undef GEMMI8_Q4UKERNEL
 
 /* Every kernel of the lists by symbol, for the tests' messages. */
 struct kernel_symbol {
@@ -191,11 +218,16 @@ struct kernel_symbol {
   GEMMI8_IF_BUILT(set, dw, {(void (*)(void)) symbol, #symbol},)
 #define GEMMI8_DWHELPER(set, role, symbol, file) \
   GEMMI8_IF_BUILT(set, dw, {(void (*)(void)) symbol, #symbol},)
+#define GEMMI8_Q4SET(set, ...)
+#define GEMMI8_Q4END(set)
+#define GEMMI8_Q4UKERNEL(set, mr, nr, isa, symbol, file) \
+  GEMMI8_IF_BUILT(set, q4, {(void (*)(void)) symbol, #symbol},)
 static const struct kernel_symbol kernel_symbols[] = {
 #include "qu8.inc"
 #include "qs8.inc"
 #include "bin.inc"
 #include "dw.inc"
+#include "q4.inc"
     {NULL, NULL}};
 
 const char* gemmi8_kernel_symbol(void (*fn)(void))
@@ -374,6 +406,14 @@ static const struct gemmi8_dwconv_config* dwpick(unsigned allowed)
   return NULL;
 }
 
+static const struct gemmi8_q4gemm_config* q4pick(unsigned allowed)
+{
+  for (size_t i = 0; q4_sets[i].isa != NULL; i++) {
+    if (subset(q4_sets[i].features, allowed)) return &q4_sets[i];
+  }
+  return NULL;
+}
+
 static const struct gemmi8_bgemm_config* bpick(unsigned allowed)
 {
   for (size_t i = 0; bin_sets[i].isa != NULL; i++) {
@@ -431,6 +471,8 @@ static const struct gemmi8_qgemm_config* qs8_chosen;
 static const struct gemmi8_qgemm_config* qu8s8_chosen;
 static const struct gemmi8_bgemm_config* bin_chosen;
 static const struct gemmi8_dwconv_config* dw_chosen;
+static const struct gemmi8_q4gemm_config* q4_chosen;
+static pthread_once_t q4_once = PTHREAD_ONCE_INIT;
 static pthread_once_t qu8_once = PTHREAD_ONCE_INIT, qs8_once = PTHREAD_ONCE_INIT;
 static pthread_once_t qu8s8_once = PTHREAD_ONCE_INIT, bin_once = PTHREAD_ONCE_INIT;
 static pthread_once_t dw_once = PTHREAD_ONCE_INIT;
@@ -461,6 +503,18 @@ static void choose_dw(void)
 {
   pthread_once(&detect_once, detect);
   dw_chosen = GEMMI8_KERNELS_dw ? dwpick(allowed_features) : NULL;
+}
+
+static void choose_q4(void)
+{
+  pthread_once(&detect_once, detect);
+  q4_chosen = GEMMI8_KERNELS_q4 ? q4pick(allowed_features) : NULL;
+}
+
+const struct gemmi8_q4gemm_config* gemmi8_q4gemm_config(void)
+{
+  pthread_once(&q4_once, choose_q4);
+  return q4_chosen;
 }
 
 const struct gemmi8_dwconv_config* gemmi8_dwconv_config(void)
@@ -567,6 +621,7 @@ static void refill(unsigned allowed, unsigned cores)
   gemmi8_qu8s8_config();
   gemmi8_bin_config();
   gemmi8_dwconv_config();
+  gemmi8_q4gemm_config();
   allowed_features = allowed;
   allowed_cores = cores;
   set_level(allowed);
@@ -575,6 +630,7 @@ static void refill(unsigned allowed, unsigned cores)
   qu8s8_chosen = GEMMI8_TYPE_qu8s8 ? qpick(qu8_sets, allowed, cores) : NULL;
   bin_chosen = GEMMI8_TYPE_bin ? bpick(allowed) : NULL;
   dw_chosen = GEMMI8_KERNELS_dw ? dwpick(allowed) : NULL;
+  q4_chosen = GEMMI8_KERNELS_q4 ? q4pick(allowed) : NULL;
 }
 
 int gemmi8_isa_force(const char* name)
@@ -644,6 +700,16 @@ const struct gemmi8_dwconv_config* gemmi8_dwconv_config_at(size_t i, int* suppor
   pthread_once(&detect_once, detect);
   if (supported != NULL) *supported = subset(dw_sets[i].features, cpu_features);
   return &dw_sets[i];
+}
+
+const struct gemmi8_q4gemm_config* gemmi8_q4gemm_config_at(size_t i, int* supported)
+{
+  for (size_t c = 0; c <= i; c++) {
+    if (q4_sets[c].isa == NULL) return NULL;
+  }
+  pthread_once(&detect_once, detect);
+  if (supported != NULL) *supported = subset(q4_sets[i].features, cpu_features);
+  return &q4_sets[i];
 }
 
 int gemmi8_isa_plan(const char* name, const char** qu8, const char** qs8, const char** bin)

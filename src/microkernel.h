@@ -179,6 +179,42 @@ typedef void (*gemmi8_dwconv_ukernel_fn)(size_t channels, size_t pixels, size_t 
 typedef void (*gemmi8_store_f32_fn)(size_t mr, size_t nr, const int32_t* acc, size_t acc_stride,
                                     void* c, size_t c_stride, const struct gemmi8_qparams* params);
 
+/*
+ * A 4-bit weight microkernel (kernels/q4.inc, src/q4gemm.c): the float output of an
+ * mr x nr tile of int8 rows a (a_stride bytes apart, k bytes read from each) times
+ * one packed column block w of 4-bit weights, to c (rows c_stride bytes apart).
+ * The depth is cut in chunks of params->chunk depths (a multiple of 8; the last may
+ * be shorter). The block holds, for each chunk in order, int32 pair[NR] (int16 zp
+ * of the column's chunk, low half, and int16 W = sum over the chunk's depths of
+ * (q - zp), high half), float scale[NR], then the nibbles of ceil(len / 8) groups
+ * of 8 depths: per group and column group of 16, 64 bytes, byte 4 j + d holding
+ * column j's depth d (low nibble) and depth 4 + d (high nibble) as q, 0..15.
+ * row_pairs[i * pairs_stride + c] holds row i's int16 sum of the chunk's bytes (low
+ * half) and its zero point (high half). Per chunk, exactly,
+ *   t[i][j] = sum a * q - (S[i] * zp[j] + a_zp[i] * W[j])   = sum (a - a_zp)(q - zp)
+ * and, f starting at +0.0f: per_chunk 1, f = f + (float) t * scale[j] after each
+ * chunk; else t summed over every chunk (int32), f = f + (float) sum * scale[j] with
+ * the last chunk's scale. Then v = f * row_scale[i]; v = v + col_bias[j]; the clamp
+ * as gemmi8_output_f32's. Separate roundings, in this order.
+ */
+struct gemmi8_q4params {
+  size_t chunk;
+  int per_chunk;
+  const int32_t* row_pairs;
+  size_t pairs_stride;
+  const float* row_scale; /* the tile's first row */
+  const float* col_bias;  /* the tile's first column */
+  float out_min, out_max;
+};
+typedef void (*gemmi8_q4gemm_ukernel_fn)(size_t mr, size_t nr, size_t k, const int8_t* a,
+                                         size_t a_stride, const void* w, float* c,
+                                         size_t c_stride, const struct gemmi8_q4params* params);
+#define GEMMI8_DECLARE_Q4GEMM_UKERNEL(fn)                                                    \
+  GEMMI8_INTERNAL void fn(size_t mr, size_t nr, size_t k, const int8_t* a, size_t a_stride,  \
+                          const void* w, float* c, size_t c_stride,                          \
+                          const struct gemmi8_q4params* params);
+#define GEMMI8_Q4UKERNEL_NAME(mr, nr, isa) gemmi8_qd8_q4gemm_ukernel_##mr##x##nr##__##isa
+
 /* Packs m (<= MR) rows of k bytes of A, a_stride apart, into one panel. */
 typedef void (*gemmi8_packa_fn)(size_t m, size_t k, const void* a, size_t a_stride, void* panel);
 /* Sums of the rows of an igemm row tile (mr pointers per tap, rows of them summed:
@@ -322,10 +358,18 @@ typedef void (*gemmi8_row_sum_fn)(size_t m, size_t k, const void* a, size_t a_st
   GEMMI8_IF_BUILT(set, dw, GEMMI8_DECLARE_DWCONV_UKERNEL(symbol))
 #define GEMMI8_DWHELPER(set, role, symbol, file) \
   GEMMI8_IF_BUILT(set, dw, GEMMI8_DECLARE_DW_##role(symbol))
+#define GEMMI8_Q4SET(set, ...)
+#define GEMMI8_Q4END(set)
+#define GEMMI8_Q4UKERNEL(set, mr, nr, isa, symbol, file) \
+  GEMMI8_IF_BUILT(set, q4, GEMMI8_DECLARE_Q4GEMM_UKERNEL(symbol))
 #include "qu8.inc"
 #include "qs8.inc"
 #include "bin.inc"
 #include "dw.inc"
+#include "q4.inc"
+#undef GEMMI8_Q4SET
+#undef GEMMI8_Q4END
+#undef GEMMI8_Q4UKERNEL
 #undef GEMMI8_DWSET
 #undef GEMMI8_DWEND
 #undef GEMMI8_DWUKERNEL

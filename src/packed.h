@@ -21,6 +21,8 @@ enum gemmi8_type {
    * kernels, uint8 rows on the qu8s8 ones; int8 weights per channel */
   gemmi8_type_qd8 = 5,
   gemmi8_type_qdu8 = 6,
+  /* 4-bit weights for int8 rows quantized at run time (src/q4gemm.c) */
+  gemmi8_type_qd8q4 = 7,
 };
 
 #define GEMMI8_PACKED_MAGIC 0x4b503847u /* "G8PK" */

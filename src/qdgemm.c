@@ -194,22 +194,49 @@ static int rows_valid(size_t m, const float* scale, const int32_t* zp, int32_t l
   return bad == 0 && all_finite(scale, m);
 }
 
+/* Pointers, extents and the packed weights of a GEMM call: the family's (qgemm) or 4-bit
+ * weights (*q4: int8 rows only). */
+static gemmi8_status qd_check(uint32_t type, size_t m, size_t n, size_t k, const void* a,
+                              size_t a_stride, const void* packed_b, const void* c,
+                              size_t c_stride, int* q4)
+{
+  const struct gemmi8_qgemm_config* cfg = qd_config(type);
+  if (cfg == NULL) return gemmi8_status_unsupported_parameter;
+  *q4 = type == gemmi8_type_qd8 && packed_b != NULL &&
+        (uintptr_t) packed_b % GEMMI8_PACK_ALIGNMENT == 0 &&
+        ((const struct gemmi8_packed_header*) packed_b)->type == gemmi8_type_qd8q4;
+  if (!*q4) {
+    return gemmi8_qgemm_check(type, cfg, GEMMI8_QD8_MAX_K, m, n, k, a, a_stride, packed_b, c,
+                              c_stride, sizeof(float));
+  }
+  size_t a_bytes, c_bytes;
+  if (a == NULL || c == NULL || !gemmi8_extent(m, k, a_stride, 1, &a_bytes) ||
+      !gemmi8_extent(m, n, c_stride, sizeof(float), &c_bytes)) {
+    return gemmi8_status_invalid_parameter;
+  }
+  if (k > GEMMI8_QD8_MAX_K) return gemmi8_status_unsupported_parameter;
+  return gemmi8_q4gemm_check(n, k, packed_b);
+}
+
 static gemmi8_status qd_gemm(uint32_t type, size_t m, size_t n, size_t k, const void* a,
                              size_t a_stride, const float* a_scale, const int32_t* a_zero_point,
                              const void* packed_b, float out_min, float out_max, float* c,
                              size_t c_stride, const gemmi8_parallel* parallel)
 {
   if (!gemmi8_parallel_valid(parallel)) return gemmi8_status_invalid_parameter;
-  const struct gemmi8_qgemm_config* cfg = qd_config(type);
-  if (cfg == NULL) return gemmi8_status_unsupported_parameter;
-  gemmi8_status status = gemmi8_qgemm_check(type, cfg, GEMMI8_QD8_MAX_K, m, n, k, a, a_stride,
-                                            packed_b, c, c_stride, sizeof(float));
+  int q4;
+  gemmi8_status status = qd_check(type, m, n, k, a, a_stride, packed_b, c, c_stride, &q4);
   if (status != gemmi8_status_success) return status;
   const int32_t lo = type == gemmi8_type_qd8 ? -128 : 0, hi = type == gemmi8_type_qd8 ? 127 : 255;
   if (a_scale == NULL || a_zero_point == NULL || !rows_valid(m, a_scale, a_zero_point, lo, hi) ||
       !(out_min <= out_max)) {
     return gemmi8_status_invalid_parameter;
   }
+  if (q4) {
+    return gemmi8_q4gemm_run(m, n, k, a, a_stride, a_scale, a_zero_point, packed_b, out_min,
+                             out_max, c, c_stride, parallel);
+  }
+  const struct gemmi8_qgemm_config* cfg = qd_config(type);
   size_t blocks;
   gemmi8_qpack_bytes(cfg, n, k, &blocks); /* the header was checked: it fits */
   const uint8_t* tail = (const uint8_t*) packed_b + blocks;
@@ -309,11 +336,9 @@ static gemmi8_status qd_linear(uint32_t type, size_t m, size_t n, size_t k, cons
   }
   /* everything the GEMM checks, on a stand-in for the rows: nothing is written
    * before the whole call is known to be valid */
-  const struct gemmi8_qgemm_config* cfg = qd_config(type);
   if (!gemmi8_parallel_valid(parallel)) return gemmi8_status_invalid_parameter;
-  if (cfg == NULL) return gemmi8_status_unsupported_parameter;
-  gemmi8_status status = gemmi8_qgemm_check(type, cfg, GEMMI8_QD8_MAX_K, m, n, k, x, k,
-                                            packed_b, c, c_stride, sizeof(float));
+  int q4;
+  gemmi8_status status = qd_check(type, m, n, k, x, k, packed_b, c, c_stride, &q4);
   if (status != gemmi8_status_success) return status;
   if (!(out_min <= out_max)) return gemmi8_status_invalid_parameter;
   for (size_t i = 0; i < m; i++) {

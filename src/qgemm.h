@@ -75,6 +75,17 @@ GEMMI8_INTERNAL void gemmi8_q8_store_f32__generic(size_t mr, size_t nr, const in
                                                   size_t acc_stride, void* c, size_t c_stride,
                                                   const struct gemmi8_qparams* params);
 
+/* The qd8 GEMM over 4-bit weights (src/q4gemm.c): the check of the packed weights
+ * (invalid_parameter unless they are 4-bit weights packed for the kernels in use, n x
+ * k), and the run, every argument checked by the caller. */
+GEMMI8_INTERNAL gemmi8_status gemmi8_q4gemm_check(size_t n, size_t k, const void* packed_b);
+GEMMI8_INTERNAL gemmi8_status gemmi8_q4gemm_run(size_t m, size_t n, size_t k, const int8_t* a,
+                                                size_t a_stride, const float* a_scale,
+                                                const int32_t* a_zero_point,
+                                                const void* packed_b, float out_min,
+                                                float out_max, float* c, size_t c_stride,
+                                                const gemmi8_parallel* parallel);
+
 GEMMI8_INTERNAL gemmi8_status gemmi8_qgemm_check(uint32_t type,
                                                  const struct gemmi8_qgemm_config* cfg,
                                                  size_t max_k, size_t m, size_t n, size_t k,

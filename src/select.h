@@ -7,7 +7,7 @@
  * generic set is always built: it is the fallback on any CPU and the reference.
  *
  * GEMMI8_KERNELS_<type>: the kernel list of <type> is compiled (qu8's serves qu8s8, dw's
- * every 8-bit type).
+ * every 8-bit type, q4's qs8).
  * GEMMI8_IF(c)(x...): x when c expands to 1, nothing when it expands to 0.
  */
 #ifndef GEMMI8_SELECT_H
@@ -88,6 +88,9 @@
 #else
 #define GEMMI8_KERNELS_dw 0
 #endif
+
+/* the 4-bit weights (qd8 rows) come with the qs8 kernels */
+#define GEMMI8_KERNELS_q4 GEMMI8_KERNELS_qs8
 
 #define GEMMI8_IF(c) GEMMI8_IF_(c)
 #define GEMMI8_IF_(c) GEMMI8_IF_##c

@@ -321,6 +321,211 @@ static void check_bad_inputs(int u8)
   free(packed);
 }
 
+
+/* ---- 4-bit weights ------------------------------------------------------------------- */
+
+typedef struct q4_case {
+  size_t m, n, k, block; /* block 0: qc4w */
+  int zp;                /* 0: signed nibbles; 1: zero points; 2: zero point 8 everywhere */
+  int extremes;
+  size_t a_stride, c_stride, b_stride;
+  float out_min, out_max;
+} q4_case;
+
+static void run_q4(const q4_case* tc, const gemmi8_parallel* par, const char* what)
+{
+  const size_t m = tc->m, n = tc->n, k = tc->k, blocks = tc->block ? (k + tc->block - 1) / tc->block : 1;
+  int8_t* a = t_alloc(m * tc->a_stride);
+  t_fill_random(a, m * tc->a_stride);
+  uint8_t* b = t_alloc(n * tc->b_stride);
+  t_fill_random(b, n * tc->b_stride);
+  float* a_scale = t_alloc(m * sizeof(float));
+  int32_t* a_zp = t_alloc(m * sizeof(int32_t));
+  float* scale = t_alloc(n * blocks * sizeof(float));
+  uint8_t* zp = tc->zp ? t_alloc(n * blocks) : NULL;
+  float* bias = t_below(4) == 0 ? NULL : t_alloc(n * sizeof(float));
+  for (size_t i = 0; i < m; i++) {
+    a_scale[i] = (float) (0.01 + 0.1 * t_unit());
+    a_zp[i] = (int32_t) t_range(-128, 127);
+    if (tc->extremes) {
+      a_zp[i] = t_below(2) ? -128 : 127;
+      for (size_t kk = 0; kk < k; kk++) a[i * tc->a_stride + kk] = (int8_t) (a_zp[i] == -128 ? 127 : -128);
+    }
+  }
+  for (size_t x = 0; x < n * blocks; x++) {
+    scale[x] = t_below(16) == 0 ? (t_below(2) ? -0.0f : 0.0f) : (float) ((t_unit() - 0.3) * 0.02);
+    if (zp != NULL) zp[x] = (uint8_t) (tc->zp == 2 ? 8 : t_below(16));
+  }
+  if (tc->extremes) {
+    for (size_t j = 0; j < n; j++) {
+      for (size_t x = 0; x < tc->b_stride; x++) b[j * tc->b_stride + x] = zp != NULL ? (j % 2 ? 0xFF : 0x00) : (j % 2 ? 0x77 : 0x88);
+    }
+    for (size_t x = 0; zp != NULL && x < n * blocks; x++) zp[x] = (uint8_t) (x / blocks % 2 ? 0 : 15);
+  }
+  for (size_t j = 0; bias != NULL && j < n; j++) bias[j] = t_below(8) == 0 ? -0.0f : (float) (t_unit() - 0.5);
+  const gemmi8_q4_weights w = {b, tc->b_stride, tc->block, scale, zp, bias};
+  void* packed = NULL;
+  gemmi8_status st = gemmi8_qd8_pack_q4_alloc(n, k, &w, &packed);
+  const char* fn = "gemmi8_qd8_gemm_f32 (4-bit)";
+  if (!t_expect(st == gemmi8_status_success, fn, "pack: %s", gemmi8_status_string(st))) goto done;
+  t_out out;
+  t_out_init(&out, T_F32, m, n, tc->c_stride);
+  for (size_t i = 0; i < m; i++) {
+    for (size_t j = 0; j < n; j++) {
+      volatile float f = 0.0f;
+      int64_t total = 0;
+      for (size_t bl = 0; bl < blocks; bl++) {
+        const size_t k0 = tc->block ? bl * tc->block : 0, k1 = tc->block ? k0 + tc->block : k;
+        int64_t acc = 0;
+        for (size_t kk = k0; kk < k1 && kk < k; kk++) {
+          const uint8_t byte = b[j * tc->b_stride + kk / 2];
+          const int nib = kk % 2 ? byte >> 4 : byte & 15;
+          const int64_t wv = zp != NULL ? nib - zp[j * blocks + bl] : (nib >= 8 ? nib - 16 : nib);
+          acc += ((int64_t) a[i * tc->a_stride + kk] - a_zp[i]) * wv;
+        }
+        if (tc->block) {
+          volatile float product = (float) (int32_t) acc * scale[j * blocks + bl];
+          f = f + product;
+        } else {
+          total += acc;
+        }
+      }
+      if (!tc->block) {
+        volatile float product = (float) (int32_t) total * scale[j];
+        f = f + product;
+      }
+      volatile float v = f * a_scale[i];
+      v = v + (bias != NULL ? bias[j] : 0.0f);
+      float r = v;
+      r = tc->out_min > r ? tc->out_min : r;
+      r = tc->out_max < r ? tc->out_max : r;
+      memcpy(t_out_want(&out, i, j), &r, sizeof(r));
+    }
+  }
+  st = gemmi8_qd8_gemm_f32_ex(m, n, k, a, tc->a_stride, a_scale, a_zp, packed, tc->out_min,
+                              tc->out_max, out.body, tc->c_stride, par);
+  char msg[256];
+  size_t row, col;
+  if (t_expect(st == gemmi8_status_success, fn, "%s: %s", what, gemmi8_status_string(st))) {
+    t_expect(t_out_same(&out, msg, sizeof(msg), &row, &col), fn,
+             "%s m %zu n %zu k %zu block %zu zp %d%s a_stride %zu c_stride %zu: %s", what, m, n,
+             k, tc->block, tc->zp, tc->extremes ? " extremes" : "", tc->a_stride, tc->c_stride,
+             msg);
+  }
+  t_out_free(&out);
+done:
+  gemmi8_packed_free(packed);
+  free(a), free(b), free(a_scale), free(a_zp), free(scale), free(zp), free(bias);
+}
+
+static q4_case random_q4(size_t m, size_t n, size_t k, size_t block)
+{
+  q4_case tc = {.m = m, .n = n, .k = k, .block = block, .out_min = -INFINITY, .out_max = INFINITY};
+  tc.zp = (int) t_below(3);
+  tc.a_stride = k + (t_below(2) ? 0 : t_below(9));
+  tc.c_stride = n + (t_below(2) ? 0 : t_below(5));
+  tc.b_stride = (k + 1) / 2 + t_below(3);
+  if (t_below(3) == 0) tc.out_min = (float) -t_unit(), tc.out_max = (float) t_unit();
+  return tc;
+}
+
+static void check_q4_bad(void)
+{
+  const size_t n = 5, k = 70;
+  uint8_t b[5 * 35];
+  float scale[5 * 3], bias[5] = {0};
+  uint8_t zp[5 * 3];
+  memset(b, 0x12, sizeof(b));
+  for (size_t i = 0; i < 15; i++) scale[i] = 0.5f, zp[i] = 8;
+  gemmi8_q4_weights w = {b, 35, 32, scale, zp, bias};
+  size_t size = 0;
+  const char* fn = "gemmi8_qd8_pack_q4";
+  t_expect(gemmi8_qd8_pack_q4_size(n, k, 32, &size) == gemmi8_status_success, fn, "size");
+  uint8_t* packed = t_alloc_aligned(size);
+  memset(packed, 0x5a, size);
+  int bad = 0;
+  gemmi8_q4_weights x = w;
+  x.block = 48;
+  bad |= gemmi8_qd8_pack_q4(n, k, &x, packed, size) != gemmi8_status_invalid_parameter;
+  x = w, x.b_stride = 34;
+  bad |= gemmi8_qd8_pack_q4(n, k, &x, packed, size) != gemmi8_status_invalid_parameter;
+  x = w, x.scale = NULL;
+  bad |= gemmi8_qd8_pack_q4(n, k, &x, packed, size) != gemmi8_status_invalid_parameter;
+  x = w, x.b = NULL;
+  bad |= gemmi8_qd8_pack_q4(n, k, &x, packed, size) != gemmi8_status_invalid_parameter;
+  bad |= gemmi8_qd8_pack_q4(n, k, NULL, packed, size) != gemmi8_status_invalid_parameter;
+  bad |= gemmi8_qd8_pack_q4(n, k, &w, packed, size - 1) != gemmi8_status_invalid_parameter;
+  bad |= gemmi8_qd8_pack_q4(n, k, &w, packed + 1, size) != gemmi8_status_invalid_parameter;
+  bad |= gemmi8_qd8_pack_q4(0, k, &w, packed, size) != gemmi8_status_invalid_parameter;
+  bad |= gemmi8_qd8_pack_q4(SIZE_MAX, k, &w, packed, size) == gemmi8_status_success;
+  zp[7] = 16;
+  bad |= gemmi8_qd8_pack_q4(n, k, &w, packed, size) != gemmi8_status_invalid_parameter;
+  zp[7] = 8;
+  scale[14] = NAN;
+  bad |= gemmi8_qd8_pack_q4(n, k, &w, packed, size) != gemmi8_status_invalid_parameter;
+  scale[14] = 0.5f;
+  bias[4] = INFINITY;
+  bad |= gemmi8_qd8_pack_q4(n, k, &w, packed, size) != gemmi8_status_invalid_parameter;
+  bias[4] = 0.0f;
+  int untouched = 1;
+  for (size_t i = 0; i < size; i++) untouched &= packed[i] == 0x5a;
+  t_expect(!bad && untouched, fn, "bad arguments: a status was wrong (%d) or a write (%d)", bad,
+           !untouched);
+  t_expect(gemmi8_qd8_pack_q4(n, k, &w, packed, size) == gemmi8_status_success, fn, "pack");
+  /* the GEMM: a damaged header, the wrong shape, weights for the uint8 rows' GEMM */
+  int8_t a[2 * 70];
+  memset(a, 3, sizeof(a));
+  float a_scale[2] = {1, 1}, c[2 * 5];
+  int32_t a_zp[2] = {0, 0};
+  for (size_t i = 0; i < 10; i++) c[i] = 42.0f;
+  bad = 0;
+  bad |= gemmi8_qd8_gemm_f32(2, n, k + 1, a, 71, a_scale, a_zp, packed, -1, 1, c, n) !=
+         gemmi8_status_invalid_parameter;
+  bad |= gemmi8_qd8_gemm_f32(2, n + 1, k, a, k, a_scale, a_zp, packed, -1, 1, c, n + 1) !=
+         gemmi8_status_invalid_parameter;
+  bad |= gemmi8_qdu8_gemm_f32(2, n, k, (const uint8_t*) a, k, a_scale, a_zp, packed, -1, 1, c, n) !=
+         gemmi8_status_invalid_parameter;
+  for (size_t byte = 0; byte < 64; byte += 7) {
+    packed[byte] ^= 0x10;
+    bad |= gemmi8_qd8_gemm_f32(2, n, k, a, k, a_scale, a_zp, packed, -1, 1, c, n) !=
+           gemmi8_status_invalid_parameter;
+    packed[byte] ^= 0x10;
+  }
+  untouched = 1;
+  for (size_t i = 0; i < 10; i++) untouched &= c[i] == 42.0f;
+  t_expect(!bad && untouched, "gemmi8_qd8_gemm_f32 (4-bit)",
+           "bad arguments: a status was wrong (%d) or C written (%d)", bad, !untouched);
+  t_expect(gemmi8_qd8_gemm_f32(2, n, k, a, k, a_scale, a_zp, packed, -1, 1, c, n) ==
+               gemmi8_status_success,
+           "gemmi8_qd8_gemm_f32 (4-bit)", "the intact weights");
+  free(packed);
+}
+
+static void test_q4(void)
+{
+  static const size_t blocks[] = {0, 32, 64, 128, 256};
+  static const size_t ms[] = {1, 2, 3, 4, 5, 7, 9};
+  static const size_t ns[] = {1, 15, 16, 17, 47, 48, 49, 96, 100};
+  static const size_t ks[] = {1, 7, 8, 9, 31, 32, 33, 100, 256, 257, 300, 513, 1000};
+  for (size_t bi = 0; bi < T_COUNT(blocks); bi++) {
+    for (size_t mi = 0; mi < T_COUNT(ms); mi++) {
+      for (size_t ni = 0; ni < T_COUNT(ns); ni += t_quick ? 2 : 1) {
+        q4_case tc = random_q4(ms[mi], ns[ni], ks[(mi * 5 + ni * 3 + bi) % T_COUNT(ks)], blocks[bi]);
+        run_q4(&tc, NULL, "shape");
+      }
+    }
+    q4_case big = random_q4(2, 3, bi == 0 ? GEMMI8_QD8_MAX_K : 4096 + 13, blocks[bi]);
+    big.extremes = 1;
+    run_q4(&big, NULL, "extremes");
+  }
+  const gemmi8_parallel reverse = {reverse_for, NULL, 3};
+  for (int r = 0; r < (t_quick ? 6 : 20); r++) {
+    q4_case tc = random_q4(1 + t_below(40), 1 + t_below(200), 1 + t_below(900), T_PICK(blocks));
+    run_q4(&tc, r % 2 ? &reverse : NULL, r % 2 ? "random, reverse parallel-for" : "random");
+  }
+  check_q4_bad();
+}
+
 void test_qd8(void)
 {
   static const size_t ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 17};
@@ -365,4 +570,5 @@ void test_qd8(void)
     check_linear(u8, 9, 100, 257, &reverse);
     check_bad_inputs(u8);
   }
+  test_q4();
 }

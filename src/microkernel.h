@@ -184,14 +184,14 @@ typedef void (*gemmi8_store_f32_fn)(size_t mr, size_t nr, const int32_t* acc, si
  * mr x nr tile of int8 rows a (a_stride bytes apart, k bytes read from each) times
  * one packed column block w of 4-bit weights, to c (rows c_stride bytes apart).
  * The depth is cut in chunks of params->chunk depths (a multiple of 8; the last may
- * be shorter). The block holds, for each chunk in order, int32 pair[NR] (int16 zp
- * of the column's chunk, low half, and int16 W = sum over the chunk's depths of
+ * be shorter). The block holds, for each chunk in order, int32 pair[NR] (int16 -zp
+ * of the column's chunk, low half, and int16 -W, W the sum over the chunk's depths of
  * (q - zp), high half), float scale[NR], then the nibbles of ceil(len / 8) groups
  * of 8 depths: per group and column group of 16, 64 bytes, byte 4 j + d holding
  * column j's depth d (low nibble) and depth 4 + d (high nibble) as q, 0..15.
  * row_pairs[i * pairs_stride + c] holds row i's int16 sum of the chunk's bytes (low
  * half) and its zero point (high half). Per chunk, exactly,
- *   t[i][j] = sum a * q - (S[i] * zp[j] + a_zp[i] * W[j])   = sum (a - a_zp)(q - zp)
+ *   t[i][j] = sum a * q + (S[i] * -zp[j] + a_zp[i] * -W[j])  = sum (a - a_zp)(q - zp)
  * and, f starting at +0.0f: per_chunk 1, f = f + (float) t * scale[j] after each
  * chunk; else t summed over every chunk (int32), f = f + (float) sum * scale[j] with
  * the last chunk's scale. Then v = f * row_scale[i]; v = v + col_bias[j]; the clamp

@@ -7,8 +7,8 @@
  * Packed: [header][column block 0][column block 1]...[float bias[n], to 64 bytes],
  * each column block the set's nr columns in the layout of src/microkernel.h (struct
  * gemmi8_q4params): per chunk of depths (a block of qb4w; 256 depths for qc4w, whose
- * single scale comes after the last), the columns' (zero point, sum of q - zp) pairs
- * and scales, then the nibbles. Signed nibbles are stored as q = s + 8 with zero
+ * single scale comes after the last), the columns' (-zp, -sum of q - zp) pairs and
+ * scales, then the nibbles. Signed nibbles are stored as q = s + 8 with zero
  * point 8. The header records the block size (0: qc4w) where the 8-bit types keep
  * the activations' zero point, under the checksum.
  */
@@ -146,7 +146,7 @@ static void pack_blocks(const struct gemmi8_q4gemm_config* cfg, size_t n, size_t
           uint8_t* byte = q + (d / 8) * nr * 4 + 4 * j + d % 4;
           *byte |= (uint8_t) (d % 8 >= 4 ? v << 4 : v);
         }
-        pairs[j] = (int32_t) ((uint32_t) (uint16_t) q_zp | (uint32_t) (uint16_t) sum << 16);
+        pairs[j] = (int32_t) ((uint32_t) (uint16_t) -q_zp | (uint32_t) (uint16_t) -sum << 16);
         scale[j] = w->scale[col * blocks + (w->block != 0 ? k0 / w->block : 0)];
       }
       p = q + gemmi8_divide_round_up(len, 8) * nr * 4;
@@ -172,6 +172,8 @@ static gemmi8_status pack_q4(size_t n, size_t k, const gemmi8_q4_weights* w, voi
   pack_blocks(cfg, n, k, w, block_bytes, (uint8_t*) packed + GEMMI8_PACKED_HEADER_BYTES);
   float* bias = (float*) ((uint8_t*) packed + blocks_end);
   for (size_t j = 0; j < n; j++) bias[j] = w->bias != NULL ? w->bias[j] : 0.0f;
+  /* the tail's padding too: the packed bytes depend on the weights alone */
+  memset(bias + n, 0, size - blocks_end - 4 * n);
   return gemmi8_status_success;
 }
 
@@ -242,6 +244,25 @@ static void q4_job(void* context, size_t index)
   q4_tiles(ctx, m0, rows, b0, gemmi8_min(ctx->nb, ctx->nblocks - b0));
 }
 
+/* Sum of n int8 bytes: eight at a time as unsigned bytes (x ^ 0x80 = x + 128), their
+ * byte sums by a multiply, then 128 per byte taken off. */
+static int32_t sum_s8(const int8_t* x, size_t n)
+{
+  const uint64_t lanes = UINT64_C(0x00FF00FF00FF00FF), flip = UINT64_C(0x8080808080808080);
+  uint64_t total = 0;
+  size_t d = 0;
+  for (; d + 8 <= n; d += 8) {
+    uint64_t v;
+    memcpy(&v, x + d, 8);
+    v ^= flip;
+    const uint64_t pairs = (v & lanes) + ((v >> 8) & lanes); /* four 16-bit sums <= 510 */
+    total += (pairs * UINT64_C(0x0001000100010001)) >> 48;
+  }
+  int32_t s = (int32_t) total - (int32_t) (d * 128);
+  for (; d < n; d++) s += x[d];
+  return s;
+}
+
 /* The row pairs: row i's chunk c at pairs[i * chunks + c], (int16) sum of the chunk's
  * bytes and the zero point. */
 static void row_pairs(size_t m, size_t k, size_t chunk, const int8_t* a, size_t a_stride,
@@ -251,9 +272,8 @@ static void row_pairs(size_t m, size_t k, size_t chunk, const int8_t* a, size_t 
   for (size_t i = 0; i < m; i++) {
     const int8_t* row = a + i * a_stride;
     for (size_t c = 0; c < chunks; c++) {
-      int32_t s = 0;
-      const size_t end = gemmi8_min(k, (c + 1) * chunk);
-      for (size_t d = c * chunk; d < end; d++) s += row[d];
+      const size_t len = gemmi8_min(chunk, k - c * chunk);
+      const int32_t s = sum_s8(row + c * chunk, len);
       pairs[i * chunks + c] = (int32_t) ((uint32_t) (uint16_t) s | (uint32_t) (uint16_t) zp[i] << 16);
     }
   }

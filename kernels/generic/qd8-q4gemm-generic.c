@@ -44,9 +44,9 @@ void gemmi8_qd8_q4gemm_ukernel_4x16__generic(size_t mr, size_t nr, size_t k, con
       const int32_t s = (int16_t) (uint16_t) ((uint32_t) rp & 0xFFFF);
       const int32_t azp = (int16_t) (uint16_t) ((uint32_t) rp >> 16);
       for (size_t j = 0; j < NR; j++) {
-        const int32_t zp = (int16_t) (uint16_t) ((uint32_t) pairs[j] & 0xFFFF);
-        const int32_t wsum = (int16_t) (uint16_t) ((uint32_t) pairs[j] >> 16);
-        const int32_t t = raw[i][j] - (s * zp + azp * wsum);
+        const int32_t neg_zp = (int16_t) (uint16_t) ((uint32_t) pairs[j] & 0xFFFF);
+        const int32_t neg_wsum = (int16_t) (uint16_t) ((uint32_t) pairs[j] >> 16);
+        const int32_t t = raw[i][j] + (s * neg_zp + azp * neg_wsum);
         if (p->per_chunk) {
           const float product = (float) t * scale[j];
           f[i][j] = f[i][j] + product;

@@ -44,7 +44,11 @@
  * Row sums (<family>/<set>/rsum/...): k_sweep, m_sweep, k_max, strides_prime,
  * a_row_pages. Row quantization (<family>/<set>/qrows/fenced, tables with a
  * quantize_rows kernel): equal to the generic kernel in bytes, scales and zero points,
- * every row of x and y ending at an inaccessible page. pack/header (for the tables in use): the row-sum flags this tester
+ * every row of x and y ending at an inaccessible page. F32 stores
+ * (<family>/<set>/storef32/subtile, random, specials, extremes, subnormals, nan_inputs;
+ * tables with a store_f32 helper): equal to gemmi8_q8_store_f32__generic bit for bit,
+ * every mr x nr up to the tile, C's gaps and guards untouched, the per-row and
+ * per-column arrays ending at an inaccessible page. pack/header (for the tables in use): the row-sum flags this tester
  * derives equal those gemmi8_qu8_pack / gemmi8_qs8_pack write, and the packed blocks
  * equal the table packer's.
  * Binary cases: k_64, k_lt_64, k_gt_64, k_div_64, k_long, subtile, m_lt_mr,
@@ -54,6 +58,7 @@
  * bit outputs: scale_null, bias_null, scale_bias_null, exact_zeros, neg_zero; bits:
  * nonfinite. Bits outside a tile, and past n, must keep their sentinel.
  */
+#include <float.h>
 #include <fnmatch.h>
 #include <math.h>
 #include <signal.h>
@@ -64,6 +69,7 @@
 
 #include "config.h"
 #include "isa.h"
+#include "qgemm.h"
 #include "qrows.h"
 #include "ref.h"
 #include "test.h"
@@ -844,6 +850,299 @@ static int qr_fenced(const void* table)
   }
   return 1;
 }
+
+/* f32 stores (rows quantized at run time): the table's store_f32 against
+ * gemmi8_q8_store_f32__generic, bit for bit. Every mr <= MR with every nr <= NR; acc
+ * rows acc_stride >= nr apart, C rows c_stride > 4 nr bytes apart, the bytes between
+ * and around them random and checked; the per-row and per-column arrays (and the last
+ * row of acc) each end at an inaccessible page. Accumulators random and extreme,
+ * zero points at the type's ends (and anywhere in int32), scales and biases from
+ * specials (zeros of both signs, subnormals, FLT_MIN, 1e30, FLT_MAX, infinities) and
+ * random magnitudes, products and sums that land among the subnormals, NaNs of any
+ * payload in one input array at a time, clamps infinite, narrow, equal, reversed,
+ * signed zeros, subnormal or NaN. */
+enum sf_mode { sf_random, sf_specials, sf_extremes, sf_tiny, sf_cancel, sf_nan, sf_modes };
+
+typedef struct sf_buffers {
+  t_fence acc, c, row_scale, row_zp, col_sum, col_scale, col_bias;
+} sf_buffers;
+
+static const float sf_special_values[] = {0.0f,     -0.0f,    FLT_MIN, -FLT_MIN, 1e-45f,   -1e-45f,
+                                    1e-40f,   -3e-39f,  1e-38f,  1e30f,    -1e30f,   FLT_MAX,
+                                    -FLT_MAX, INFINITY, -INFINITY, 1.0f,   -1.0f,    0.5f};
+
+/* Random sign, magnitude in [2^lo, 2^(hi+1)) (subnormal or infinite at the ends). */
+static float sf_magnitude(int lo, int hi)
+{
+  const float v = ldexpf((float) (1.0 + t_unit()), (int) t_range(lo, hi));
+  return t_below(2) ? -v : v;
+}
+
+static int32_t sf_acc(enum sf_mode mode)
+{
+  static const int32_t ends[] = {INT32_MIN, INT32_MAX, INT32_MIN + 1, INT32_MAX - 1, 0, 1, -1};
+  switch (mode) {
+    case sf_extremes: return t_below(4) ? T_PICK(ends) : (int32_t) t_rand64();
+    case sf_specials: return t_below(2) ? (int32_t) t_rand64() : (int32_t) t_range(-1000, 1000);
+    default: return (int32_t) t_range(-(INT64_C(1) << 24), INT64_C(1) << 24);
+  }
+}
+
+static int32_t sf_col_sum(enum sf_mode mode)
+{
+  static const int32_t ends[] = {INT32_MIN, INT32_MAX, 0, 1, -1};
+  if (mode == sf_extremes) return t_below(2) ? T_PICK(ends) : (int32_t) t_rand64();
+  return (int32_t) t_range(-128 * 4096, 127 * 4096);
+}
+
+static int32_t sf_zero_point(enum sf_mode mode, int32_t lo, int32_t hi)
+{
+  switch (t_below(mode == sf_extremes ? 5 : 4)) {
+    case 0: return lo;
+    case 1: return hi;
+    case 2: return 0;
+    case 3: return (int32_t) t_range(lo, hi);
+    default: return (int32_t) t_rand64(); /* the helpers are exact for any int32 */
+  }
+}
+
+/* A row scale (col 0) or a column scale (col 1) or a bias (col 2). */
+static float sf_float(enum sf_mode mode, int which)
+{
+  switch (mode) {
+    case sf_random:
+    case sf_nan:
+      if (which == 2) return t_below(4) ? sf_magnitude(-8, 4) : 0.0f;
+      return fabsf(sf_magnitude(which == 0 ? -14 : -10, which == 0 ? -4 : -2));
+    case sf_specials:
+    case sf_extremes:
+      return t_below(2) ? T_PICK(sf_special_values) : sf_magnitude(-149, 127);
+    default: /* tiny, cancel: products near and below FLT_MIN */
+      if (which == 0) return fabsf(sf_magnitude(-80, -60));
+      if (which == 1 && mode == sf_tiny && t_below(8) == 0) return t_below(2) ? INFINITY : -INFINITY;
+      if (which == 1) return sf_magnitude(mode == sf_cancel ? -62 : -85, mode == sf_cancel ? -56 : -50);
+      switch (t_below(4)) {
+        case 0: return 0.0f;
+        case 1: return sf_magnitude(-149, -127);
+        case 2: return sf_magnitude(-130, -120);
+        default: return T_PICK(sf_special_values);
+      }
+  }
+}
+
+/* The clamp: from the unclamped results (count of them) or from the specials. */
+static void sf_clamp(struct gemmi8_qparams* p, const float* v, size_t count)
+{
+  static const float bounds[] = {0.0f,     -0.0f,   1e-45f,    -1e-45f,  1e-39f,  -1e-39f,
+                                 FLT_MIN,  -FLT_MIN, 1.0f,     -1.0f,    1e30f,   -1e30f,
+                                 FLT_MAX,  -FLT_MAX, INFINITY, -INFINITY, NAN,    -NAN};
+  const float a = v[t_below((uint32_t) count)], b = v[t_below((uint32_t) count)];
+  switch (t_below(7)) {
+    case 0:
+      p->out_min = -INFINITY, p->out_max = INFINITY;
+      break;
+    case 1: /* narrow: between two results */
+      p->out_min = a < b ? a : b, p->out_max = a < b ? b : a;
+      break;
+    case 2: /* min equal to max */
+      p->out_min = a, p->out_max = a;
+      break;
+    case 3: /* reversed */
+      p->out_min = a < b ? b : a, p->out_max = a < b ? a : b;
+      break;
+    case 4: /* relu with either zero */
+      p->out_min = t_below(2) ? 0.0f : -0.0f, p->out_max = t_below(2) ? INFINITY : a;
+      break;
+    default: /* anything, NaN and subnormals included */
+      p->out_min = T_PICK(bounds), p->out_max = T_PICK(bounds);
+      break;
+  }
+}
+
+static uint32_t sf_bits(float x)
+{
+  uint32_t u;
+  memcpy(&u, &x, sizeof(u));
+  return u;
+}
+
+static int sf_run(const qtable* q, sf_buffers* bf, size_t mr, size_t nr, size_t acc_stride,
+                  size_t c_stride, enum sf_mode mode)
+{
+  const int32_t zp_lo = q->is_signed ? -128 : 0, zp_hi = q->is_signed ? 127 : 255;
+  int32_t* acc = t_fence_reinit(&bf->acc, T_FENCE_END, mr, nr * 4, acc_stride * 4);
+  float* row_scale = t_fence_reinit(&bf->row_scale, T_FENCE_END, 1, mr * 4, 0);
+  int32_t* row_zp = t_fence_reinit(&bf->row_zp, T_FENCE_END, 1, mr * 4, 0);
+  int32_t* col_sum = t_fence_reinit(&bf->col_sum, T_FENCE_END, 1, nr * 4, 0);
+  float* col_scale = t_fence_reinit(&bf->col_scale, T_FENCE_END, 1, nr * 4, 0);
+  float* col_bias = t_fence_reinit(&bf->col_bias, T_FENCE_END, 1, nr * 4, 0);
+  for (size_t i = 0; i < mr; i++) {
+    row_scale[i] = sf_float(mode, 0);
+    row_zp[i] = sf_zero_point(mode, zp_lo, zp_hi);
+    for (size_t j = 0; j < nr; j++) acc[i * acc_stride + j] = sf_acc(mode);
+  }
+  for (size_t j = 0; j < nr; j++) {
+    col_sum[j] = sf_col_sum(mode);
+    col_scale[j] = sf_float(mode, 1);
+    col_bias[j] = sf_float(mode, 2);
+  }
+  if (mode == sf_cancel) {
+    /* bias within an ulp or two of -(row 0's product): sums below FLT_MIN, or zero */
+    for (size_t j = 0; j < nr; j++) {
+      const int32_t t = (int32_t) ((uint32_t) acc[j] - (uint32_t) row_zp[0] * (uint32_t) col_sum[j]);
+      const float v = (float) t * row_scale[0] * col_scale[j];
+      const float toward = t_below(2) ? INFINITY : -INFINITY;
+      col_bias[j] = t_below(3) ? -nextafterf(v, toward) : -v;
+    }
+  }
+  if (mode == sf_nan) {
+    /* NaNs of any payload, quiet and signaling, in one of the arrays (so that no
+     * operation meets two NaNs: which one it returns is the compiler's choice) */
+    const int which = (int) t_below(3);
+    float* x = which == 0 ? row_scale : (which == 1 ? col_scale : col_bias);
+    const size_t count = which == 0 ? mr : nr;
+    for (size_t k = 0; k < count; k++) {
+      if (t_below(2)) continue;
+      const uint32_t bits = (t_below(2) ? UINT32_C(0x80000000) : 0) | UINT32_C(0x7f800000) |
+                            (1 + t_below(0x7fffff));
+      memcpy(&x[k], &bits, sizeof(bits));
+    }
+  }
+  struct gemmi8_qparams p;
+  memset(&p, 0, sizeof(p));
+  p.scale = col_scale;
+  p.channel_stride = 1;
+  p.row_scale = row_scale;
+  p.row_zero_point = row_zp;
+  p.col_sum = col_sum;
+  p.col_bias = col_bias;
+  p.out_min = -INFINITY;
+  p.out_max = INFINITY;
+  float* want = t_alloc(mr * nr * sizeof(float));
+  gemmi8_q8_store_f32__generic(mr, nr, acc, acc_stride, want, nr * sizeof(float), &p);
+  sf_clamp(&p, want, mr * nr);
+  gemmi8_q8_store_f32__generic(mr, nr, acc, acc_stride, want, nr * sizeof(float), &p);
+
+  unsigned char* c = t_fence_reinit(&bf->c, T_FENCE_END, mr, nr * sizeof(float), c_stride);
+  t_fence* inputs[] = {&bf->acc, &bf->row_scale, &bf->row_zp, &bf->col_sum, &bf->col_scale,
+                       &bf->col_bias};
+  for (size_t f = 0; f < T_COUNT(inputs); f++) t_fence_seal(inputs[f]);
+  t_fence_seal(&bf->c);
+  for (size_t i = 0; i < mr; i++) {
+    memcpy(t_fence_image(&bf->c, c + i * c_stride), want + i * nr, nr * sizeof(float));
+  }
+  q->cfg->store_f32(mr, nr, acc, acc_stride, c, c_stride, &p);
+
+  int ok = 1;
+  long at = 0;
+  for (size_t i = 0; i < mr && ok; i++) {
+    for (size_t j = 0; j < nr; j++) {
+      float got;
+      memcpy(&got, c + i * c_stride + j * sizeof(float), sizeof(got));
+      if (sf_bits(got) == sf_bits(want[i * nr + j])) continue;
+      t_fail(current_case,
+             "mr %zu nr %zu acc_stride %zu c_stride %zu: C[%zu][%zu] = %.9g (0x%08x), the generic "
+             "store's %.9g (0x%08x); acc %d, zero point %d, col_sum %d, row scale %.9g (0x%08x), "
+             "scale %.9g (0x%08x), bias %.9g (0x%08x), clamp [%.9g (0x%08x), %.9g (0x%08x)]",
+             mr, nr, acc_stride, c_stride, i, j, got, sf_bits(got), want[i * nr + j],
+             sf_bits(want[i * nr + j]), acc[i * acc_stride + j], row_zp[i], col_sum[j],
+             row_scale[i], sf_bits(row_scale[i]), col_scale[j], sf_bits(col_scale[j]),
+             col_bias[j], sf_bits(col_bias[j]), p.out_min, sf_bits(p.out_min), p.out_max,
+             sf_bits(p.out_max));
+      ok = 0;
+      break;
+    }
+  }
+  if (ok && !t_fence_intact(&bf->c, &at)) {
+    t_fail(current_case, "mr %zu nr %zu c_stride %zu: C changed outside the tile at byte %ld", mr,
+           nr, c_stride, at);
+    ok = 0;
+  }
+  for (size_t f = 0; f < T_COUNT(inputs) && ok; f++) {
+    if (!t_fence_intact(inputs[f], &at)) {
+      t_fail(current_case, "mr %zu nr %zu: input %zu changed at byte %ld", mr, nr, f, at);
+      ok = 0;
+    }
+  }
+  free(want);
+  return ok;
+}
+
+static void sf_free(sf_buffers* bf)
+{
+  t_fence_free(&bf->acc);
+  t_fence_free(&bf->c);
+  t_fence_free(&bf->row_scale);
+  t_fence_free(&bf->row_zp);
+  t_fence_free(&bf->col_sum);
+  t_fence_free(&bf->col_scale);
+  t_fence_free(&bf->col_bias);
+}
+
+/* Runs `rounds` calls of the mode (-1: every mode in turn) on every mr x nr sub-tile
+ * (rounds 0) or on random ones, the full tile most often. */
+static int sf_sweep(const qtable* q, int mode, size_t rounds)
+{
+  const size_t mr_max = q->cfg->mr, nr_max = q->cfg->nr;
+  sf_buffers bf;
+  memset(&bf, 0, sizeof(bf));
+  int ok = 1;
+  const size_t calls = rounds != 0 ? rounds : mr_max * nr_max;
+  for (size_t r = 0; r < calls && ok; r++) {
+    size_t mr, nr;
+    if (rounds == 0) {
+      mr = 1 + r / nr_max, nr = 1 + r % nr_max;
+    } else if (t_below(2)) {
+      mr = mr_max, nr = nr_max;
+    } else {
+      mr = 1 + t_below((uint32_t) mr_max), nr = 1 + t_below((uint32_t) nr_max);
+    }
+    const size_t acc_strides[] = {nr, nr_max, nr + 1 + t_below(13)};
+    const size_t acc_stride = T_PICK(acc_strides);
+    const size_t c_stride = (nr + 1 + t_below(9)) * sizeof(float);
+    const enum sf_mode m = mode >= 0 ? (enum sf_mode) mode : (enum sf_mode) (r % sf_modes);
+    ok = sf_run(q, &bf, mr, nr, acc_stride, c_stride, m);
+  }
+  sf_free(&bf);
+  return ok;
+}
+
+static int sf_subtile(const void* table)
+{
+  return sf_sweep(table, -1, 0);
+}
+
+static int sf_random_data(const void* table)
+{
+  return sf_sweep(table, sf_random, t_quick ? 16 : 64);
+}
+
+static int sf_specials_data(const void* table)
+{
+  return sf_sweep(table, sf_specials, t_quick ? 64 : 256);
+}
+
+static int sf_extremes_data(const void* table)
+{
+  return sf_sweep(table, sf_extremes, t_quick ? 32 : 128);
+}
+
+static int sf_subnormals(const void* table)
+{
+  return sf_sweep(table, sf_tiny, t_quick ? 64 : 256) &&
+         sf_sweep(table, sf_cancel, t_quick ? 64 : 256);
+}
+
+static int sf_nan_inputs(const void* table)
+{
+  return sf_sweep(table, sf_nan, t_quick ? 32 : 128);
+}
+
+static const qcase sfcases[] = {
+    {"subtile", 0, sf_subtile},        {"random", 0, sf_random_data},
+    {"specials", 0, sf_specials_data}, {"extremes", 0, sf_extremes_data},
+    {"subnormals", 0, sf_subnormals},  {"nan_inputs", 0, sf_nan_inputs},
+};
 
 static const qcase rcases[] = {
     {"k_sweep", 0, rc_k_sweep},
@@ -1691,6 +1990,16 @@ static void q_tables(uint32_t type, unsigned long* skipped)
           tally.not_run++, note_tile(&tally, "qrows");
         }
       }
+    }
+    if (cfg->store_f32 != NULL) {
+      int any = 0;
+      for (size_t c = 0; c < T_COUNT(sfcases); c++) {
+        snprintf(name, sizeof(name), "%s/%.24s/storef32/%s", family, cfg->isa, sfcases[c].name);
+        if (!matches(name)) continue;
+        any = 1;
+        if (supported || list_only) run_case(name, sfcases[c].run, &q);
+      }
+      if (any && !supported) tally.not_run++, note_tile(&tally, "storef32");
     }
     if (cfg == in_use) {
       snprintf(name, sizeof(name), "%s/%.24s/pack/header", family, cfg->isa);

@@ -2396,6 +2396,7 @@ unsigned long test_ukernel(uint64_t seed)
     printf("   skipped: the bin kernels (not in this build)\n");
     skipped++;
   }
+  skipped += test_ukernel_q4(seed);
   uk_tester_release();
   sigaction(SIGSEGV, &old_segv, NULL);
   sigaction(SIGBUS, &old_bus, NULL);

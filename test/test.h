@@ -182,5 +182,8 @@ void test_conv(void);                /* test-conv.c: convolution against a seven
 /* test-ukernel.c: every microkernel of every table, run once (not per ISA level),
  * in named cases; returns the number of kernels skipped (not supported on this CPU). */
 unsigned long test_ukernel(uint64_t seed);
+/* test-ukernel-q4.c: every slot of every 4-bit weight table, called from test_ukernel
+ * (cases q4/<set>/<mr>x<nr>/...); returns the number of kernels skipped. */
+unsigned long test_ukernel_q4(uint64_t seed);
 
 #endif

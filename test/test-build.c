@@ -1,8 +1,8 @@
 /*
  * What a build holds (make SETS=... TYPES=...): the types it lists, the status of the
  * entry points of the types it does not hold (unsupported_parameter, nothing written),
- * and the kernel lists behind the family tables: every kernel in a table is named in
- * a list, and the tile its symbol spells is the slot's.
+ * and the kernel lists behind the family tables (the 4-bit one too): every kernel in a
+ * table is named in a list, and the tile its symbol spells is the slot's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +156,25 @@ static void lists(void)
   }
 }
 
+/* The 4-bit weight tables: every kernel named by kernels/q4.inc, its symbol's tile
+ * (..._<mr>x<nr>__<isa>) its slot's, the main tile set. */
+static void q4_lists(void)
+{
+  const struct gemmi8_q4gemm_config* cfg;
+  for (size_t i = 0; (cfg = gemmi8_q4gemm_config_at(i, NULL)) != NULL; i++) {
+    t_expect(cfg->gemm[cfg->mr - 1] != NULL, "kernel lists", "q4 %s: no main tile", cfg->isa);
+    for (size_t r = 1; r <= GEMMI8_MAX_MR; r++) {
+      if (cfg->gemm[r - 1] == NULL) continue;
+      const char* symbol = gemmi8_kernel_symbol((void (*)(void)) cfg->gemm[r - 1]);
+      char tile[32];
+      snprintf(tile, sizeof(tile), "_%zux%u__", r, (unsigned) cfg->nr);
+      t_expect(symbol != NULL && strstr(symbol, tile) != NULL, "kernel lists",
+               "q4 %s gemm[%zu] holds %s: the slot is %zux%u", cfg->isa, r - 1,
+               symbol != NULL ? symbol : "a kernel no list names", r, (unsigned) cfg->nr);
+    }
+  }
+}
+
 void test_build(void)
 {
   types_listed();
@@ -163,4 +182,5 @@ void test_build(void)
     if (!t_type_built(all_types[t])) type_absent(all_types[t]);
   }
   lists();
+  q4_lists();
 }

@@ -7,6 +7,9 @@
  * gemmi8_bgemm_config_at(), so kernels added to a table are tested without a change
  * here. Tables the CPU cannot run are printed and their kernels counted as skipped.
  *
+ * The 4-bit weight tables have their own cases in test-ukernel-q4.c, run from here
+ * (q4/<set>/<mr>x<nr>/<case>); the float output helpers are <family>/<set>/storef32/...
+ *
  * Cases are named <family>/<set>/<tile>/<output>/<case>, e.g.
  *   qu8/avx512vnni/7x48c4/fixedpoint/k_lt_kr      bin/avx2/4x8/bits/n_words
  *   qs8/avx512vnni/rsum/k_sweep                    qu8/generic/pack/header

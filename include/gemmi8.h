@@ -617,7 +617,9 @@ GEMMI8_API gemmi8_status gemmi8_qd8_pack_q4_alloc(size_t n, size_t k, const gemm
  * gemmi8_quantize_rows_u8 (qdu8) into the workspace, then multiplied as above; the
  * same bits as the two calls. workspace: workspace_size >=
  * gemmi8_qd8_linear_workspace_size(m, k) bytes at a 64-byte boundary, or NULL: the
- * call allocates it (and may return out_of_memory, having written nothing).
+ * call allocates it (and may return out_of_memory, having written nothing). A row
+ * whose range max(x, 0) - min(x, 0) overflows float (its scale would be infinite) is
+ * invalid_parameter, as the GEMM would refuse its scale: nothing is written.
  */
 GEMMI8_API gemmi8_status gemmi8_qd8_linear_workspace_size(size_t m, size_t k, size_t* size);
 GEMMI8_API gemmi8_status gemmi8_qd8_linear_f32(size_t m, size_t n, size_t k, const float* x,

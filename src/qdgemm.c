@@ -136,6 +136,8 @@ static gemmi8_status qd_pack(uint32_t type, size_t n, size_t k, const int8_t* b,
     col_scale[j] = scale[j];
     col_bias[j] = bias != NULL ? bias[j] : 0.0f;
   }
+  /* the tail's padding too: the packed bytes depend on the weights alone */
+  memset(tail + 12 * n, 0, size - blocks - 12 * n);
   return gemmi8_status_success;
 }
 
@@ -302,6 +304,19 @@ gemmi8_status gemmi8_qdu8_gemm_f32(size_t m, size_t n, size_t k, const uint8_t* 
                  out_max, c, c_stride, NULL);
 }
 
+/* 1 if the row is finite and its range max(x, 0) - min(x, 0) is too: otherwise the
+ * row quantizes to an infinite scale, which the GEMM refuses, and the linear layer
+ * refuses the row before it writes its workspace. */
+static int row_quantizable(const float* x, size_t k)
+{
+  float lo = 0.0f, hi = 0.0f;
+  for (size_t j = 0; j < k; j++) {
+    lo = x[j] < lo ? x[j] : lo;
+    hi = x[j] > hi ? x[j] : hi;
+  }
+  return all_finite(x, k) && hi - lo <= FLT_MAX;
+}
+
 /* The linear layer's workspace: the rows (k bytes each, 64-byte aligned), then the
  * scales and zero points. */
 static int linear_layout(size_t m, size_t k, size_t* rows_bytes, size_t* total)
@@ -314,9 +329,11 @@ static int linear_layout(size_t m, size_t k, size_t* rows_bytes, size_t* total)
 
 gemmi8_status gemmi8_qd8_linear_workspace_size(size_t m, size_t k, size_t* size)
 {
-  size_t rows_bytes;
+  size_t rows_bytes, total;
   if (size == NULL || m == 0 || k == 0) return gemmi8_status_invalid_parameter;
-  if (!linear_layout(m, k, &rows_bytes, size)) return gemmi8_status_invalid_parameter;
+  /* into a local: a sum that overflows is stored wrapped, and *size must stay */
+  if (!linear_layout(m, k, &rows_bytes, &total)) return gemmi8_status_invalid_parameter;
+  *size = total;
   return gemmi8_status_success;
 }
 
@@ -342,7 +359,7 @@ static gemmi8_status qd_linear(uint32_t type, size_t m, size_t n, size_t k, cons
   if (status != gemmi8_status_success) return status;
   if (!(out_min <= out_max)) return gemmi8_status_invalid_parameter;
   for (size_t i = 0; i < m; i++) {
-    if (!all_finite(x + i * x_stride, k)) return gemmi8_status_invalid_parameter;
+    if (!row_quantizable(x + i * x_stride, k)) return gemmi8_status_invalid_parameter;
   }
   uint8_t* heap = NULL;
   uint8_t* ws = workspace;

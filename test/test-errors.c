@@ -662,6 +662,441 @@ static void bin_gemm_errors(const fixture* fx)
   }
 }
 
+/* ---- rows quantized at run time (qd8, qdu8) ---------------------------------------------- */
+
+typedef gemmi8_status (*qd_pack_fn)(size_t, size_t, const int8_t*, size_t, uint32_t, const float*,
+                                    const float*, void*, size_t);
+typedef gemmi8_status (*qd_pack_alloc_fn)(size_t, size_t, const int8_t*, size_t, uint32_t,
+                                          const float*, const float*, void**);
+typedef gemmi8_status (*qd_linear_fn)(size_t, size_t, size_t, const float*, size_t, const void*,
+                                      float, float, float*, size_t, void*, size_t,
+                                      const gemmi8_parallel*);
+
+static void parallel_nothing(void* context, gemmi8_task_fn task, void* task_context, size_t count)
+{
+  (void) context;
+  for (size_t i = 0; i < count; i++) task(task_context, i);
+}
+
+/* gemmi8_qd*_pack_size, _pack, _pack_alloc. */
+static void qd_pack_errors(int u8, const fixture* fx)
+{
+  const char* fn = u8 ? "gemmi8_qdu8_pack" : "gemmi8_qd8_pack";
+  const char* fn_alloc = u8 ? "gemmi8_qdu8_pack_alloc" : "gemmi8_qd8_pack_alloc";
+  const char* fn_size = u8 ? "gemmi8_qdu8_pack_size" : "gemmi8_qd8_pack_size";
+  gemmi8_status (*size_fn)(size_t, size_t, size_t*) =
+      u8 ? gemmi8_qdu8_pack_size : gemmi8_qd8_pack_size;
+  const qd_pack_fn pack = u8 ? gemmi8_qdu8_pack : gemmi8_qd8_pack;
+  const qd_pack_alloc_fn pack_alloc = u8 ? gemmi8_qdu8_pack_alloc : gemmi8_qd8_pack_alloc;
+  const int8_t* b = (const int8_t*) fx->b; /* N x K */
+  float scale[N], bias[N];
+  for (size_t j = 0; j < N; j++) {
+    scale[j] = (float) (0.01 * (1 + j));
+    bias[j] = (float) j - 2.0f;
+  }
+
+  size_t out = 0x5A5A5A;
+  watch(&out, sizeof(out));
+  expect(fn_size, "size NULL", size_fn(N, K, NULL), INVALID);
+  expect(fn_size, "n 0", size_fn(0, K, &out), INVALID);
+  expect(fn_size, "k 0", size_fn(N, 0, &out), INVALID);
+  expect(fn_size, "k GEMMI8_QD8_MAX_K + 1", size_fn(N, GEMMI8_QD8_MAX_K + 1, &out), UNSUPPORTED);
+  expect(fn_size, "k SIZE_MAX", size_fn(N, SIZE_MAX, &out), UNSUPPORTED);
+  expect(fn_size, "n SIZE_MAX / 2 (size overflows)", size_fn(HUGE_SIZE, K, &out), UNSUPPORTED);
+  expect(fn_size, "n SIZE_MAX (size overflows)", size_fn(SIZE_MAX, 1, &out), UNSUPPORTED);
+  expect(fn_size, "n SIZE_MAX / 12 + 1 (the per-channel tail overflows)",
+         size_fn(SIZE_MAX / 12 + 1, 1, &out), UNSUPPORTED);
+  unwatch_all();
+  size_t size = 0;
+  gemmi8_status st = size_fn(N, GEMMI8_QD8_MAX_K, &out);
+  t_expect(st == SUCCESS && out >= (size_t) N * GEMMI8_QD8_MAX_K + 8 * N, fn_size,
+           "k at the exact limit: status \"%s\", size %zu", name(st), out);
+  st = size_fn(N, K, &size);
+  t_expect(st == SUCCESS && size >= (size_t) N * K + 8 * N && size % GEMMI8_PACK_ALIGNMENT == 0,
+           fn_size, "N %d K %d: status \"%s\", size %zu", N, K, name(st), size);
+  if (st != SUCCESS) return;
+
+  size_t cap = size + 2 * GEMMI8_PACK_ALIGNMENT;
+  unsigned char* buf = t_alloc_aligned(cap);
+  t_fill_random(buf, cap);
+  watch(buf, cap);
+  expect(fn, "valid call", pack(N, K, b, K, GEMMI8_B_NK, scale, bias, buf, size), SUCCESS);
+  expect(fn, "bias NULL (valid)", pack(N, K, b, K, GEMMI8_B_NK, scale, NULL, buf, size), SUCCESS);
+  expect(fn, "packed_size larger than needed (valid)",
+         pack(N, K, b, K, GEMMI8_B_NK, scale, bias, buf, cap), SUCCESS);
+  expect(fn, "B K x N with b_stride n (valid)",
+         pack(N, K, b, N, GEMMI8_B_KN, scale, bias, buf, size), SUCCESS);
+  expect(fn, "n 0", pack(0, K, b, K, GEMMI8_B_NK, scale, bias, buf, size), INVALID);
+  expect(fn, "k 0", pack(N, 0, b, K, GEMMI8_B_NK, scale, bias, buf, size), INVALID);
+  expect(fn, "b NULL", pack(N, K, NULL, K, GEMMI8_B_NK, scale, bias, buf, size), INVALID);
+  expect(fn, "scale NULL", pack(N, K, b, K, GEMMI8_B_NK, NULL, bias, buf, size), INVALID);
+  expect(fn, "packed NULL", pack(N, K, b, K, GEMMI8_B_NK, scale, bias, NULL, size), INVALID);
+  expect(fn, "N x K, b_stride k - 1", pack(N, K, b, K - 1, GEMMI8_B_NK, scale, bias, buf, size),
+         INVALID);
+  expect(fn, "N x K, b_stride n (< k)", pack(N, K, b, N, GEMMI8_B_NK, scale, bias, buf, size),
+         INVALID);
+  expect(fn, "K x N, b_stride n - 1", pack(N, K, b, N - 1, GEMMI8_B_KN, scale, bias, buf, size),
+         INVALID);
+  const uint32_t bad_flags[] = { 2u, 3u, 0x80000000u };
+  for (size_t i = 0; i < T_COUNT(bad_flags); i++) {
+    char what[48];
+    snprintf(what, sizeof(what), "flags 0x%x", (unsigned) bad_flags[i]);
+    expect(fn, what, pack(N, K, b, K, bad_flags[i], scale, bias, buf, size), INVALID);
+  }
+  const size_t offsets[] = { 1, 4, 8, 32 };
+  for (size_t i = 0; i < T_COUNT(offsets); i++) {
+    char what[48];
+    snprintf(what, sizeof(what), "packed misaligned by %zu bytes", offsets[i]);
+    expect(fn, what, pack(N, K, b, K, GEMMI8_B_NK, scale, bias, buf + offsets[i], size), INVALID);
+  }
+  expect(fn, "packed_size one byte short",
+         pack(N, K, b, K, GEMMI8_B_NK, scale, bias, buf, size - 1), INVALID);
+  expect(fn, "packed_size 0", pack(N, K, b, K, GEMMI8_B_NK, scale, bias, buf, 0), INVALID);
+  expect2(fn, "n SIZE_MAX / 2", pack(HUGE_SIZE, K, b, K, GEMMI8_B_NK, scale, bias, buf, cap),
+          INVALID, UNSUPPORTED);
+  expect2(fn, "b_stride SIZE_MAX / 2 (overflows over n rows)",
+          pack(N, K, b, HUGE_SIZE, GEMMI8_B_NK, scale, bias, buf, cap), INVALID, UNSUPPORTED);
+  /* scales and biases: any finite value, NaN and infinities refused, at any channel */
+  const float fine[] = { 0.0f, -0.0f, -1.0f, FLT_TRUE_MIN, -FLT_MAX, FLT_MAX };
+  const float bad[] = { NAN, -NAN, INFINITY, -INFINITY };
+  static const size_t at[] = { 0, 2, N - 1 };
+  for (size_t a = 0; a < T_COUNT(at); a++) {
+    char what[64];
+    for (size_t i = 0; i < T_COUNT(fine); i++) {
+      scale[at[a]] = fine[i];
+      bias[at[a]] = fine[T_COUNT(fine) - 1 - i];
+      snprintf(what, sizeof(what), "scale[%zu] %g, bias %g (valid)", at[a], (double) fine[i],
+               (double) fine[T_COUNT(fine) - 1 - i]);
+      expect(fn, what, pack(N, K, b, K, GEMMI8_B_NK, scale, bias, buf, size), SUCCESS);
+    }
+    scale[at[a]] = 0.5f;
+    bias[at[a]] = 0.5f;
+    for (size_t i = 0; i < T_COUNT(bad); i++) {
+      scale[at[a]] = bad[i];
+      snprintf(what, sizeof(what), "scale[%zu] %g", at[a], (double) bad[i]);
+      expect(fn, what, pack(N, K, b, K, GEMMI8_B_NK, scale, bias, buf, size), INVALID);
+      scale[at[a]] = 0.5f;
+      bias[at[a]] = bad[i];
+      snprintf(what, sizeof(what), "bias[%zu] %g", at[a], (double) bad[i]);
+      expect(fn, what, pack(N, K, b, K, GEMMI8_B_NK, scale, bias, buf, size), INVALID);
+      bias[at[a]] = 0.5f;
+    }
+  }
+  unwatch_all();
+  free(buf);
+
+  /* K above the exact limit, with a buffer that would be large enough */
+  const size_t big_k = GEMMI8_QD8_MAX_K + 1;
+  int8_t* big_b = t_alloc(big_k);
+  memset(big_b, 1, big_k);
+  const size_t big_cap = (size_t) 8 << 20;
+  unsigned char* big = t_alloc_aligned(big_cap);
+  memset(big, 0xA5, big_cap);
+  watch(big, big_cap);
+  expect(fn, "k above the exact limit",
+         pack(1, big_k, big_b, big_k, GEMMI8_B_NK, scale, NULL, big, big_cap), UNSUPPORTED);
+  unwatch_all();
+  free(big);
+
+  void* sentinel = (void*) &out;
+  void* packed = sentinel;
+  watch(&packed, sizeof(packed));
+  expect(fn_alloc, "packed NULL", pack_alloc(N, K, b, K, GEMMI8_B_NK, scale, bias, NULL), INVALID);
+  expect(fn_alloc, "n 0", pack_alloc(0, K, b, K, GEMMI8_B_NK, scale, bias, &packed), INVALID);
+  expect(fn_alloc, "k 0", pack_alloc(N, 0, b, K, GEMMI8_B_NK, scale, bias, &packed), INVALID);
+  expect(fn_alloc, "b NULL", pack_alloc(N, K, NULL, K, GEMMI8_B_NK, scale, bias, &packed), INVALID);
+  expect(fn_alloc, "scale NULL", pack_alloc(N, K, b, K, GEMMI8_B_NK, NULL, bias, &packed), INVALID);
+  expect(fn_alloc, "b_stride k - 1", pack_alloc(N, K, b, K - 1, GEMMI8_B_NK, scale, bias, &packed),
+         INVALID);
+  expect(fn_alloc, "K x N, b_stride n - 1",
+         pack_alloc(N, K, b, N - 1, GEMMI8_B_KN, scale, bias, &packed), INVALID);
+  expect(fn_alloc, "flags 2", pack_alloc(N, K, b, K, 2u, scale, bias, &packed), INVALID);
+  expect(fn_alloc, "k above the exact limit",
+         pack_alloc(1, big_k, big_b, big_k, GEMMI8_B_NK, scale, NULL, &packed), UNSUPPORTED);
+  expect2(fn_alloc, "n SIZE_MAX / 2 (size overflows)",
+          pack_alloc(HUGE_SIZE, K, b, K, GEMMI8_B_NK, scale, bias, &packed), INVALID, UNSUPPORTED);
+  scale[1] = NAN;
+  expect(fn_alloc, "scale[1] NaN", pack_alloc(N, K, b, K, GEMMI8_B_NK, scale, bias, &packed),
+         INVALID);
+  scale[1] = 0.5f;
+  bias[N - 1] = -INFINITY;
+  expect(fn_alloc, "bias[N - 1] -inf", pack_alloc(N, K, b, K, GEMMI8_B_NK, scale, bias, &packed),
+         INVALID);
+  bias[N - 1] = 0.5f;
+  unwatch_all();
+  free(big_b);
+  st = pack_alloc(N, K, b, K, GEMMI8_B_NK, scale, bias, &packed);
+  t_expect(st == SUCCESS && packed != sentinel && packed != NULL &&
+               (uintptr_t) packed % GEMMI8_PACK_ALIGNMENT == 0,
+           fn_alloc, "valid call: status \"%s\", packed %p", name(st), packed);
+  if (st == SUCCESS) gemmi8_packed_free(packed);
+}
+
+/* gemmi8_qd*_gemm_f32 and _ex, gemmi8_qd*_linear_f32, gemmi8_qd8_linear_workspace_size. */
+static void qd_gemm_errors(int u8, const fixture* fx)
+{
+  const char* fn = u8 ? "gemmi8_qdu8_gemm_f32" : "gemmi8_qd8_gemm_f32";
+  const char* fn_ex = u8 ? "gemmi8_qdu8_gemm_f32_ex" : "gemmi8_qd8_gemm_f32_ex";
+  const char* fn_lin = u8 ? "gemmi8_qdu8_linear_f32" : "gemmi8_qd8_linear_f32";
+  const int32_t lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
+  float scale[N], bias[N];
+  for (size_t j = 0; j < N; j++) scale[j] = 0.01f, bias[j] = (float) j;
+  void *packed = NULL, *other = NULL;
+  gemmi8_status st = (u8 ? gemmi8_qdu8_pack_alloc : gemmi8_qd8_pack_alloc)(
+      N, K, (const int8_t*) fx->b, K, GEMMI8_B_NK, scale, bias, &packed);
+  gemmi8_status st2 = (u8 ? gemmi8_qd8_pack_alloc : gemmi8_qdu8_pack_alloc)(
+      N, K, (const int8_t*) fx->b, K, GEMMI8_B_NK, scale, bias, &other);
+  if (!t_expect(st == SUCCESS && st2 == SUCCESS, fn, "packing the fixture: \"%s\" \"%s\"", name(st),
+                name(st2))) {
+    gemmi8_packed_free(packed);
+    gemmi8_packed_free(other);
+    return;
+  }
+  const void* a = fx->a;
+  float a_scale[M];
+  int32_t a_zp[M];
+  for (size_t i = 0; i < M; i++) a_scale[i] = 0.05f, a_zp[i] = lo + (int32_t) i * 7;
+  float c[M * N + 16];
+  t_fill_random(c, sizeof(c));
+  watch(c, sizeof(c));
+#define QD(m_, n_, k_, a_, as_, sc_, zp_, pk_, mn_, mx_, c_, cs_)                               \
+  (u8 ? gemmi8_qdu8_gemm_f32(m_, n_, k_, a_, as_, sc_, zp_, pk_, mn_, mx_, c_, cs_)             \
+      : gemmi8_qd8_gemm_f32(m_, n_, k_, (const int8_t*) (a_), as_, sc_, zp_, pk_, mn_, mx_, c_, \
+                            cs_))
+#define RUN(m_, n_, k_, a_, as_, pk_, c_, cs_) \
+  QD(m_, n_, k_, a_, as_, a_scale, a_zp, pk_, -INFINITY, INFINITY, c_, cs_)
+  expect(fn, "valid call", RUN(M, N, K, a, K, packed, c, N), SUCCESS);
+  expect(fn, "a NULL", RUN(M, N, K, NULL, K, packed, c, N), INVALID);
+  expect(fn, "packed_b NULL", RUN(M, N, K, a, K, NULL, c, N), INVALID);
+  expect(fn, "c NULL", RUN(M, N, K, a, K, packed, NULL, N), INVALID);
+  expect(fn, "a_scale NULL", QD(M, N, K, a, K, NULL, a_zp, packed, -INFINITY, INFINITY, c, N),
+         INVALID);
+  expect(fn, "a_zero_point NULL",
+         QD(M, N, K, a, K, a_scale, NULL, packed, -INFINITY, INFINITY, c, N), INVALID);
+  expect(fn, "m 0", RUN(0, N, K, a, K, packed, c, N), INVALID);
+  expect(fn, "n 0", RUN(M, 0, K, a, K, packed, c, N), INVALID);
+  expect(fn, "k 0", RUN(M, N, 0, a, K, packed, c, N), INVALID);
+  expect(fn, "a_stride k - 1", RUN(M, N, K, a, K - 1, packed, c, N), INVALID);
+  expect(fn, "c_stride n - 1", RUN(M, N, K, a, K, packed, c, N - 1), INVALID);
+  expect(fn, "m SIZE_MAX / 2 (m * a_stride overflows)", RUN(HUGE_SIZE, N, K, a, K, packed, c, N),
+         INVALID);
+  expect(fn, "m SIZE_MAX", RUN(SIZE_MAX, N, K, a, K, packed, c, N), INVALID);
+  expect(fn, "a_stride SIZE_MAX / 2 (overflows over 3 rows)",
+         RUN(M, N, K, a, HUGE_SIZE, packed, c, N), INVALID);
+  expect(fn, "c_stride SIZE_MAX / 2 (overflows over 3 rows)",
+         RUN(M, N, K, a, K, packed, c, HUGE_SIZE), INVALID);
+  expect(fn, "c_stride SIZE_MAX / 8 (the float extent overflows)",
+         RUN(M, N, K, a, K, packed, c, SIZE_MAX / 8), INVALID);
+  expect(fn, "n + 1 (not the packed n)", RUN(M, N + 1, K, a, K, packed, c, N + 1), INVALID);
+  expect(fn, "n - 1 (not the packed n)", RUN(M, N - 1, K, a, K, packed, c, N), INVALID);
+  expect(fn, "k + 1 (not the packed k)", RUN(M, N, K + 1, a, K + 1, packed, c, N), INVALID);
+  expect(fn, "k - 1 (not the packed k)", RUN(M, N, K - 1, a, K, packed, c, N), INVALID);
+  /* K past the limit with weights of another K: the header gives no order */
+  expect2(fn, "k GEMMI8_QD8_MAX_K + 1",
+          RUN(1, N, GEMMI8_QD8_MAX_K + 1, a, GEMMI8_QD8_MAX_K + 1, packed, c, N), INVALID,
+          UNSUPPORTED);
+  expect(fn, u8 ? "qd8 weights" : "qdu8 weights", RUN(M, N, K, a, K, other, c, N), INVALID);
+  expect(fn, "qs8 weights", RUN(M, N, K, a, K, fx->qs8, c, N), INVALID);
+  expect(fn, "qu8s8 weights", RUN(M, N, K, a, K, fx->qu8s8, c, N), INVALID);
+  expect(fn, "qu8 weights", RUN(M, N, K, a, K, fx->qu8, c, N), INVALID);
+  expect(fn, "binary weights", RUN(M, N, K, a, K, fx->bin, c, N), INVALID);
+  expect(fn, "packed misaligned", RUN(M, N, K, a, K, (const uint8_t*) packed + 64 / 2, c, N),
+         INVALID);
+  /* the weights to the GEMMs of their kernels' family */
+  expect(u8 ? "gemmi8_qu8s8_gemm_s32" : "gemmi8_qs8_gemm_s32", u8 ? "qdu8 weights" : "qd8 weights",
+         u8 ? gemmi8_qu8s8_gemm_s32(M, N, K, fx->a, K, packed, (int32_t*) c, N)
+            : gemmi8_qs8_gemm_s32(M, N, K, (const int8_t*) fx->a, K, packed, (int32_t*) c, N),
+         INVALID);
+  /* per row: any finite scale, zero points within the type's range, at every row */
+  char what[96];
+  for (size_t i = 0; i < M; i++) {
+    const float fine[] = { 0.0f, -0.0f, -2.0f, FLT_TRUE_MIN, FLT_MAX };
+    for (size_t f = 0; f < T_COUNT(fine); f++) {
+      a_scale[i] = fine[f];
+      snprintf(what, sizeof(what), "a_scale[%zu] %g (valid)", i, (double) fine[f]);
+      expect(fn, what, RUN(M, N, K, a, K, packed, c, N), SUCCESS);
+    }
+    const float bad[] = { NAN, -NAN, INFINITY, -INFINITY };
+    for (size_t f = 0; f < T_COUNT(bad); f++) {
+      a_scale[i] = bad[f];
+      snprintf(what, sizeof(what), "a_scale[%zu] %g", i, (double) bad[f]);
+      expect(fn, what, RUN(M, N, K, a, K, packed, c, N), INVALID);
+    }
+    a_scale[i] = 0.05f;
+    const int32_t zp_fine[] = { lo, hi };
+    for (size_t z = 0; z < T_COUNT(zp_fine); z++) {
+      a_zp[i] = zp_fine[z];
+      snprintf(what, sizeof(what), "a_zero_point[%zu] %d (valid)", i, (int) zp_fine[z]);
+      expect(fn, what, RUN(M, N, K, a, K, packed, c, N), SUCCESS);
+    }
+    const int32_t zp_bad[] = { lo - 1, hi + 1, INT32_MIN, INT32_MAX };
+    for (size_t z = 0; z < T_COUNT(zp_bad); z++) {
+      a_zp[i] = zp_bad[z];
+      snprintf(what, sizeof(what), "a_zero_point[%zu] %d", i, (int) zp_bad[z]);
+      expect(fn, what, RUN(M, N, K, a, K, packed, c, N), INVALID);
+    }
+    a_zp[i] = lo + (int32_t) i * 7;
+  }
+  /* the clamp */
+  static const struct {
+    float min, max;
+    int valid;
+    const char* what;
+  } clamps[] = {
+    { 1.0f, -1.0f, 0, "min > max" },
+    { NAN, 1.0f, 0, "min NaN" },
+    { -1.0f, NAN, 0, "max NaN" },
+    { NAN, NAN, 0, "min and max NaN" },
+    { INFINITY, -INFINITY, 0, "min inf, max -inf" },
+    { 0.5f, 0.5f, 1, "min == max (valid)" },
+    { -0.0f, 0.0f, 1, "-0, +0 (valid)" },
+    { 0.0f, -0.0f, 1, "+0, -0 (valid: equal)" },
+    { INFINITY, INFINITY, 1, "inf, inf (valid)" },
+    { -FLT_MAX, FLT_MAX, 1, "-FLT_MAX, FLT_MAX (valid)" },
+  };
+  for (size_t i = 0; i < T_COUNT(clamps); i++) {
+    expect(fn, clamps[i].what,
+           QD(M, N, K, a, K, a_scale, a_zp, packed, clamps[i].min, clamps[i].max, c, N),
+           clamps[i].valid ? SUCCESS : INVALID);
+  }
+  /* _ex: the parallel argument */
+  const gemmi8_parallel no_fn = { NULL, NULL, 2 };
+  const gemmi8_parallel too_many = { parallel_nothing, NULL, GEMMI8_MAX_THREADS + 1 };
+  const gemmi8_parallel fine_par = { parallel_nothing, NULL, 3 };
+#define QD_EX(par_, c_)                                                                           \
+  (u8 ? gemmi8_qdu8_gemm_f32_ex(M, N, K, a, K, a_scale, a_zp, packed, -1.0f, 1.0f, c_, N, par_)   \
+      : gemmi8_qd8_gemm_f32_ex(M, N, K, (const int8_t*) a, K, a_scale, a_zp, packed, -1.0f, 1.0f, \
+                               c_, N, par_))
+  expect(fn_ex, "parallel NULL (valid)", QD_EX(NULL, c), SUCCESS);
+  expect(fn_ex, "a parallel-for of 3 threads (valid)", QD_EX(&fine_par, c), SUCCESS);
+  expect(fn_ex, "parallel_for NULL", QD_EX(&no_fn, c), INVALID);
+  expect(fn_ex, "GEMMI8_MAX_THREADS + 1 threads", QD_EX(&too_many, c), INVALID);
+  expect(fn_ex, "c NULL", QD_EX(NULL, NULL), INVALID);
+#undef QD_EX
+#undef RUN
+#undef QD
+  unwatch_all();
+
+  /* the linear layer: C and the workspace untouched on failure */
+  const qd_linear_fn linear = u8 ? gemmi8_qdu8_linear_f32 : gemmi8_qd8_linear_f32;
+  enum { XS = K + 3 }; /* x_stride with a gap */
+  float x[M * XS];
+  for (size_t i = 0; i < M * XS; i++) x[i] = (float) t_range(-50, 50) / 8.0f;
+  size_t ws_size = 0;
+  st = gemmi8_qd8_linear_workspace_size(M, K, &ws_size);
+  t_expect(st == SUCCESS && ws_size >= (size_t) M * K + 8 * M, "gemmi8_qd8_linear_workspace_size",
+           "M %d K %d: status \"%s\", size %zu", M, K, name(st), ws_size);
+  const size_t ws_cap = ws_size + 128;
+  unsigned char* ws = t_alloc_aligned(ws_cap);
+  t_fill_random(ws, ws_cap);
+  t_fill_random(c, sizeof(c));
+  watch(c, sizeof(c));
+#define LIN(m_, n_, k_, x_, xs_, pk_, mn_, mx_, c_, cs_, ws_, wss_, par_) \
+  linear(m_, n_, k_, x_, xs_, pk_, mn_, mx_, c_, cs_, ws_, wss_, par_)
+#define L(m_, n_, k_, x_, xs_, pk_, c_, cs_, ws_, wss_) \
+  LIN(m_, n_, k_, x_, xs_, pk_, -2.0f, 2.0f, c_, cs_, ws_, wss_, NULL)
+  expect(fn_lin, "valid call, workspace given", L(M, N, K, x, XS, packed, c, N, ws, ws_size),
+         SUCCESS);
+  expect(fn_lin, "valid call, workspace NULL", L(M, N, K, x, XS, packed, c, N, NULL, 0), SUCCESS);
+  watch(ws, ws_cap); /* the workspace is the library's only in a call that succeeds */
+  expect(fn_lin, "x NULL", L(M, N, K, NULL, XS, packed, c, N, ws, ws_size), INVALID);
+  expect(fn_lin, "packed_b NULL", L(M, N, K, x, XS, NULL, c, N, ws, ws_size), INVALID);
+  expect(fn_lin, "c NULL", L(M, N, K, x, XS, packed, NULL, N, ws, ws_size), INVALID);
+  expect(fn_lin, "m 0", L(0, N, K, x, XS, packed, c, N, ws, ws_size), INVALID);
+  expect(fn_lin, "n 0", L(M, 0, K, x, XS, packed, c, N, ws, ws_size), INVALID);
+  expect(fn_lin, "k 0", L(M, N, 0, x, XS, packed, c, N, ws, ws_size), INVALID);
+  expect(fn_lin, "x_stride k - 1", L(M, N, K, x, K - 1, packed, c, N, ws, ws_size), INVALID);
+  expect(fn_lin, "c_stride n - 1", L(M, N, K, x, XS, packed, c, N - 1, ws, ws_size), INVALID);
+  expect(fn_lin, "m SIZE_MAX / 2", L(HUGE_SIZE, N, K, x, XS, packed, c, N, ws, ws_size), INVALID);
+  expect(fn_lin, "m SIZE_MAX / 2, workspace NULL", L(HUGE_SIZE, N, K, x, XS, packed, c, N, NULL, 0),
+         INVALID);
+  expect(fn_lin, "x_stride SIZE_MAX / 8 (the float extent overflows)",
+         L(M, N, K, x, SIZE_MAX / 8, packed, c, N, ws, ws_size), INVALID);
+  expect(fn_lin, "c_stride SIZE_MAX / 2", L(M, N, K, x, XS, packed, c, HUGE_SIZE, ws, ws_size),
+         INVALID);
+  expect(fn_lin, "n + 1 (not the packed n)", L(M, N + 1, K, x, XS, packed, c, N + 1, ws, ws_size),
+         INVALID);
+  expect(fn_lin, "k - 1 (not the packed k)", L(M, N, K - 1, x, XS, packed, c, N, ws, ws_size),
+         INVALID);
+  expect(fn_lin, u8 ? "qd8 weights" : "qdu8 weights", L(M, N, K, x, XS, other, c, N, ws, ws_size),
+         INVALID);
+  expect(fn_lin, "qs8 weights", L(M, N, K, x, XS, fx->qs8, c, N, ws, ws_size), INVALID);
+  expect(fn_lin, "binary weights", L(M, N, K, x, XS, fx->bin, c, N, NULL, 0), INVALID);
+  expect(fn_lin, "workspace_size one byte short", L(M, N, K, x, XS, packed, c, N, ws, ws_size - 1),
+         INVALID);
+  expect(fn_lin, "workspace_size 0", L(M, N, K, x, XS, packed, c, N, ws, 0), INVALID);
+  for (size_t off = 1; off < 64; off *= 2) {
+    snprintf(what, sizeof(what), "workspace misaligned by %zu bytes", off);
+    expect(fn_lin, what, L(M, N, K, x, XS, packed, c, N, ws + off, ws_size), INVALID);
+  }
+  expect(fn_lin, "min > max", LIN(M, N, K, x, XS, packed, 1.0f, -1.0f, c, N, ws, ws_size, NULL),
+         INVALID);
+  expect(fn_lin, "max NaN", LIN(M, N, K, x, XS, packed, -1.0f, NAN, c, N, ws, ws_size, NULL),
+         INVALID);
+  const gemmi8_parallel no_fn2 = { NULL, NULL, 2 };
+  expect(fn_lin, "parallel_for NULL",
+         LIN(M, N, K, x, XS, packed, -1.0f, 1.0f, c, N, ws, ws_size, &no_fn2), INVALID);
+  /* x: NaN or infinite in a row (any row, any place) is invalid, in the gap between rows
+   * it is never read; a row whose range overflows float would quantize to an infinite
+   * scale, which the GEMM refuses: refused before anything is written */
+  const float bad_x[] = { NAN, INFINITY, -INFINITY };
+  static const size_t cells[][2] = { { 0, 0 }, { 1, K / 2 }, { M - 1, K - 1 } };
+  for (size_t v = 0; v < T_COUNT(bad_x); v++) {
+    for (size_t p = 0; p < T_COUNT(cells); p++) {
+      const size_t at = cells[p][0] * XS + cells[p][1];
+      const float keep = x[at];
+      x[at] = bad_x[v];
+      snprintf(what, sizeof(what), "x[%zu][%zu] %g", cells[p][0], cells[p][1], (double) bad_x[v]);
+      expect(fn_lin, what, L(M, N, K, x, XS, packed, c, N, ws, ws_size), INVALID);
+      expect(fn_lin, what, L(M, N, K, x, XS, packed, c, N, NULL, 0), INVALID);
+      x[at] = keep;
+    }
+  }
+  const float keep0 = x[XS], keep1 = x[XS + 7];
+  x[XS] = FLT_MAX;
+  x[XS + 7] = -FLT_MAX;
+  expect(fn_lin, "row 1 from -FLT_MAX to FLT_MAX (its range overflows)",
+         L(M, N, K, x, XS, packed, c, N, ws, ws_size), INVALID);
+  x[XS + 7] = -0x1p100f;
+  unwatch_all();
+  t_fill_random(c, sizeof(c));
+  watch(c, sizeof(c));
+  /* valid calls: the gap, and ranges that do not overflow */
+  expect(fn_lin, "row 1 from -2^100 to FLT_MAX (valid)", L(M, N, K, x, XS, packed, c, N, NULL, 0),
+         SUCCESS);
+  x[XS] = keep0;
+  x[XS + 7] = keep1;
+  x[K + 1] = NAN;
+  x[2 * XS - 1] = INFINITY;
+  expect(fn_lin, "NaN and infinity in the gaps between rows (valid)",
+         L(M, N, K, x, XS, packed, c, N, ws, ws_size), SUCCESS);
+#undef L
+#undef LIN
+  unwatch_all();
+  free(ws);
+
+  const char* fn_ws = "gemmi8_qd8_linear_workspace_size";
+  size_t out = 0x5A5A5A;
+  watch(&out, sizeof(out));
+  expect(fn_ws, "size NULL", gemmi8_qd8_linear_workspace_size(M, K, NULL), INVALID);
+  expect(fn_ws, "m 0", gemmi8_qd8_linear_workspace_size(0, K, &out), INVALID);
+  expect(fn_ws, "k 0", gemmi8_qd8_linear_workspace_size(M, 0, &out), INVALID);
+  expect(fn_ws, "m * k overflows", gemmi8_qd8_linear_workspace_size(HUGE_SIZE, 3, &out), INVALID);
+  expect(fn_ws, "m SIZE_MAX, k SIZE_MAX",
+         gemmi8_qd8_linear_workspace_size(SIZE_MAX, SIZE_MAX, &out), INVALID);
+  expect(fn_ws, "m * k just below SIZE_MAX (its rounding overflows)",
+         gemmi8_qd8_linear_workspace_size(1, SIZE_MAX - 1, &out), INVALID);
+  expect(fn_ws, "m SIZE_MAX / 8 + 1 (8 bytes a row overflow)",
+         gemmi8_qd8_linear_workspace_size(SIZE_MAX / 8 + 1, 1, &out), INVALID);
+  expect(fn_ws, "m, k 2^32 - 1 (the rows fit, rows and 8 bytes a row do not)",
+         gemmi8_qd8_linear_workspace_size(UINT32_MAX, UINT32_MAX, &out), INVALID);
+  expect(fn_ws, "m 2^32, k 2^32 - 1",
+         gemmi8_qd8_linear_workspace_size((size_t) 1 << 32, UINT32_MAX, &out), INVALID);
+  unwatch_all();
+  gemmi8_packed_free(packed);
+  gemmi8_packed_free(other);
+}
+
 void test_errors(void)
 {
   fixture fx;
@@ -672,6 +1107,10 @@ void test_errors(void)
     bin_pack_rows_errors();
     bin_pack_errors(&fx);
     bin_gemm_errors(&fx);
+    for (int u8 = 0; u8 <= 1; u8++) {
+      qd_pack_errors(u8, &fx);
+      qd_gemm_errors(u8, &fx);
+    }
   }
   fixture_free(&fx);
 }

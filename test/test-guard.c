@@ -22,6 +22,14 @@
  *     (a_stride == words, padded, a page per row), scale and bias of N floats, C
  *     (int32, float, bit rows).
  *   bit packing: the float, int8 and uint8 rows and the bit rows they become.
+ *   qd8 / qdu8 (rows quantized at run time): B (both layouts), scale and bias (N
+ *     floats), the packed output of exactly gemmi8_qd*_pack_size() bytes, the same
+ *     sources for *_pack_alloc; A (int8 / uint8 rows of k bytes), a_scale and
+ *     a_zero_point (exactly M values), C (rows of n floats) for the GEMM (plain and
+ *     _ex) from the allocated buffer, the packed buffer and its copy; the linear layer's
+ *     rows x (k floats each, layouts as A) and C, with a workspace of exactly
+ *     gemmi8_qd8_linear_workspace_size() bytes (rounded up to 64 when it ends at the
+ *     page) or none.
  * The layouts of A, B and C and the B orientation come round with the case number,
  * so every combination occurs in every sweep.
  * Shapes: M across the tile heights of every kernel set (1, 2, 4, 6, 7 rows and one
@@ -111,17 +119,31 @@ enum entry {
   E_ROWS_F32,
   E_ROWS_S8,
   E_ROWS_U8,
+  /* two of each entry point of rows quantized at run time: qd8, qdu8 */
+  E_QD8_PACK,
+  E_QDU8_PACK,
+  E_QD8_PACK_ALLOC,
+  E_QDU8_PACK_ALLOC,
+  E_QD8_GEMM_F32,
+  E_QDU8_GEMM_F32,
+  E_QD8_GEMM_F32_EX,
+  E_QDU8_GEMM_F32_EX,
+  E_QD8_LINEAR,
+  E_QDU8_LINEAR,
   E_COUNT
 };
 
 static const char* const entry_names[E_COUNT] = {
-    "gemmi8_qu8_pack",         "gemmi8_qs8_pack",          "gemmi8_qu8s8_pack",
-    "gemmi8_qu8_pack_alloc",   "gemmi8_qs8_pack_alloc",    "gemmi8_qu8s8_pack_alloc",
-    "gemmi8_qu8_gemm",         "gemmi8_qs8_gemm",          "gemmi8_qu8s8_gemm",
-    "gemmi8_qu8_gemm_s32",     "gemmi8_qs8_gemm_s32",      "gemmi8_qu8s8_gemm_s32",
-    "gemmi8_bin_pack",         "gemmi8_bin_pack_alloc",    "gemmi8_bin_gemm_s32",
-    "gemmi8_bin_gemm_f32",     "gemmi8_bin_gemm_bits",     "gemmi8_bin_pack_rows_f32",
-    "gemmi8_bin_pack_rows_s8", "gemmi8_bin_pack_rows_u8",
+  "gemmi8_qu8_pack",         "gemmi8_qs8_pack",         "gemmi8_qu8s8_pack",
+  "gemmi8_qu8_pack_alloc",   "gemmi8_qs8_pack_alloc",   "gemmi8_qu8s8_pack_alloc",
+  "gemmi8_qu8_gemm",         "gemmi8_qs8_gemm",         "gemmi8_qu8s8_gemm",
+  "gemmi8_qu8_gemm_s32",     "gemmi8_qs8_gemm_s32",     "gemmi8_qu8s8_gemm_s32",
+  "gemmi8_bin_pack",         "gemmi8_bin_pack_alloc",   "gemmi8_bin_gemm_s32",
+  "gemmi8_bin_gemm_f32",     "gemmi8_bin_gemm_bits",    "gemmi8_bin_pack_rows_f32",
+  "gemmi8_bin_pack_rows_s8", "gemmi8_bin_pack_rows_u8", "gemmi8_qd8_pack",
+  "gemmi8_qdu8_pack",        "gemmi8_qd8_pack_alloc",   "gemmi8_qdu8_pack_alloc",
+  "gemmi8_qd8_gemm_f32",     "gemmi8_qdu8_gemm_f32",    "gemmi8_qd8_gemm_f32_ex",
+  "gemmi8_qdu8_gemm_f32_ex", "gemmi8_qd8_linear_f32",   "gemmi8_qdu8_linear_f32",
 };
 
 typedef struct api {
@@ -136,8 +158,13 @@ typedef struct api {
   const int32_t* bias; /* quantized packing */
   const void* packed;  /* GEMMs */
   const gemmi8_requant* rq;
-  const float* scale; /* binary float and bit outputs */
+  const float* scale; /* binary float and bit outputs; qd8 packing */
   const float* fbias;
+  const float* a_scale; /* qd8 GEMMs: per row */
+  const int32_t* a_zero_point;
+  float out_min, out_max; /* qd8 GEMMs and linear layers */
+  void* workspace;        /* qd8 linear layers */
+  size_t workspace_size;
   uint8_t zero_point; /* uint8 rows to binarize */
   void* out;          /* C, the packed buffer, the bit rows */
   size_t out_stride;  /* elements or words; packing: the packed size in bytes */
@@ -201,6 +228,32 @@ static gemmi8_status api_run(const api* x)
     case E_ROWS_U8:
       return gemmi8_bin_pack_rows_u8(m, k, x->in, x->in_stride, x->zero_point, x->out,
                                      x->out_stride);
+    case E_QD8_PACK:
+    case E_QDU8_PACK:
+      return (x->entry == E_QDU8_PACK ? gemmi8_qdu8_pack : gemmi8_qd8_pack)(
+          n, k, x->in, x->in_stride, x->flags, x->scale, x->fbias, x->out, x->out_stride);
+    case E_QD8_PACK_ALLOC:
+    case E_QDU8_PACK_ALLOC:
+      return (x->entry == E_QDU8_PACK_ALLOC ? gemmi8_qdu8_pack_alloc : gemmi8_qd8_pack_alloc)(
+          n, k, x->in, x->in_stride, x->flags, x->scale, x->fbias, x->allocated);
+    case E_QD8_GEMM_F32:
+      return gemmi8_qd8_gemm_f32(m, n, k, x->in, x->in_stride, x->a_scale, x->a_zero_point,
+                                 x->packed, x->out_min, x->out_max, x->out, x->out_stride);
+    case E_QDU8_GEMM_F32:
+      return gemmi8_qdu8_gemm_f32(m, n, k, x->in, x->in_stride, x->a_scale, x->a_zero_point,
+                                  x->packed, x->out_min, x->out_max, x->out, x->out_stride);
+    case E_QD8_GEMM_F32_EX:
+      return gemmi8_qd8_gemm_f32_ex(m, n, k, x->in, x->in_stride, x->a_scale, x->a_zero_point,
+                                    x->packed, x->out_min, x->out_max, x->out, x->out_stride, NULL);
+    case E_QDU8_GEMM_F32_EX:
+      return gemmi8_qdu8_gemm_f32_ex(m, n, k, x->in, x->in_stride, x->a_scale, x->a_zero_point,
+                                     x->packed, x->out_min, x->out_max, x->out, x->out_stride,
+                                     NULL);
+    case E_QD8_LINEAR:
+    case E_QDU8_LINEAR:
+      return (x->entry == E_QDU8_LINEAR ? gemmi8_qdu8_linear_f32 : gemmi8_qd8_linear_f32)(
+          m, n, k, x->in, x->in_stride, x->packed, x->out_min, x->out_max, x->out, x->out_stride,
+          x->workspace, x->workspace_size, NULL);
     case E_COUNT:
       break;
   }
@@ -1037,6 +1090,282 @@ static void b_sweep(void)
   }
 }
 
+/* ---- rows quantized at run time (qd8, qdu8) ------------------------------------------- */
+
+typedef struct ddata {
+  int u8; /* 1: qdu8 (uint8 rows) */
+  size_t m, n, k;
+  layouts lay;
+  uint8_t* a;     /* m x k, int8 (qd8) or uint8 (qdu8) bytes */
+  float* a_scale; /* m */
+  int32_t* a_zp;  /* m, in the type's range */
+  int8_t* b;      /* n x k, or k x n */
+  float* b_scale; /* n */
+  float* bias;    /* n values or NULL */
+  float* x;       /* m x k finite floats: the linear layer's rows */
+  float out_min, out_max;
+  float* want;   /* m x n: the GEMM on a */
+  float* want_x; /* m x n: the linear layer on x */
+} ddata;
+
+/* Element j of a row: the exact accumulator over row - zp, then the header's three
+ * float roundings and the clamp. */
+static float d_ref(const ddata* d, const uint8_t* row, int32_t zp, float scale, size_t j)
+{
+  int64_t acc = 0;
+  for (size_t kk = 0; kk < d->k; kk++) {
+    const int64_t av = d->u8 ? (int64_t) row[kk] : (int64_t) (int8_t) row[kk];
+    const int8_t bv = d->lay.b_kn ? d->b[kk * d->n + j] : d->b[j * d->k + kk];
+    acc += (av - zp) * bv;
+  }
+  float v = (float) acc * scale;
+  v = v * d->b_scale[j];
+  v = v + (d->bias != NULL ? d->bias[j] : 0.0f);
+  v = d->out_min > v ? d->out_min : v;
+  v = d->out_max < v ? d->out_max : v;
+  return v;
+}
+
+static void d_make(ddata* d, int u8, size_t m, size_t n, size_t k, unsigned serial_number)
+{
+  memset(d, 0, sizeof(*d));
+  d->u8 = u8;
+  d->m = m;
+  d->n = n;
+  d->k = k;
+  d->lay = layouts_of(serial_number);
+  d->a = t_alloc(m * k);
+  t_fill_random(d->a, m * k);
+  d->a_scale = t_alloc(m * sizeof(float));
+  d->a_zp = t_alloc(m * sizeof(int32_t));
+  for (size_t i = 0; i < m; i++) {
+    d->a_scale[i] = (float) (0.001 + 0.01 * t_unit());
+    d->a_zp[i] = (int32_t) (u8 ? t_range(0, 255) : t_range(-128, 127));
+  }
+  d->b = t_alloc(n * k);
+  t_fill_random(d->b, n * k);
+  d->b_scale = t_alloc(n * sizeof(float));
+  for (size_t j = 0; j < n; j++) d->b_scale[j] = (float) (0.001 + 0.01 * t_unit());
+  if (t_below(3) != 0) {
+    d->bias = t_alloc(n * sizeof(float));
+    for (size_t j = 0; j < n; j++) d->bias[j] = (float) (t_unit() - 0.5);
+  }
+  d->x = t_alloc(m * k * sizeof(float));
+  for (size_t i = 0; i < m * k; i++) d->x[i] = (float) ((t_unit() - 0.4) * 8.0);
+  d->out_min = -INFINITY;
+  d->out_max = INFINITY;
+  if (t_below(3) == 0) {
+    d->out_min = (float) -t_unit();
+    d->out_max = (float) t_unit();
+  }
+  d->want = t_alloc(m * n * sizeof(float));
+  d->want_x = t_alloc(m * n * sizeof(float));
+  uint8_t* q = t_alloc(k);
+  for (size_t i = 0; i < m; i++) {
+    float scale;
+    int32_t zp;
+    if (u8) {
+      ref_quantize_row_u8(k, d->x + i * k, q, &scale, &zp);
+    } else {
+      ref_quantize_row_s8(k, d->x + i * k, (int8_t*) q, &scale, &zp);
+    }
+    for (size_t j = 0; j < n; j++) {
+      d->want[i * n + j] = d_ref(d, d->a + i * k, d->a_zp[i], d->a_scale[i], j);
+      d->want_x[i * n + j] = d_ref(d, q, zp, scale, j);
+    }
+  }
+  free(q);
+}
+
+static void d_free(ddata* d)
+{
+  free(d->a);
+  free(d->a_scale);
+  free(d->a_zp);
+  free(d->b);
+  free(d->b_scale);
+  free(d->bias);
+  free(d->x);
+  free(d->want);
+  free(d->want_x);
+}
+
+/* One GEMM (plain or _ex) from the fenced A and the packed weights into a fenced C; the
+ * row scales and zero points exactly M fenced values. */
+static void d_gemm(gcase* g, const ddata* d, const fenced* a, const void* packed,
+                   const char* packed_name, int ex)
+{
+  const size_t mark = g->count, m = d->m, n = d->n;
+  fenced* c = g_matrix(g, "C", T_F32, m, n, d->lay.c);
+  t_fence_seal(&c->f);
+  for (size_t i = 0; i < m; i++) {
+    for (size_t j = 0; j < n; j++) memcpy(g_want(c, i, j), &d->want[i * n + j], sizeof(float));
+  }
+  const api x = {
+    .entry = (enum entry)((ex ? E_QD8_GEMM_F32_EX : E_QD8_GEMM_F32) + d->u8),
+    .m = m,
+    .n = n,
+    .k = d->k,
+    .in = body(a),
+    .in_stride = a->stride,
+    .packed = packed,
+    .a_scale = g_array(g, "a_scale", T_F32, d->a_scale, m),
+    .a_zero_point = g_array(g, "a_zero_point", T_S32, d->a_zp, m),
+    .out_min = d->out_min,
+    .out_max = d->out_max,
+    .out = body(c),
+    .out_stride = c->stride,
+  };
+  char what[160];
+  snprintf(what, sizeof(what), "from %s, C %s (c_stride %zu)", packed_name, layout_names[c->layout],
+           c->stride);
+  g_call(g, &x, what, NULL);
+  g_release(g, mark);
+}
+
+/* The linear layer from fenced rows x into a fenced C, with a fenced workspace of
+ * exactly gemmi8_qd8_linear_workspace_size() bytes (rounded up to 64 where it ends at
+ * the page, to start on a 64-byte boundary; its contents are the library's) or none. */
+static void d_linear(gcase* g, const ddata* d, const fenced* packed, int with_workspace)
+{
+  const size_t mark = g->count, m = d->m, n = d->n, k = d->k;
+  const enum entry entry = (enum entry)(E_QD8_LINEAR + d->u8);
+  const fenced* fx = g_input(g, "x", T_F32, m, k, d->lay.a, d->x, k);
+  fenced* c = g_matrix(g, "C", T_F32, m, n, d->lay.c);
+  t_fence_seal(&c->f);
+  for (size_t i = 0; i < m; i++) {
+    for (size_t j = 0; j < n; j++) memcpy(g_want(c, i, j), &d->want_x[i * n + j], sizeof(float));
+  }
+  size_t size = 0;
+  const gemmi8_status st = gemmi8_qd8_linear_workspace_size(m, k, &size);
+  if (!t_expect(st == gemmi8_status_success && size >= m * k + 8 * m,
+                "gemmi8_qd8_linear_workspace_size", "%s: status \"%s\", size %zu", g->desc,
+                gemmi8_status_string(st), size)) {
+    g_release(g, mark);
+    return;
+  }
+  if (g->side == T_FENCE_END) size = (size + 63) / 64 * 64;
+  fenced* ws = NULL;
+  if (with_workspace) {
+    ws = g_matrix(g, "the workspace", T_U8, 1, size, L_TIGHT);
+    t_fence_seal(&ws->f);
+    t_expect((uintptr_t) body(ws) % 64 == 0, entry_names[entry],
+             "%s, guard at the %s: a workspace of %zu bytes does not start at a 64-byte boundary",
+             g->desc, side_name(g->side), size);
+  }
+  const api x = {
+    .entry = entry,
+    .m = m,
+    .n = n,
+    .k = k,
+    .in = body(fx),
+    .in_stride = fx->stride,
+    .packed = body(packed),
+    .out_min = d->out_min,
+    .out_max = d->out_max,
+    .out = body(c),
+    .out_stride = c->stride,
+    .workspace = ws != NULL ? body(ws) : NULL,
+    .workspace_size = ws != NULL ? size : 0,
+  };
+  char what[200];
+  snprintf(what, sizeof(what),
+           "x %s (x_stride %zu), workspace %s (%zu bytes), from %s, C %s "
+           "(c_stride %zu)",
+           layout_names[fx->layout], fx->stride, ws ? "given" : "NULL", ws ? size : 0, packed->name,
+           layout_names[c->layout], c->stride);
+  g_call(g, &x, what, ws);
+  g_release(g, mark);
+}
+
+static void d_side(const ddata* d, t_fence_side side)
+{
+  gcase* g = g_begin(side);
+  const size_t m = d->m, n = d->n, k = d->k;
+  const layouts lay = d->lay;
+  const size_t b_rows = lay.b_kn ? k : n, b_cols = lay.b_kn ? n : k;
+  const char* type = d->u8 ? "qdu8" : "qd8";
+
+  const fenced* fa = g_input(g, "A", d->u8 ? T_U8 : T_S8, m, k, lay.a, d->a, k);
+  const fenced* fb = g_input(g, "B", T_S8, b_rows, b_cols, lay.b, d->b, b_cols);
+  const float* b_scale = g_array(g, "scale", T_F32, d->b_scale, n);
+  const float* bias = d->bias ? g_array(g, "bias", T_F32, d->bias, n) : NULL;
+  snprintf(g->desc, sizeof(g->desc),
+           "%s M x N x K = %zu x %zu x %zu, A %s (a_stride %zu), B %s %s (b_stride %zu), "
+           "bias %s, clamp [%g, %g]",
+           type, m, n, k, layout_names[fa->layout], fa->stride, lay.b_kn ? "K x N" : "N x K",
+           layout_names[fb->layout], fb->stride, bias ? "given" : "NULL", (double) d->out_min,
+           (double) d->out_max);
+
+  size_t size = 0;
+  const enum entry pack_entry = (enum entry)(E_QD8_PACK + d->u8);
+  gemmi8_status st = d->u8 ? gemmi8_qdu8_pack_size(n, k, &size) : gemmi8_qd8_pack_size(n, k, &size);
+  if (!t_expect(st == gemmi8_status_success && size > 0, entry_names[pack_entry],
+                "%s: %s_pack_size status \"%s\", size %zu", g->desc, type, gemmi8_status_string(st),
+                size)) {
+    g_release(g, 0);
+    return;
+  }
+  fenced* p1 = g_packed(g, "the packed buffer", pack_entry, size);
+  void* allocated = NULL;
+  api x = {
+    .entry = pack_entry,
+    .n = n,
+    .k = k,
+    .in = body(fb),
+    .in_stride = fb->stride,
+    .flags = lay.b_kn ? GEMMI8_B_KN : GEMMI8_B_NK,
+    .scale = b_scale,
+    .fbias = bias,
+    .out = body(p1),
+    .out_stride = size,
+    .allocated = &allocated,
+  };
+  if (!g_call(g, &x, "packing", p1)) {
+    g_release(g, 0);
+    return;
+  }
+  x.entry = (enum entry)(E_QD8_PACK_ALLOC + d->u8);
+  if (g_call(g, &x, "packing", NULL)) {
+    t_expect((uintptr_t) allocated % GEMMI8_PACK_ALIGNMENT == 0, entry_names[x.entry],
+             "%s, guard at the %s: the allocated buffer %p is not %d-byte aligned", g->desc,
+             side_name(g->side), allocated, GEMMI8_PACK_ALIGNMENT);
+    d_gemm(g, d, fa, allocated, "the allocated buffer", 0);
+    gemmi8_packed_free(allocated);
+  }
+  fenced* p2 = g_packed(g, "the copy of the packed buffer", pack_entry, size);
+  memcpy(body(p2), body(p1), size);
+  t_fence_seal(&p2->f);
+  p1->input = p2->input = 1; /* from here on the GEMMs only read them */
+
+  d_gemm(g, d, fa, body(p1), p1->name, 0);
+  d_gemm(g, d, fa, body(p2), p2->name, 1);
+  d_linear(g, d, p1, 1);
+  d_linear(g, d, p2, 0);
+  g_release(g, 0);
+}
+
+static void d_case(int u8, size_t m, size_t n, size_t k)
+{
+  ddata d;
+  d_make(&d, u8, m, n, k, serial++);
+  d_side(&d, T_FENCE_END);
+  d_side(&d, T_FENCE_START);
+  d_free(&d);
+}
+
+static void d_sweep(int u8)
+{
+  const list ms = LIST(m_full, m_quick), ns = LIST(q_n_full, q_n_quick),
+             ks = LIST(q_k_full, q_k_quick);
+  for (size_t i = 0; i < ms.count; i++) {
+    for (size_t j = 0; j < ks.count; j++) d_case(u8, ms.v[i], pick(ns), ks.v[j]);
+    for (size_t j = 0; j < ns.count; j++) {
+      if (!t_quick || (i + j) % 2 == 0) d_case(u8, ms.v[i], ns.v[j], pick(ks));
+    }
+  }
+}
+
 /* ---- bit packing ---------------------------------------------------------------------- */
 
 static float random_float(void)
@@ -1131,6 +1460,8 @@ void test_guard(void)
   q_sweep(QU8);
   q_sweep(QS8);
   q_sweep(QU8S8);
+  d_sweep(0);
+  d_sweep(1);
   b_sweep();
   x_sweep();
   faults_release();

@@ -9,8 +9,14 @@
  *   6. pack_size_exact                   the packed size limit is the size_t limit
  *   7. zero_point_add_wraps              gemmlowp's wrapping int32 zero-point addition
  *   8. isa_names_and_env                 gemmi8_isa_available / _compiled / _env_status
+ *   9. qd8_pack_tail_padding             qd8 / qdu8 packed bytes depend on the weights alone
+ *  10. qd8_linear_range_overflow         a finite row whose scale would be infinite
+ *  11. workspace_size_wrapped_write      a refused workspace size is not written
+ * The qd8 / qdu8 entry points (rows quantized at run time) are in 3 to 6 as well.
  * Every call that must fail is checked for its status and for having written nothing.
  */
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +33,7 @@ static const char* sname(gemmi8_status s) { return gemmi8_status_string(s); }
 
 /* A small output buffer with a random image: the library must leave it as it was. */
 typedef struct canary {
-  unsigned char bytes[1024];
+  _Alignas(16) unsigned char bytes[1024]; /* also C of int32 and float elements */
   unsigned char copy[1024];
 } canary;
 
@@ -234,6 +240,52 @@ static void store_past_m_huge_stride(void)
       free(packed);
     }
   }
+  /* rows quantized at run time: the GEMM and the linear layer */
+  float scale[NMAX], xrow[K];
+  for (size_t j = 0; j < NMAX; j++) scale[j] = 0.01f * (float) (1 + j % 7);
+  for (size_t kk = 0; kk < K; kk++) xrow[kk] = (float) kk - 2.5f;
+  for (int u8 = 0; u8 <= 1; u8++) {
+    const char* type = u8 ? "qdu8" : "qd8";
+    for (size_t t = 0; t < T_COUNT(ns); t++) {
+      const size_t n = ns[t];
+      void* packed = NULL;
+      gemmi8_status s = (u8 ? gemmi8_qdu8_pack_alloc : gemmi8_qd8_pack_alloc)(
+          n, K, (const int8_t*) b, K, GEMMI8_B_NK, scale, scale, &packed);
+      if (!t_expect(s == SUCCESS, defect, "%s pack n %zu: \"%s\"", type, n, sname(s))) continue;
+      const float a_scale = 0.125f;
+      const int32_t a_zp = u8 ? 200 : -7;
+      float cf[NMAX + 8], rf[NMAX];
+      for (size_t j = 0; j < NMAX + 8; j++) cf[j] = 42.0f;
+      s = u8 ? gemmi8_qdu8_gemm_f32(1, n, K, a, SIZE_MAX, &a_scale, &a_zp, packed, -INFINITY,
+                                    INFINITY, cf, SIZE_MAX)
+             : gemmi8_qd8_gemm_f32(1, n, K, (const int8_t*) a, SIZE_MAX, &a_scale, &a_zp, packed,
+                                   -INFINITY, INFINITY, cf, SIZE_MAX);
+      gemmi8_status s2 = u8 ? gemmi8_qdu8_gemm_f32(1, n, K, a, K, &a_scale, &a_zp, packed,
+                                                   -INFINITY, INFINITY, rf, n)
+                            : gemmi8_qd8_gemm_f32(1, n, K, (const int8_t*) a, K, &a_scale, &a_zp,
+                                                  packed, -INFINITY, INFINITY, rf, n);
+      int tail_ok = 1;
+      for (size_t j = n; j < NMAX + 8; j++) tail_ok &= cf[j] == 42.0f;
+      t_expect(s == SUCCESS && s2 == SUCCESS && memcmp(cf, rf, n * sizeof(float)) == 0 && tail_ok,
+               defect, "%s_gemm_f32 m 1, n %zu, strides SIZE_MAX: \"%s\", floats %s", type, n,
+               sname(s), memcmp(cf, rf, n * sizeof(float)) == 0 && tail_ok ? "same" : "differ");
+      for (size_t j = 0; j < NMAX + 8; j++) cf[j] = 42.0f;
+      s = (u8 ? gemmi8_qdu8_linear_f32 : gemmi8_qd8_linear_f32)(
+          1, n, K, xrow, SIZE_MAX / sizeof(float), packed, -INFINITY, INFINITY, cf, SIZE_MAX, NULL,
+          0, NULL);
+      s2 = (u8 ? gemmi8_qdu8_linear_f32 : gemmi8_qd8_linear_f32)(
+          1, n, K, xrow, K, packed, -INFINITY, INFINITY, rf, n, NULL, 0, NULL);
+      tail_ok = 1;
+      for (size_t j = n; j < NMAX + 8; j++) tail_ok &= cf[j] == 42.0f;
+      t_expect(s == SUCCESS && s2 == SUCCESS && memcmp(cf, rf, n * sizeof(float)) == 0 && tail_ok,
+               defect,
+               "%s_linear_f32 m 1, n %zu, x_stride SIZE_MAX / 4, c_stride SIZE_MAX: "
+               "\"%s\", floats %s",
+               type, n, sname(s),
+               memcmp(cf, rf, n * sizeof(float)) == 0 && tail_ok ? "same" : "differ");
+      gemmi8_packed_free(packed);
+    }
+  }
   /* binary: every output kind */
   uint64_t ab[3], bb[NMAX * 3];
   t_fill_random(ab, sizeof(ab));
@@ -285,6 +337,16 @@ static gemmi8_status run_case(const packed_case* pc, const void* packed, void* c
   if (strcmp(pc->type, "qs8") == 0) {
     return gemmi8_qs8_gemm(3, pc->n, pc->k, (const int8_t*) a, pc->k, packed, &rq, c, pc->n);
   }
+  static const float a_scale[3] = { 0.5f, 0.25f, 1.0f };
+  static const int32_t a_zp[3] = { 0, 1, 2 };
+  if (strcmp(pc->type, "qd8") == 0) {
+    return gemmi8_qd8_gemm_f32(3, pc->n, pc->k, (const int8_t*) a, pc->k, a_scale, a_zp, packed,
+                               -INFINITY, INFINITY, c, pc->n);
+  }
+  if (strcmp(pc->type, "qdu8") == 0) {
+    return gemmi8_qdu8_gemm_f32(3, pc->n, pc->k, a, pc->k, a_scale, a_zp, packed, -INFINITY,
+                                INFINITY, c, pc->n);
+  }
   return gemmi8_bin_gemm_s32(3, pc->n, pc->k, abits, 3, packed, c, pc->n);
 }
 
@@ -298,18 +360,27 @@ static void packed_header_damage(void)
   t_fill_random(b, sizeof(b));
   t_fill_random(bits, sizeof(bits));
   for (size_t j = 0; j < N; j++) b_zp[j] = (uint8_t) (j * 5);
-  packed_case cases[4] = {{"qu8", NULL, 0, N, K}, {"qu8", NULL, 0, N, K}, {"qs8", NULL, 0, N, K},
-                          {"bin", NULL, 0, N, K}};
-  gemmi8_status s[4];
+  packed_case cases[6] = { { "qu8", NULL, 0, N, K }, { "qu8", NULL, 0, N, K },
+                           { "qs8", NULL, 0, N, K }, { "bin", NULL, 0, N, K },
+                           { "qd8", NULL, 0, N, K }, { "qdu8", NULL, 0, N, K } };
+  gemmi8_status s[6];
+  float scale[N];
+  for (size_t j = 0; j < N; j++) scale[j] = 0.001f * (float) (j + 1);
   s[0] = gemmi8_qu8_pack_alloc(N, K, b, K, GEMMI8_B_NK, 128, b_zp, 1, NULL, &cases[0].packed);
   s[1] = gemmi8_qu8_pack_alloc(N, K, b, K, GEMMI8_B_NK, 128, b_zp, 0, NULL, &cases[1].packed);
   s[2] = gemmi8_qs8_pack_alloc(N, K, (const int8_t*) b, K, GEMMI8_B_NK, 0, NULL, &cases[2].packed);
   s[3] = gemmi8_bin_pack_alloc(N, K, bits, 3, GEMMI8_B_NK, &cases[3].packed);
+  s[4] =
+      gemmi8_qd8_pack_alloc(N, K, (const int8_t*) b, K, GEMMI8_B_NK, scale, NULL, &cases[4].packed);
+  s[5] = gemmi8_qdu8_pack_alloc(N, K, (const int8_t*) b, K, GEMMI8_B_NK, scale, scale,
+                                &cases[5].packed);
   gemmi8_qu8_pack_size(N, K, &cases[0].size);
   gemmi8_qu8_pack_size(N, K, &cases[1].size);
   gemmi8_qs8_pack_size(N, K, &cases[2].size);
   gemmi8_bin_pack_size(N, K, &cases[3].size);
-  for (size_t i = 0; i < 4; i++) {
+  gemmi8_qd8_pack_size(N, K, &cases[4].size);
+  gemmi8_qdu8_pack_size(N, K, &cases[5].size);
+  for (size_t i = 0; i < T_COUNT(cases); i++) {
     const packed_case* pc = &cases[i];
     if (!t_expect(s[i] == SUCCESS, defect, "%s pack: \"%s\"", pc->type, sname(s[i]))) continue;
     /* a copy at another 64-byte boundary works, with the same results */
@@ -428,6 +499,23 @@ static void pack_alloc_validates_first(void)
   expect_refused(defect, "bin_pack_alloc KN stride words(n) - 1",
                  gemmi8_bin_pack_alloc(n, 640, bits, GEMMI8_BIN_WORDS(n) - 1, GEMMI8_B_KN, &p),
                  INVALID, NULL);
+  /* qd8 / qdu8: refused before their n scales are read (the caller passes one) */
+  const float scale = 1.0f;
+  for (int u8 = 0; u8 <= 1; u8++) {
+    gemmi8_status (*alloc)(size_t, size_t, const int8_t*, size_t, uint32_t, const float*,
+                           const float*, void**) =
+        u8 ? gemmi8_qdu8_pack_alloc : gemmi8_qd8_pack_alloc;
+    expect_refused(
+        defect, u8 ? "qdu8_pack_alloc NK stride k - 1" : "qd8_pack_alloc NK stride k - 1",
+        alloc(n, k, (const int8_t*) b, k - 1, GEMMI8_B_NK, &scale, NULL, &p), INVALID, NULL);
+    expect_refused(
+        defect, u8 ? "qdu8_pack_alloc KN stride n - 1" : "qd8_pack_alloc KN stride n - 1",
+        alloc(n, k, (const int8_t*) b, n - 1, GEMMI8_B_KN, &scale, NULL, &p), INVALID, NULL);
+    expect_refused(defect, u8 ? "qdu8_pack_alloc flags 2" : "qd8_pack_alloc flags 2",
+                   alloc(n, k, (const int8_t*) b, k, 2, &scale, NULL, &p), INVALID, NULL);
+    expect_refused(defect, u8 ? "qdu8_pack_alloc scale NULL" : "qd8_pack_alloc scale NULL",
+                   alloc(n, k, (const int8_t*) b, k, GEMMI8_B_NK, NULL, NULL, &p), INVALID, NULL);
+  }
   t_expect(p == NULL, defect, "*packed written by a refused call");
 }
 
@@ -473,6 +561,8 @@ static void pack_size_exact(void)
     pack_size_edge(defect, "gemmi8_qu8_pack_size", gemmi8_qu8_pack_size, ks[i]);
     pack_size_edge(defect, "gemmi8_qs8_pack_size", gemmi8_qs8_pack_size, ks[i]);
     pack_size_edge(defect, "gemmi8_bin_pack_size", gemmi8_bin_pack_size, ks[i] * 64);
+    pack_size_edge(defect, "gemmi8_qd8_pack_size", gemmi8_qd8_pack_size, ks[i]);
+    pack_size_edge(defect, "gemmi8_qdu8_pack_size", gemmi8_qdu8_pack_size, ks[i]);
   }
   size_t size = 0;
   const size_t n = SIZE_MAX / 4096; /* above the old bound SIZE_MAX / 4 / 1024 */
@@ -579,6 +669,180 @@ static void isa_names_and_env(void)
            sname(gemmi8_isa_env_status()), sname(want));
 }
 
+/* ---- 9 --------------------------------------------------------------------------------- */
+
+/* The per-channel tail of a qd8 / qdu8 packed buffer (column sums, scales, biases: 12
+ * bytes a channel) is padded to 64 bytes; the padding was not written, so the packed
+ * bytes carried whatever the caller's buffer held (uninitialised memory from
+ * *_pack_alloc): two packings of the same weights differed, and a packed file kept
+ * stale bytes. Found by the qd8 fuzz target (packing at another stride must give the
+ * same bytes). */
+static void qd8_pack_tail_padding(void)
+{
+  const char* defect = "defect 9 qd8_pack_tail_padding";
+  enum { NMAX = 70, K = 9 };
+  int8_t b[NMAX * K];
+  float scale[NMAX], bias[NMAX];
+  t_fill_random(b, sizeof(b));
+  for (size_t j = 0; j < NMAX; j++) scale[j] = 0.5f, bias[j] = -1.0f;
+  static const size_t ns[] = { 1, 2, 5, 6, 15, 16, 17, 47, 48, 53, 70 };
+  for (int u8 = 0; u8 <= 1; u8++) {
+    for (size_t t = 0; t < T_COUNT(ns); t++) {
+      const size_t n = ns[t];
+      size_t size = 0;
+      gemmi8_status s = (u8 ? gemmi8_qdu8_pack_size : gemmi8_qd8_pack_size)(n, K, &size);
+      unsigned char* p1 = t_alloc_aligned(size > 0 ? size : 64);
+      unsigned char* p2 = t_alloc_aligned(size > 0 ? size : 64);
+      memset(p1, 0x00, size);
+      memset(p2, 0xFF, size);
+      gemmi8_status s1 = s, s2 = s, s3 = s;
+      void* p3 = NULL;
+      if (s == SUCCESS) {
+        s1 = (u8 ? gemmi8_qdu8_pack : gemmi8_qd8_pack)(n, K, b, K, GEMMI8_B_NK, scale, bias, p1,
+                                                       size);
+        s2 = (u8 ? gemmi8_qdu8_pack : gemmi8_qd8_pack)(n, K, b, K, GEMMI8_B_NK, scale, bias, p2,
+                                                       size);
+        s3 = (u8 ? gemmi8_qdu8_pack_alloc : gemmi8_qd8_pack_alloc)(n, K, b, K, GEMMI8_B_NK, scale,
+                                                                   bias, &p3);
+      }
+      size_t first = size;
+      for (size_t i = 0; i < size; i++) {
+        if (p1[i] != p2[i] || (p3 != NULL && p1[i] != ((unsigned char*) p3)[i])) {
+          first = i;
+          break;
+        }
+      }
+      t_expect(s1 == SUCCESS && s2 == SUCCESS && s3 == SUCCESS && first == size, defect,
+               "%s n %zu k %d: \"%s\" \"%s\" \"%s\"; packings into buffers of 0x00, 0xFF and "
+               "the allocated one differ at byte %zu of %zu",
+               u8 ? "qdu8" : "qd8", n, K, sname(s1), sname(s2), sname(s3), first, size);
+      gemmi8_packed_free(p3);
+      free(p1);
+      free(p2);
+    }
+  }
+}
+
+/* ---- 10 -------------------------------------------------------------------------------- */
+
+/* A finite row whose range, max(x, 0) - min(x, 0), overflows float quantizes to an
+ * infinite scale (gemmi8_quantize_rows_*), which the GEMM refuses: the linear layer,
+ * "the same as the two calls", returned invalid_parameter, but after it had quantized
+ * into the caller's workspace. It now refuses the row before writing anything; a
+ * range just short of overflowing runs, and gives the two calls' bits. Found by the
+ * qd8 fuzz target. */
+static void qd8_linear_range_overflow(void)
+{
+  const char* defect = "defect 10 qd8_linear_range_overflow";
+  enum { M = 3, N = 20, K = 33 };
+  int8_t b[N * K];
+  float scale[N], x[M * K];
+  t_fill_random(b, sizeof(b));
+  for (size_t j = 0; j < N; j++) scale[j] = 1e-3f;
+  for (size_t i = 0; i < M * K; i++) x[i] = (float) t_range(-100, 100) / 16.0f;
+  size_t ws_size = 0;
+  gemmi8_qd8_linear_workspace_size(M, K, &ws_size);
+  unsigned char* ws = t_alloc_aligned(ws_size);
+  unsigned char* q = t_alloc(M * K);
+  static const struct {
+    float hi, lo;
+    int overflows;
+  } ranges[] = { { FLT_MAX, -FLT_MAX, 1 },
+                 { 0x1p127f, -0x1p127f, 1 },
+                 { FLT_MAX, -0x1p103f, 1 } /* a tie, to even: 2^128 */,
+                 { FLT_MAX, -0x1p102f, 0 },
+                 { 0x1p127f, -0x1.fffffcp126f, 0 },
+                 { FLT_MAX, 0.0f, 0 },
+                 { 0.0f, -FLT_MAX, 0 } };
+  for (int u8 = 0; u8 <= 1; u8++) {
+    const char* type = u8 ? "qdu8" : "qd8";
+    void* packed = NULL;
+    gemmi8_status s = (u8 ? gemmi8_qdu8_pack_alloc : gemmi8_qd8_pack_alloc)(N, K, b, K, GEMMI8_B_NK,
+                                                                            scale, NULL, &packed);
+    if (!t_expect(s == SUCCESS, defect, "%s pack: \"%s\"", type, sname(s))) continue;
+    for (size_t r = 0; r < T_COUNT(ranges); r++) {
+      for (size_t row = 0; row < M; row++) {
+        const float keep0 = x[row * K + 3], keep1 = x[row * K + 20];
+        x[row * K + 3] = ranges[r].hi;
+        x[row * K + 20] = ranges[r].lo;
+        /* the two calls */
+        float qs[M], c2[M * N];
+        int32_t qz[M];
+        gemmi8_status s2 = u8 ? gemmi8_quantize_rows_u8(M, K, x, K, q, K, qs, qz)
+                              : gemmi8_quantize_rows_s8(M, K, x, K, q, K, qs, qz);
+        const int infinite = s2 == SUCCESS && !isfinite(qs[row]);
+        if (s2 == SUCCESS) {
+          s2 = u8 ? gemmi8_qdu8_gemm_f32(M, N, K, q, K, qs, qz, packed, -INFINITY, INFINITY, c2, N)
+                  : gemmi8_qd8_gemm_f32(M, N, K, (const int8_t*) q, K, qs, qz, packed, -INFINITY,
+                                        INFINITY, c2, N);
+        }
+        /* the one call, with a workspace and without */
+        canary c, w;
+        canary_init(&c);
+        t_fill_random(ws, ws_size);
+        memcpy(w.bytes, ws, ws_size < sizeof(w.bytes) ? ws_size : sizeof(w.bytes));
+        memcpy(w.copy, w.bytes, sizeof(w.copy));
+        s = (u8 ? gemmi8_qdu8_linear_f32 : gemmi8_qd8_linear_f32)(
+            M, N, K, x, K, packed, -INFINITY, INFINITY, (float*) c.bytes, N, ws, ws_size, NULL);
+        const int ws_intact =
+            memcmp(ws, w.copy, ws_size < sizeof(w.copy) ? ws_size : sizeof(w.copy)) == 0;
+        const gemmi8_status want = ranges[r].overflows ? INVALID : SUCCESS;
+        char what[160];
+        snprintf(what, sizeof(what), "%s row %zu from %a to %a: scale %s, the two calls \"%s\"",
+                 type, row, (double) ranges[r].lo, (double) ranges[r].hi,
+                 infinite ? "infinite" : "finite", sname(s2));
+        t_expect(infinite == ranges[r].overflows && s2 == want, defect, "%s", what);
+        if (want == INVALID) {
+          t_expect(s == INVALID && canary_intact(&c) && ws_intact, defect, "%s; linear: \"%s\"%s%s",
+                   what, sname(s), canary_intact(&c) ? "" : ", C written",
+                   ws_intact ? "" : ", workspace written");
+          canary_init(&c);
+          s = (u8 ? gemmi8_qdu8_linear_f32 : gemmi8_qd8_linear_f32)(
+              M, N, K, x, K, packed, -INFINITY, INFINITY, (float*) c.bytes, N, NULL, 0, NULL);
+          expect_refused(defect, "the same, workspace NULL", s, INVALID, &c);
+        } else {
+          t_expect(s == SUCCESS && memcmp(c.bytes, c2, sizeof(c2)) == 0, defect,
+                   "%s; linear: \"%s\", bits %s", what, sname(s),
+                   memcmp(c.bytes, c2, sizeof(c2)) == 0 ? "the same" : "differ");
+        }
+        x[row * K + 3] = keep0;
+        x[row * K + 20] = keep1;
+      }
+    }
+    gemmi8_packed_free(packed);
+  }
+  free(ws);
+  free(q);
+}
+
+/* ---- 11 -------------------------------------------------------------------------------- */
+
+/* gemmi8_qd8_linear_workspace_size summed the rows' bytes and 8 bytes a row straight
+ * into *size: where only that sum overflows, the wrapped value was stored and the call
+ * returned invalid_parameter. Found by the qd8 fuzz target (m = k = 2^32 - 1). */
+static void workspace_size_wrapped_write(void)
+{
+  const char* defect = "defect 11 workspace_size_wrapped_write";
+  static const size_t sizes[][2] = {
+    { UINT32_MAX, UINT32_MAX }, /* m * k fits, + 8 m does not */
+    { (size_t) 1 << 32, UINT32_MAX },
+    { 8, SIZE_MAX / 8 - 7 }, /* 2^64 - 64 bytes of rows, + 64 */
+    { SIZE_MAX / 8, 7 },     /* rows fit; rows + 8 m do not */
+  };
+  for (size_t i = 0; i < T_COUNT(sizes); i++) {
+    size_t size = 0x5A5A5A;
+    const gemmi8_status s = gemmi8_qd8_linear_workspace_size(sizes[i][0], sizes[i][1], &size);
+    t_expect(s == INVALID && size == 0x5A5A5A, defect,
+             "gemmi8_qd8_linear_workspace_size(%zu, %zu): \"%s\", size %zu%s", sizes[i][0],
+             sizes[i][1], sname(s), size, size == 0x5A5A5A ? "" : " (written)");
+  }
+  /* and sizes near the limit that fit are served */
+  size_t size = 0;
+  const gemmi8_status s = gemmi8_qd8_linear_workspace_size(1, SIZE_MAX - 127, &size);
+  t_expect(s == SUCCESS && size >= SIZE_MAX - 127 + 8, defect,
+           "gemmi8_qd8_linear_workspace_size(1, SIZE_MAX - 127): \"%s\", size %zu", sname(s), size);
+}
+
 void test_hardening(void)
 {
   bin_pack_rows_extent_overflow();
@@ -589,4 +853,7 @@ void test_hardening(void)
   pack_size_exact();
   zero_point_add_wraps();
   isa_names_and_env();
+  qd8_pack_tail_padding();
+  qd8_linear_range_overflow();
+  workspace_size_wrapped_write();
 }

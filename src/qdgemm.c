@@ -15,6 +15,7 @@
 #include "config.h"
 #include "parallel.h"
 #include "qgemm.h"
+#include "qrows.h"
 #include "requant.h"
 
 void gemmi8_q8_store_f32__generic(size_t mr, size_t nr, const int32_t* acc, size_t acc_stride,
@@ -304,19 +305,6 @@ gemmi8_status gemmi8_qdu8_gemm_f32(size_t m, size_t n, size_t k, const uint8_t* 
                  out_max, c, c_stride, NULL);
 }
 
-/* 1 if the row is finite and its range max(x, 0) - min(x, 0) is too: otherwise the
- * row quantizes to an infinite scale, which the GEMM refuses, and the linear layer
- * refuses the row before it writes its workspace. */
-static int row_quantizable(const float* x, size_t k)
-{
-  float lo = 0.0f, hi = 0.0f;
-  for (size_t j = 0; j < k; j++) {
-    lo = x[j] < lo ? x[j] : lo;
-    hi = x[j] > hi ? x[j] : hi;
-  }
-  return all_finite(x, k) && hi - lo <= FLT_MAX;
-}
-
 /* The linear layer's workspace: the rows (k bytes each, 64-byte aligned), then the
  * scales and zero points. */
 static int linear_layout(size_t m, size_t k, size_t* rows_bytes, size_t* total)
@@ -358,8 +346,10 @@ static gemmi8_status qd_linear(uint32_t type, size_t m, size_t n, size_t k, cons
   gemmi8_status status = qd_check(type, m, n, k, x, k, packed_b, c, c_stride, &q4);
   if (status != gemmi8_status_success) return status;
   if (!(out_min <= out_max)) return gemmi8_status_invalid_parameter;
+  /* every row finite, and its range too (else its scale would be infinite, which the
+   * GEMM refuses): checked before the workspace is written */
   for (size_t i = 0; i < m; i++) {
-    if (!row_quantizable(x + i * x_stride, k)) return gemmi8_status_invalid_parameter;
+    if (!gemmi8_qrow_valid(k, x + i * x_stride, 1)) return gemmi8_status_invalid_parameter;
   }
   uint8_t* heap = NULL;
   uint8_t* ws = workspace;
@@ -369,13 +359,16 @@ static gemmi8_status qd_linear(uint32_t type, size_t m, size_t n, size_t k, cons
   }
   float* scale = (float*) (ws + rows_bytes);
   int32_t* zp = (int32_t*) (ws + rows_bytes + 4 * m);
-  status = type == gemmi8_type_qd8
-               ? gemmi8_quantize_rows_s8(m, k, x, x_stride, ws, k, scale, zp)
-               : gemmi8_quantize_rows_u8(m, k, x, x_stride, ws, k, scale, zp);
-  if (status == gemmi8_status_success) {
-    status = qd_gemm(type, m, n, k, ws, k, scale, zp, packed_b, out_min, out_max, c, c_stride,
-                     parallel);
-  }
+  /* the set's quantizer, as gemmi8_quantize_rows_s8 / _u8 run it (the rows are
+   * checked) */
+  const struct gemmi8_qgemm_config* cfg = qd_config(type);
+  gemmi8_quantize_rows_fn quantize =
+      cfg->quantize_rows != NULL ? cfg->quantize_rows
+                                 : (type == gemmi8_type_qd8 ? gemmi8_qs8_quantize_rows__generic
+                                                            : gemmi8_qu8_quantize_rows__generic);
+  quantize(m, k, x, x_stride * sizeof(float), ws, k, scale, zp);
+  status = qd_gemm(type, m, n, k, ws, k, scale, zp, packed_b, out_min, out_max, c, c_stride,
+                   parallel);
   free(heap);
   return status;
 }

@@ -9,7 +9,57 @@
 #ifndef GEMMI8_QROWS_H
 #define GEMMI8_QROWS_H
 
+#include <string.h>
+
 #include "common.h"
+
+/* A row's check before it is quantized, in one pass over the bits, 16 values at a
+ * time (GCC / Clang vector extensions: SSE2, NEON): 1 if every value is finite and,
+ * when `range` is set, max(x, 0) - min(x, 0) is too (else the row's scale would be
+ * infinite). Signed int32 maxima of the bits and of the bits with the sign flipped
+ * are the largest positive value's and the largest negative value's magnitude (a
+ * NaN or an infinity exceeds 0x7f800000 in one of them). */
+typedef int32_t gemmi8_qrow_v4 __attribute__((vector_size(16)));
+
+static inline gemmi8_qrow_v4 gemmi8_qrow_vmax(gemmi8_qrow_v4 a, gemmi8_qrow_v4 b)
+{
+  const gemmi8_qrow_v4 gt = a > b;
+  return (a & gt) | (b & ~gt);
+}
+
+static inline int gemmi8_qrow_valid(size_t k, const float* x, int range)
+{
+  const gemmi8_qrow_v4 sign = {INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN};
+  gemmi8_qrow_v4 p[4] = {{0}}, n[4] = {{0}};
+  size_t i = 0;
+  for (; i + 16 <= k; i += 16) {
+    for (int j = 0; j < 4; j++) {
+      gemmi8_qrow_v4 v;
+      memcpy(&v, x + i + 4 * j, sizeof(v));
+      p[j] = gemmi8_qrow_vmax(p[j], v);
+      n[j] = gemmi8_qrow_vmax(n[j], v ^ sign);
+    }
+  }
+  int32_t pos = 0, neg = 0;
+  for (int j = 0; j < 4; j++) {
+    for (int l = 0; l < 4; l++) {
+      pos = p[j][l] > pos ? p[j][l] : pos;
+      neg = n[j][l] > neg ? n[j][l] : neg;
+    }
+  }
+  for (; i < k; i++) {
+    int32_t bits;
+    memcpy(&bits, x + i, sizeof(bits));
+    pos = bits > pos ? bits : pos;
+    neg = (int32_t) ((uint32_t) bits ^ 0x80000000u) > neg ? (int32_t) ((uint32_t) bits ^ 0x80000000u) : neg;
+  }
+  if (pos >= 0x7f800000 || neg >= 0x7f800000) return 0;
+  if (!range) return 1;
+  float hi, lo;
+  memcpy(&hi, &pos, sizeof(hi));
+  memcpy(&lo, &neg, sizeof(lo));
+  return hi - -lo <= 3.40282347e+38f;
+}
 
 /* The parameters of a row: what the vector loops need and what is reported. */
 struct gemmi8_qrow_params {

@@ -1097,6 +1097,473 @@ static void qd_gemm_errors(int u8, const fixture* fx)
   gemmi8_packed_free(other);
 }
 
+/* ---- 4-bit weights (qd8 rows) ------------------------------------------------------------- */
+
+/* The fixture's B bytes as N rows of ceil(K / 2) nibble bytes; block 32 (K = 130 is not
+ * a multiple of it: 5 blocks, the last of 2 depths), a scale and a zero point a block. */
+enum { Q4_ROW = (K + 1) / 2, Q4_BLOCKS = (K + 31) / 32 };
+
+/* gemmi8_qd8_pack_q4_size, _pack_q4, _pack_q4_alloc. */
+static void q4_pack_errors(const fixture* fx)
+{
+  const char* fn = "gemmi8_qd8_pack_q4";
+  const char* fn_alloc = "gemmi8_qd8_pack_q4_alloc";
+  const char* fn_size = "gemmi8_qd8_pack_q4_size";
+  float scale[N * Q4_BLOCKS], bias[N];
+  uint8_t zp[N * Q4_BLOCKS];
+  for (size_t x = 0; x < N * Q4_BLOCKS; x++) {
+    scale[x] = 0.01f * (float) (1 + x % 7);
+    zp[x] = (uint8_t) (x % 16);
+  }
+  for (size_t j = 0; j < N; j++) bias[j] = (float) j - 2.0f;
+  const gemmi8_q4_weights w = { fx->b, Q4_ROW, 32, scale, zp, bias };
+  static const size_t listed[] = { 0, 32, 64, 128, 256 };
+  static const size_t unlisted[] = { 1, 8, 16, 31, 33, 48, 96, 255, 257, 512, SIZE_MAX };
+  char what[96];
+
+  size_t out = 0x5A5A5A;
+  watch(&out, sizeof(out));
+  expect(fn_size, "size NULL", gemmi8_qd8_pack_q4_size(N, K, 32, NULL), INVALID);
+  expect(fn_size, "n 0", gemmi8_qd8_pack_q4_size(0, K, 32, &out), INVALID);
+  expect(fn_size, "k 0", gemmi8_qd8_pack_q4_size(N, 0, 32, &out), INVALID);
+  for (size_t i = 0; i < T_COUNT(unlisted); i++) {
+    snprintf(what, sizeof(what), "block %zu", unlisted[i]);
+    expect(fn_size, what, gemmi8_qd8_pack_q4_size(N, K, unlisted[i], &out), INVALID);
+  }
+  /* a block not listed and K past the limit: the header gives no order */
+  expect2(fn_size, "block 48, k GEMMI8_QD8_MAX_K + 1",
+          gemmi8_qd8_pack_q4_size(N, GEMMI8_QD8_MAX_K + 1, 48, &out), INVALID, UNSUPPORTED);
+  expect(fn_size, "k GEMMI8_QD8_MAX_K + 1",
+         gemmi8_qd8_pack_q4_size(N, GEMMI8_QD8_MAX_K + 1, 32, &out), UNSUPPORTED);
+  expect(fn_size, "k SIZE_MAX, block 0", gemmi8_qd8_pack_q4_size(N, SIZE_MAX, 0, &out),
+         UNSUPPORTED);
+  expect(fn_size, "n SIZE_MAX / 2 (size overflows)",
+         gemmi8_qd8_pack_q4_size(HUGE_SIZE, K, 32, &out), UNSUPPORTED);
+  expect(fn_size, "n SIZE_MAX, k 1 (size overflows)", gemmi8_qd8_pack_q4_size(SIZE_MAX, 1, 0, &out),
+         UNSUPPORTED);
+  expect(fn_size, "n SIZE_MAX / 4 + 1, k 1 (the bias tail alone overflows too)",
+         gemmi8_qd8_pack_q4_size(SIZE_MAX / 4 + 1, 1, 256, &out), UNSUPPORTED);
+  expect(fn_size, "n SIZE_MAX / 16, k 1 (blocks and bias tail overflow together)",
+         gemmi8_qd8_pack_q4_size(SIZE_MAX / 16, 1, 0, &out), UNSUPPORTED);
+  unwatch_all();
+  size_t size_of[T_COUNT(listed)], most = 0;
+  for (size_t i = 0; i < T_COUNT(listed); i++) {
+    const size_t blocks = listed[i] ? (K + listed[i] - 1) / listed[i] : 1;
+    size_of[i] = 0;
+    gemmi8_status st = gemmi8_qd8_pack_q4_size(N, K, listed[i], &size_of[i]);
+    t_expect(st == SUCCESS && size_of[i] >= (size_t) N * Q4_ROW + 8 * N * blocks + 4 * N &&
+                 size_of[i] % GEMMI8_PACK_ALIGNMENT == 0,
+             fn_size, "N %d K %d block %zu: status \"%s\", size %zu", N, K, listed[i], name(st),
+             size_of[i]);
+    most = size_of[i] > most ? size_of[i] : most;
+    size_t at_limit = 0;
+    st = gemmi8_qd8_pack_q4_size(N, GEMMI8_QD8_MAX_K, listed[i], &at_limit);
+    t_expect(st == SUCCESS && at_limit >= (size_t) N * ((GEMMI8_QD8_MAX_K + 1) / 2), fn_size,
+             "k at the exact limit, block %zu: status \"%s\", size %zu", listed[i], name(st),
+             at_limit);
+  }
+  const size_t size = size_of[1]; /* block 32 */
+  if (size == 0 || most == 0) return;
+
+  const size_t cap = most + 2 * GEMMI8_PACK_ALIGNMENT;
+  unsigned char* buf = t_alloc_aligned(cap);
+  t_fill_random(buf, cap);
+  watch(buf, cap);
+  gemmi8_q4_weights x = w;
+  expect(fn, "valid call", gemmi8_qd8_pack_q4(N, K, &w, buf, size), SUCCESS);
+  x.bias = NULL;
+  expect(fn, "bias NULL (valid)", gemmi8_qd8_pack_q4(N, K, &x, buf, size), SUCCESS);
+  x = w, x.zero_point = NULL;
+  expect(fn, "zero_point NULL: signed nibbles (valid)", gemmi8_qd8_pack_q4(N, K, &x, buf, size),
+         SUCCESS);
+  x = w, x.b_stride = Q4_ROW + 3;
+  expect(fn, "b_stride ceil(k / 2) + 3 (valid)", gemmi8_qd8_pack_q4(N, K, &x, buf, size), SUCCESS);
+  expect(fn, "packed_size larger than needed (valid)", gemmi8_qd8_pack_q4(N, K, &w, buf, cap),
+         SUCCESS);
+  for (size_t i = 0; i < T_COUNT(listed); i++) {
+    x = w, x.block = listed[i];
+    snprintf(what, sizeof(what), "block %zu (valid)", listed[i]);
+    expect(fn, what, gemmi8_qd8_pack_q4(N, K, &x, buf, size_of[i]), SUCCESS);
+    snprintf(what, sizeof(what), "block %zu, packed_size one byte short", listed[i]);
+    expect(fn, what, gemmi8_qd8_pack_q4(N, K, &x, buf, size_of[i] - 1), INVALID);
+  }
+  /* qc4w reads n zero points: what lies past them is not the call's */
+  uint8_t zp_wide[N * Q4_BLOCKS];
+  memset(zp_wide, 200, sizeof(zp_wide));
+  for (size_t j = 0; j < N; j++) zp_wide[j] = (uint8_t) (15 - j);
+  x = w, x.block = 0, x.zero_point = zp_wide;
+  expect(fn, "block 0: n zero points in range, 200 past them (valid)",
+         gemmi8_qd8_pack_q4(N, K, &x, buf, size_of[0]), SUCCESS);
+  x.zero_point = zp_wide + 1; /* the last one read is 200 */
+  expect(fn, "block 0: zero_point[n - 1] 200", gemmi8_qd8_pack_q4(N, K, &x, buf, size_of[0]),
+         INVALID);
+  expect(fn, "n 0", gemmi8_qd8_pack_q4(0, K, &w, buf, size), INVALID);
+  expect(fn, "k 0", gemmi8_qd8_pack_q4(N, 0, &w, buf, size), INVALID);
+  expect(fn, "w NULL", gemmi8_qd8_pack_q4(N, K, NULL, buf, size), INVALID);
+  x = w, x.b = NULL;
+  expect(fn, "b NULL", gemmi8_qd8_pack_q4(N, K, &x, buf, size), INVALID);
+  x = w, x.scale = NULL;
+  expect(fn, "scale NULL", gemmi8_qd8_pack_q4(N, K, &x, buf, size), INVALID);
+  expect(fn, "packed NULL", gemmi8_qd8_pack_q4(N, K, &w, NULL, size), INVALID);
+  x = w, x.b_stride = Q4_ROW - 1;
+  expect(fn, "b_stride ceil(k / 2) - 1", gemmi8_qd8_pack_q4(N, K, &x, buf, size), INVALID);
+  x.b_stride = Q4_ROW; /* k + 1 = 131 depths take 66 bytes */
+  expect(fn, "k odd, b_stride k / 2 (the last nibble's byte left out)",
+         gemmi8_qd8_pack_q4(N, K + 1, &x, buf, cap), INVALID);
+  x.b_stride = 0;
+  expect(fn, "b_stride 0", gemmi8_qd8_pack_q4(N, K, &x, buf, size), INVALID);
+  for (size_t i = 0; i < T_COUNT(unlisted); i++) {
+    x = w, x.block = unlisted[i];
+    snprintf(what, sizeof(what), "block %zu", unlisted[i]);
+    expect(fn, what, gemmi8_qd8_pack_q4(N, K, &x, buf, cap), INVALID);
+  }
+  const size_t offsets[] = { 1, 4, 8, 32 };
+  for (size_t i = 0; i < T_COUNT(offsets); i++) {
+    snprintf(what, sizeof(what), "packed misaligned by %zu bytes", offsets[i]);
+    expect(fn, what, gemmi8_qd8_pack_q4(N, K, &w, buf + offsets[i], size), INVALID);
+  }
+  expect(fn, "packed_size 0", gemmi8_qd8_pack_q4(N, K, &w, buf, 0), INVALID);
+  expect2(fn, "n SIZE_MAX / 2", gemmi8_qd8_pack_q4(HUGE_SIZE, K, &w, buf, cap), INVALID,
+          UNSUPPORTED);
+  x = w, x.b_stride = HUGE_SIZE;
+  expect2(fn, "b_stride SIZE_MAX / 2 (overflows over n rows)",
+          gemmi8_qd8_pack_q4(N, K, &x, buf, cap), INVALID, UNSUPPORTED);
+  /* zero points 0..15, scales and biases any finite value, at any block */
+  static const size_t at[] = { 0, Q4_BLOCKS - 1, Q4_BLOCKS, N * Q4_BLOCKS / 2, N * Q4_BLOCKS - 1 };
+  const float fine[] = { 0.0f, -0.0f, -1.0f, FLT_TRUE_MIN, -FLT_MAX, FLT_MAX };
+  const float bad[] = { NAN, -NAN, INFINITY, -INFINITY };
+  const uint8_t zp_bad[] = { 16, 17, 128, 255 };
+  for (size_t a = 0; a < T_COUNT(at); a++) {
+    const size_t i = at[a];
+    const uint8_t keep_zp = zp[i];
+    zp[i] = 15;
+    snprintf(what, sizeof(what), "zero_point[%zu] 15 (valid)", i);
+    expect(fn, what, gemmi8_qd8_pack_q4(N, K, &w, buf, size), SUCCESS);
+    for (size_t z = 0; z < T_COUNT(zp_bad); z++) {
+      zp[i] = zp_bad[z];
+      snprintf(what, sizeof(what), "zero_point[%zu] %u", i, (unsigned) zp_bad[z]);
+      expect(fn, what, gemmi8_qd8_pack_q4(N, K, &w, buf, size), INVALID);
+    }
+    zp[i] = keep_zp;
+    for (size_t f = 0; f < T_COUNT(fine); f++) {
+      scale[i] = fine[f];
+      snprintf(what, sizeof(what), "scale[%zu] %g (valid)", i, (double) fine[f]);
+      expect(fn, what, gemmi8_qd8_pack_q4(N, K, &w, buf, size), SUCCESS);
+    }
+    for (size_t f = 0; f < T_COUNT(bad); f++) {
+      scale[i] = bad[f];
+      snprintf(what, sizeof(what), "scale[%zu] %g", i, (double) bad[f]);
+      expect(fn, what, gemmi8_qd8_pack_q4(N, K, &w, buf, size), INVALID);
+    }
+    scale[i] = 0.5f;
+  }
+  for (size_t j = 0; j < N; j += N - 1) {
+    for (size_t f = 0; f < T_COUNT(fine); f++) {
+      bias[j] = fine[f];
+      snprintf(what, sizeof(what), "bias[%zu] %g (valid)", j, (double) fine[f]);
+      expect(fn, what, gemmi8_qd8_pack_q4(N, K, &w, buf, size), SUCCESS);
+    }
+    for (size_t f = 0; f < T_COUNT(bad); f++) {
+      bias[j] = bad[f];
+      snprintf(what, sizeof(what), "bias[%zu] %g", j, (double) bad[f]);
+      expect(fn, what, gemmi8_qd8_pack_q4(N, K, &w, buf, size), INVALID);
+    }
+    bias[j] = 0.5f;
+  }
+  unwatch_all();
+  free(buf);
+
+  /* K above the exact limit, with rows and a buffer that would be large enough */
+  const size_t big_k = GEMMI8_QD8_MAX_K + 1;
+  uint8_t* big_b = t_alloc((big_k + 1) / 2);
+  memset(big_b, 0x11, (big_k + 1) / 2);
+  const gemmi8_q4_weights big_w = { big_b, (big_k + 1) / 2, 0, scale, NULL, NULL };
+  const size_t big_cap = (size_t) 8 << 20;
+  unsigned char* big = t_alloc_aligned(big_cap);
+  memset(big, 0xA5, big_cap);
+  watch(big, big_cap);
+  expect(fn, "k above the exact limit", gemmi8_qd8_pack_q4(1, big_k, &big_w, big, big_cap),
+         UNSUPPORTED);
+  unwatch_all();
+  free(big);
+
+  void* sentinel = (void*) &out;
+  void* packed = sentinel;
+  watch(&packed, sizeof(packed));
+  expect(fn_alloc, "packed NULL", gemmi8_qd8_pack_q4_alloc(N, K, &w, NULL), INVALID);
+  expect(fn_alloc, "n 0", gemmi8_qd8_pack_q4_alloc(0, K, &w, &packed), INVALID);
+  expect(fn_alloc, "k 0", gemmi8_qd8_pack_q4_alloc(N, 0, &w, &packed), INVALID);
+  expect(fn_alloc, "w NULL", gemmi8_qd8_pack_q4_alloc(N, K, NULL, &packed), INVALID);
+  x = w, x.b = NULL;
+  expect(fn_alloc, "b NULL", gemmi8_qd8_pack_q4_alloc(N, K, &x, &packed), INVALID);
+  x = w, x.scale = NULL;
+  expect(fn_alloc, "scale NULL", gemmi8_qd8_pack_q4_alloc(N, K, &x, &packed), INVALID);
+  x = w, x.b_stride = Q4_ROW - 1;
+  expect(fn_alloc, "b_stride ceil(k / 2) - 1", gemmi8_qd8_pack_q4_alloc(N, K, &x, &packed),
+         INVALID);
+  x = w, x.block = 48;
+  expect(fn_alloc, "block 48", gemmi8_qd8_pack_q4_alloc(N, K, &x, &packed), INVALID);
+  expect(fn_alloc, "k above the exact limit", gemmi8_qd8_pack_q4_alloc(1, big_k, &big_w, &packed),
+         UNSUPPORTED);
+  expect2(fn_alloc, "n SIZE_MAX / 2 (size overflows)",
+          gemmi8_qd8_pack_q4_alloc(HUGE_SIZE, K, &w, &packed), INVALID, UNSUPPORTED);
+  zp[N * Q4_BLOCKS - 1] = 16;
+  expect(fn_alloc, "zero_point[n * blocks - 1] 16", gemmi8_qd8_pack_q4_alloc(N, K, &w, &packed),
+         INVALID);
+  zp[N * Q4_BLOCKS - 1] = 3;
+  scale[1] = NAN;
+  expect(fn_alloc, "scale[1] NaN", gemmi8_qd8_pack_q4_alloc(N, K, &w, &packed), INVALID);
+  scale[1] = 0.5f;
+  bias[N - 1] = -INFINITY;
+  expect(fn_alloc, "bias[N - 1] -inf", gemmi8_qd8_pack_q4_alloc(N, K, &w, &packed), INVALID);
+  bias[N - 1] = 0.5f;
+  unwatch_all();
+  free(big_b);
+  const gemmi8_status st = gemmi8_qd8_pack_q4_alloc(N, K, &w, &packed);
+  t_expect(st == SUCCESS && packed != sentinel && packed != NULL &&
+               (uintptr_t) packed % GEMMI8_PACK_ALIGNMENT == 0,
+           fn_alloc, "valid call: status \"%s\", packed %p", name(st), packed);
+  if (st == SUCCESS) gemmi8_packed_free(packed);
+}
+
+/* gemmi8_qd8_gemm_f32, _ex and gemmi8_qd8_linear_f32 on 4-bit weights; the entry points
+ * that must refuse them. */
+static void q4_gemm_errors(const fixture* fx)
+{
+  const char* fn = "gemmi8_qd8_gemm_f32 (4-bit)";
+  const char* fn_ex = "gemmi8_qd8_gemm_f32_ex (4-bit)";
+  const char* fn_lin = "gemmi8_qd8_linear_f32 (4-bit)";
+  float scale[N * Q4_BLOCKS], bias[N];
+  uint8_t zp[N * Q4_BLOCKS];
+  for (size_t x = 0; x < N * Q4_BLOCKS; x++) scale[x] = 0.01f, zp[x] = (uint8_t) (x % 16);
+  for (size_t j = 0; j < N; j++) bias[j] = (float) j;
+  const gemmi8_q4_weights w = { fx->b, Q4_ROW, 32, scale, zp, bias };
+  const gemmi8_q4_weights wc = { fx->b, Q4_ROW, 0, scale, NULL, NULL };
+  const gemmi8_q4_weights wk = { fx->b, Q4_ROW, 32, scale, zp, bias }; /* for K - 1 */
+  void *packed = NULL, *packed_c = NULL, *other_k = NULL;
+  gemmi8_status st = gemmi8_qd8_pack_q4_alloc(N, K, &w, &packed);
+  gemmi8_status st2 = gemmi8_qd8_pack_q4_alloc(N, K, &wc, &packed_c);
+  gemmi8_status st3 = gemmi8_qd8_pack_q4_alloc(N, K - 1, &wk, &other_k);
+  if (!t_expect(st == SUCCESS && st2 == SUCCESS && st3 == SUCCESS, fn,
+                "packing the fixture: \"%s\" \"%s\" \"%s\"", name(st), name(st2), name(st3))) {
+    gemmi8_packed_free(packed);
+    gemmi8_packed_free(packed_c);
+    gemmi8_packed_free(other_k);
+    return;
+  }
+  const int8_t* a = (const int8_t*) fx->a;
+  float a_scale[M];
+  int32_t a_zp[M];
+  for (size_t i = 0; i < M; i++) a_scale[i] = 0.05f, a_zp[i] = -128 + (int32_t) i * 90;
+  float c[M * N + 16];
+  t_fill_random(c, sizeof(c));
+  watch(c, sizeof(c));
+#define QD(m_, n_, k_, a_, as_, sc_, zp_, pk_, mn_, mx_, c_, cs_) \
+  gemmi8_qd8_gemm_f32(m_, n_, k_, a_, as_, sc_, zp_, pk_, mn_, mx_, c_, cs_)
+#define RUN(m_, n_, k_, a_, as_, pk_, c_, cs_) \
+  QD(m_, n_, k_, a_, as_, a_scale, a_zp, pk_, -INFINITY, INFINITY, c_, cs_)
+  expect(fn, "valid call", RUN(M, N, K, a, K, packed, c, N), SUCCESS);
+  expect(fn, "valid call, qc4w", RUN(M, N, K, a, K, packed_c, c, N), SUCCESS);
+  expect(fn, "valid call, K - 1", RUN(M, N, K - 1, a, K, other_k, c, N), SUCCESS);
+  expect(fn, "a NULL", RUN(M, N, K, NULL, K, packed, c, N), INVALID);
+  expect(fn, "packed_b NULL", RUN(M, N, K, a, K, NULL, c, N), INVALID);
+  expect(fn, "c NULL", RUN(M, N, K, a, K, packed, NULL, N), INVALID);
+  expect(fn, "a_scale NULL", QD(M, N, K, a, K, NULL, a_zp, packed, -INFINITY, INFINITY, c, N),
+         INVALID);
+  expect(fn, "a_zero_point NULL",
+         QD(M, N, K, a, K, a_scale, NULL, packed, -INFINITY, INFINITY, c, N), INVALID);
+  expect(fn, "m 0", RUN(0, N, K, a, K, packed, c, N), INVALID);
+  expect(fn, "n 0", RUN(M, 0, K, a, K, packed, c, N), INVALID);
+  expect(fn, "k 0", RUN(M, N, 0, a, K, packed, c, N), INVALID);
+  expect(fn, "a_stride k - 1", RUN(M, N, K, a, K - 1, packed, c, N), INVALID);
+  expect(fn, "c_stride n - 1", RUN(M, N, K, a, K, packed, c, N - 1), INVALID);
+  expect(fn, "m SIZE_MAX / 2 (m * a_stride overflows)", RUN(HUGE_SIZE, N, K, a, K, packed, c, N),
+         INVALID);
+  expect(fn, "m SIZE_MAX", RUN(SIZE_MAX, N, K, a, K, packed, c, N), INVALID);
+  expect(fn, "a_stride SIZE_MAX / 2 (overflows over 3 rows)",
+         RUN(M, N, K, a, HUGE_SIZE, packed, c, N), INVALID);
+  expect(fn, "c_stride SIZE_MAX / 2 (overflows over 3 rows)",
+         RUN(M, N, K, a, K, packed, c, HUGE_SIZE), INVALID);
+  expect(fn, "c_stride SIZE_MAX / 8 (the float extent overflows)",
+         RUN(M, N, K, a, K, packed, c, SIZE_MAX / 8), INVALID);
+  expect(fn, "n + 1 (not the packed n)", RUN(M, N + 1, K, a, K, packed, c, N + 1), INVALID);
+  expect(fn, "n - 1 (not the packed n)", RUN(M, N - 1, K, a, K, packed, c, N), INVALID);
+  expect(fn, "k + 1 (not the packed k)", RUN(M, N, K + 1, a, K + 1, packed, c, N), INVALID);
+  expect(fn, "k - 1 (not the packed k)", RUN(M, N, K - 1, a, K, packed, c, N), INVALID);
+  expect(fn, "weights packed for k - 1", RUN(M, N, K, a, K, other_k, c, N), INVALID);
+  expect2(fn, "k GEMMI8_QD8_MAX_K + 1",
+          RUN(1, N, GEMMI8_QD8_MAX_K + 1, a, GEMMI8_QD8_MAX_K + 1, packed, c, N), INVALID,
+          UNSUPPORTED);
+  expect(fn, "packed misaligned", RUN(M, N, K, a, K, (const uint8_t*) packed + 32, c, N), INVALID);
+  /* the header damaged, in a copy: every fourth byte (the block size too, under the
+   * checksum) */
+  char what[96];
+  size_t size = 0;
+  gemmi8_qd8_pack_q4_size(N, K, 32, &size);
+  unsigned char* copy = t_alloc_aligned(size);
+  for (size_t byte = 0; byte < 64; byte += 4) {
+    memcpy(copy, packed, size);
+    copy[byte] ^= 0x20;
+    snprintf(what, sizeof(what), "header byte %zu ^ 0x20", byte);
+    expect(fn, what, RUN(M, N, K, a, K, copy, c, N), INVALID);
+  }
+  free(copy);
+  /* 4-bit weights where they are not accepted */
+  expect("gemmi8_qdu8_gemm_f32", "4-bit weights",
+         gemmi8_qdu8_gemm_f32(M, N, K, fx->a, K, a_scale, a_zp, packed, -INFINITY, INFINITY, c, N),
+         INVALID);
+  expect("gemmi8_qdu8_gemm_f32_ex", "4-bit weights",
+         gemmi8_qdu8_gemm_f32_ex(M, N, K, fx->a, K, a_scale, a_zp, packed_c, -INFINITY, INFINITY, c,
+                                 N, NULL),
+         INVALID);
+  expect("gemmi8_qs8_gemm_s32", "4-bit weights",
+         gemmi8_qs8_gemm_s32(M, N, K, a, K, packed, (int32_t*) c, N), INVALID);
+  expect("gemmi8_qu8s8_gemm_s32", "4-bit weights",
+         gemmi8_qu8s8_gemm_s32(M, N, K, fx->a, K, packed_c, (int32_t*) c, N), INVALID);
+  /* per row: any finite scale, zero points -128..127, at every row */
+  for (size_t i = 0; i < M; i++) {
+    const float fine[] = { 0.0f, -0.0f, -2.0f, FLT_TRUE_MIN, FLT_MAX };
+    for (size_t f = 0; f < T_COUNT(fine); f++) {
+      a_scale[i] = fine[f];
+      snprintf(what, sizeof(what), "a_scale[%zu] %g (valid)", i, (double) fine[f]);
+      expect(fn, what, RUN(M, N, K, a, K, packed, c, N), SUCCESS);
+    }
+    const float bad[] = { NAN, -NAN, INFINITY, -INFINITY };
+    for (size_t f = 0; f < T_COUNT(bad); f++) {
+      a_scale[i] = bad[f];
+      snprintf(what, sizeof(what), "a_scale[%zu] %g", i, (double) bad[f]);
+      expect(fn, what, RUN(M, N, K, a, K, packed, c, N), INVALID);
+    }
+    a_scale[i] = 0.05f;
+    const int32_t zp_fine[] = { -128, 127 };
+    for (size_t z = 0; z < T_COUNT(zp_fine); z++) {
+      a_zp[i] = zp_fine[z];
+      snprintf(what, sizeof(what), "a_zero_point[%zu] %d (valid)", i, (int) zp_fine[z]);
+      expect(fn, what, RUN(M, N, K, a, K, packed_c, c, N), SUCCESS);
+    }
+    const int32_t zp_bad[] = { -129, 128, 255, INT32_MIN, INT32_MAX };
+    for (size_t z = 0; z < T_COUNT(zp_bad); z++) {
+      a_zp[i] = zp_bad[z];
+      snprintf(what, sizeof(what), "a_zero_point[%zu] %d", i, (int) zp_bad[z]);
+      expect(fn, what, RUN(M, N, K, a, K, packed, c, N), INVALID);
+    }
+    a_zp[i] = -128 + (int32_t) i * 90;
+  }
+  /* the clamp */
+  static const struct {
+    float min, max;
+    int valid;
+    const char* what;
+  } clamps[] = {
+    { 1.0f, -1.0f, 0, "min > max" },
+    { NAN, 1.0f, 0, "min NaN" },
+    { -1.0f, NAN, 0, "max NaN" },
+    { INFINITY, -INFINITY, 0, "min inf, max -inf" },
+    { 0.5f, 0.5f, 1, "min == max (valid)" },
+    { 0.0f, -0.0f, 1, "+0, -0 (valid: equal)" },
+    { -INFINITY, -INFINITY, 1, "-inf, -inf (valid)" },
+  };
+  for (size_t i = 0; i < T_COUNT(clamps); i++) {
+    expect(fn, clamps[i].what,
+           QD(M, N, K, a, K, a_scale, a_zp, packed, clamps[i].min, clamps[i].max, c, N),
+           clamps[i].valid ? SUCCESS : INVALID);
+  }
+  /* _ex: the parallel argument */
+  const gemmi8_parallel no_fn = { NULL, NULL, 2 };
+  const gemmi8_parallel too_many = { parallel_nothing, NULL, GEMMI8_MAX_THREADS + 1 };
+  const gemmi8_parallel fine_par = { parallel_nothing, NULL, 3 };
+#define QD_EX(par_, c_) \
+  gemmi8_qd8_gemm_f32_ex(M, N, K, a, K, a_scale, a_zp, packed, -1.0f, 1.0f, c_, N, par_)
+  expect(fn_ex, "parallel NULL (valid)", QD_EX(NULL, c), SUCCESS);
+  expect(fn_ex, "a parallel-for of 3 threads (valid)", QD_EX(&fine_par, c), SUCCESS);
+  expect(fn_ex, "parallel_for NULL", QD_EX(&no_fn, c), INVALID);
+  expect(fn_ex, "GEMMI8_MAX_THREADS + 1 threads", QD_EX(&too_many, c), INVALID);
+  expect(fn_ex, "c NULL", QD_EX(NULL, NULL), INVALID);
+#undef QD_EX
+#undef RUN
+#undef QD
+  unwatch_all();
+
+  /* the linear layer: C and the workspace untouched on failure */
+  enum { XS = K + 3 }; /* x_stride with a gap */
+  float x[M * XS];
+  for (size_t i = 0; i < M * XS; i++) x[i] = (float) t_range(-50, 50) / 8.0f;
+  size_t ws_size = 0;
+  st = gemmi8_qd8_linear_workspace_size(M, K, &ws_size);
+  const size_t ws_cap = ws_size + 128;
+  unsigned char* ws = t_alloc_aligned(ws_cap);
+  t_fill_random(ws, ws_cap);
+  t_fill_random(c, sizeof(c));
+  watch(c, sizeof(c));
+#define LIN(m_, n_, k_, x_, xs_, pk_, mn_, mx_, c_, cs_, ws_, wss_, par_) \
+  gemmi8_qd8_linear_f32(m_, n_, k_, x_, xs_, pk_, mn_, mx_, c_, cs_, ws_, wss_, par_)
+#define L(m_, n_, k_, x_, xs_, pk_, c_, cs_, ws_, wss_) \
+  LIN(m_, n_, k_, x_, xs_, pk_, -2.0f, 2.0f, c_, cs_, ws_, wss_, NULL)
+  expect(fn_lin, "valid call, workspace given", L(M, N, K, x, XS, packed, c, N, ws, ws_size),
+         SUCCESS);
+  expect(fn_lin, "valid call, workspace NULL, qc4w", L(M, N, K, x, XS, packed_c, c, N, NULL, 0),
+         SUCCESS);
+  watch(ws, ws_cap); /* the workspace is the library's only in a call that succeeds */
+  expect(fn_lin, "x NULL", L(M, N, K, NULL, XS, packed, c, N, ws, ws_size), INVALID);
+  expect(fn_lin, "packed_b NULL", L(M, N, K, x, XS, NULL, c, N, ws, ws_size), INVALID);
+  expect(fn_lin, "c NULL", L(M, N, K, x, XS, packed, NULL, N, ws, ws_size), INVALID);
+  expect(fn_lin, "m 0", L(0, N, K, x, XS, packed, c, N, ws, ws_size), INVALID);
+  expect(fn_lin, "n 0", L(M, 0, K, x, XS, packed, c, N, ws, ws_size), INVALID);
+  expect(fn_lin, "k 0", L(M, N, 0, x, XS, packed, c, N, ws, ws_size), INVALID);
+  expect(fn_lin, "x_stride k - 1", L(M, N, K, x, K - 1, packed, c, N, ws, ws_size), INVALID);
+  expect(fn_lin, "c_stride n - 1", L(M, N, K, x, XS, packed, c, N - 1, ws, ws_size), INVALID);
+  expect(fn_lin, "m SIZE_MAX / 2", L(HUGE_SIZE, N, K, x, XS, packed, c, N, NULL, 0), INVALID);
+  expect(fn_lin, "x_stride SIZE_MAX / 8 (the float extent overflows)",
+         L(M, N, K, x, SIZE_MAX / 8, packed, c, N, ws, ws_size), INVALID);
+  expect(fn_lin, "n + 1 (not the packed n)", L(M, N + 1, K, x, XS, packed, c, N + 1, ws, ws_size),
+         INVALID);
+  expect(fn_lin, "k - 1 (not the packed k)", L(M, N, K - 1, x, XS, packed, c, N, ws, ws_size),
+         INVALID);
+  expect(fn_lin, "weights packed for k - 1", L(M, N, K, x, XS, other_k, c, N, ws, ws_size),
+         INVALID);
+  expect2(fn_lin, "k GEMMI8_QD8_MAX_K + 1",
+          L(1, N, GEMMI8_QD8_MAX_K + 1, x, GEMMI8_QD8_MAX_K + 1, packed, c, N, NULL, 0), INVALID,
+          UNSUPPORTED);
+  expect(fn_lin, "workspace_size one byte short", L(M, N, K, x, XS, packed, c, N, ws, ws_size - 1),
+         INVALID);
+  expect(fn_lin, "workspace misaligned by 16 bytes",
+         L(M, N, K, x, XS, packed, c, N, ws + 16, ws_size), INVALID);
+  expect(fn_lin, "min > max", LIN(M, N, K, x, XS, packed, 1.0f, -1.0f, c, N, ws, ws_size, NULL),
+         INVALID);
+  expect(fn_lin, "min NaN", LIN(M, N, K, x, XS, packed, NAN, 1.0f, c, N, ws, ws_size, NULL),
+         INVALID);
+  expect(fn_lin, "parallel_for NULL",
+         LIN(M, N, K, x, XS, packed, -1.0f, 1.0f, c, N, ws, ws_size, &no_fn), INVALID);
+  expect("gemmi8_qdu8_linear_f32", "4-bit weights, workspace given",
+         gemmi8_qdu8_linear_f32(M, N, K, x, XS, packed, -2.0f, 2.0f, c, N, ws, ws_size, NULL),
+         INVALID);
+  expect("gemmi8_qdu8_linear_f32", "4-bit weights, workspace NULL",
+         gemmi8_qdu8_linear_f32(M, N, K, x, XS, packed_c, -2.0f, 2.0f, c, N, NULL, 0, NULL),
+         INVALID);
+  const float keep = x[XS + 5];
+  x[XS + 5] = NAN;
+  expect(fn_lin, "x[1][5] NaN", L(M, N, K, x, XS, packed, c, N, ws, ws_size), INVALID);
+  x[XS + 5] = FLT_MAX;
+  x[XS + 9] = -FLT_MAX;
+  expect(fn_lin, "row 1 from -FLT_MAX to FLT_MAX (its range overflows)",
+         L(M, N, K, x, XS, packed, c, N, NULL, 0), INVALID);
+  x[XS + 5] = keep;
+  x[XS + 9] = 1.0f;
+  unwatch_all();
+  t_fill_random(c, sizeof(c));
+  watch(c, sizeof(c));
+  x[K + 1] = NAN;
+  expect(fn_lin, "NaN in the gap between rows (valid)",
+         L(M, N, K, x, XS, packed, c, N, ws, ws_size), SUCCESS);
+#undef L
+#undef LIN
+  unwatch_all();
+  free(ws);
+  gemmi8_packed_free(packed);
+  gemmi8_packed_free(packed_c);
+  gemmi8_packed_free(other_k);
+}
+
 void test_errors(void)
 {
   fixture fx;
@@ -1110,7 +1577,8 @@ void test_errors(void)
     for (int u8 = 0; u8 <= 1; u8++) {
       qd_pack_errors(u8, &fx);
       qd_gemm_errors(u8, &fx);
-    }
+    }    q4_pack_errors(&fx);
+    q4_gemm_errors(&fx);
   }
   fixture_free(&fx);
 }

@@ -30,6 +30,14 @@
  *     rows x (k floats each, layouts as A) and C, with a workspace of exactly
  *     gemmi8_qd8_linear_workspace_size() bytes (rounded up to 64 when it ends at the
  *     page) or none.
+ *   4-bit weights (qd8 rows): the nibble rows (n rows of exactly ceil(k / 2) bytes,
+ *     layouts as B: a row that ends at the page is read to its last byte and no
+ *     further, an odd K's pad nibble random), the scales and the zero points (exactly
+ *     n * blocks values, blocks = ceil(k / block), 1 for qc4w; every block size, signed
+ *     nibbles or zero points in turn), the bias (n floats), the packed output of exactly
+ *     gemmi8_qd8_pack_q4_size() bytes, the same sources for _pack_q4_alloc; then the
+ *     GEMM (plain and _ex: A rows of k bytes, m row scales and zero points, C rows of
+ *     n floats) and the linear layer over them, as for qd8.
  * The layouts of A, B and C and the B orientation come round with the case number,
  * so every combination occurs in every sweep.
  * Shapes: M across the tile heights of every kernel set (1, 2, 4, 6, 7 rows and one
@@ -130,6 +138,9 @@ enum entry {
   E_QDU8_GEMM_F32_EX,
   E_QD8_LINEAR,
   E_QDU8_LINEAR,
+  /* 4-bit weights for int8 rows (their GEMMs and linear layer are the qd8 ones) */
+  E_QD8_PACK_Q4,
+  E_QD8_PACK_Q4_ALLOC,
   E_COUNT
 };
 
@@ -144,6 +155,7 @@ static const char* const entry_names[E_COUNT] = {
   "gemmi8_qdu8_pack",        "gemmi8_qd8_pack_alloc",   "gemmi8_qdu8_pack_alloc",
   "gemmi8_qd8_gemm_f32",     "gemmi8_qdu8_gemm_f32",    "gemmi8_qd8_gemm_f32_ex",
   "gemmi8_qdu8_gemm_f32_ex", "gemmi8_qd8_linear_f32",   "gemmi8_qdu8_linear_f32",
+  "gemmi8_qd8_pack_q4",      "gemmi8_qd8_pack_q4_alloc",
 };
 
 typedef struct api {
@@ -165,6 +177,7 @@ typedef struct api {
   float out_min, out_max; /* qd8 GEMMs and linear layers */
   void* workspace;        /* qd8 linear layers */
   size_t workspace_size;
+  const gemmi8_q4_weights* q4; /* 4-bit packing */
   uint8_t zero_point; /* uint8 rows to binarize */
   void* out;          /* C, the packed buffer, the bit rows */
   size_t out_stride;  /* elements or words; packing: the packed size in bytes */
@@ -254,6 +267,10 @@ static gemmi8_status api_run(const api* x)
       return (x->entry == E_QDU8_LINEAR ? gemmi8_qdu8_linear_f32 : gemmi8_qd8_linear_f32)(
           m, n, k, x->in, x->in_stride, x->packed, x->out_min, x->out_max, x->out, x->out_stride,
           x->workspace, x->workspace_size, NULL);
+    case E_QD8_PACK_Q4:
+      return gemmi8_qd8_pack_q4(n, k, x->q4, x->out, x->out_stride);
+    case E_QD8_PACK_Q4_ALLOC:
+      return gemmi8_qd8_pack_q4_alloc(n, k, x->q4, x->allocated);
     case E_COUNT:
       break;
   }
@@ -1366,6 +1383,205 @@ static void d_sweep(int u8)
   }
 }
 
+/* ---- 4-bit weights (qd8 rows) --------------------------------------------------------- */
+
+/* The rows, row scales and zero points, the clamp and the expected outputs are a qd8
+ * case's (ddata, u8 0: d_gemm and d_linear run them); the weights are 4-bit. */
+typedef struct q4data {
+  ddata d;
+  size_t block, blocks, row_bytes;
+  uint8_t* b;     /* n rows of row_bytes: two nibbles a byte, low first */
+  float* scale;   /* n * blocks */
+  uint8_t* zp;    /* n * blocks values 0..15, or NULL: signed nibbles */
+  float* bias;    /* n values or NULL */
+} q4data;
+
+/* C[i][j] from the header: per block the exact sum of (row - zp) * (q - zp), then
+ * f = f + (float) sum * scale (the product rounded, then the sum; qc4w: one block of
+ * all K), v = f * scale of the row, v = v + bias, the clamp. */
+static float q4_ref(const q4data* q, const int8_t* row, int32_t zp, float row_scale, size_t j)
+{
+  const ddata* d = &q->d;
+  const size_t step = q->block != 0 ? q->block : d->k;
+  float f = 0.0f;
+  for (size_t k0 = 0, bl = 0; k0 < d->k; k0 += step, bl++) {
+    int64_t acc = 0;
+    for (size_t kk = k0; kk < k0 + step && kk < d->k; kk++) {
+      const uint8_t byte = q->b[j * q->row_bytes + kk / 2];
+      const int nibble = kk % 2 ? byte >> 4 : byte & 15;
+      const int w = q->zp != NULL ? nibble - q->zp[j * q->blocks + bl] : (nibble ^ 8) - 8;
+      acc += ((int64_t) row[kk] - zp) * w;
+    }
+    const float product = (float) (int32_t) acc * q->scale[j * q->blocks + bl];
+    f = f + product;
+  }
+  float v = f * row_scale;
+  v = v + (q->bias != NULL ? q->bias[j] : 0.0f);
+  v = d->out_min > v ? d->out_min : v;
+  v = d->out_max < v ? d->out_max : v;
+  return v;
+}
+
+static unsigned q4_serial; /* picks the block and the zero-point form, in turn */
+
+static void q4_make(q4data* q, size_t m, size_t n, size_t k, unsigned serial_number)
+{
+  static const size_t blocks[] = {0, 32, 64, 128, 256};
+  memset(q, 0, sizeof(*q));
+  ddata* d = &q->d;
+  d->m = m;
+  d->n = n;
+  d->k = k;
+  d->lay = layouts_of(serial_number);
+  d->lay.b_kn = 0; /* the nibble rows are N x K only */
+  q->block = blocks[q4_serial % T_COUNT(blocks)];
+  const int with_zp = (int) (q4_serial / T_COUNT(blocks) % 2);
+  q4_serial++;
+  q->blocks = q->block != 0 ? (k + q->block - 1) / q->block : 1;
+  q->row_bytes = (k + 1) / 2;
+  d->a = t_alloc(m * k);
+  t_fill_random(d->a, m * k);
+  d->a_scale = t_alloc(m * sizeof(float));
+  d->a_zp = t_alloc(m * sizeof(int32_t));
+  for (size_t i = 0; i < m; i++) {
+    d->a_scale[i] = (float) (0.001 + 0.01 * t_unit());
+    d->a_zp[i] = (int32_t) t_range(-128, 127);
+  }
+  q->b = t_alloc(n * q->row_bytes);
+  t_fill_random(q->b, n * q->row_bytes); /* an odd K's pad nibbles too */
+  q->scale = t_alloc(n * q->blocks * sizeof(float));
+  for (size_t x = 0; x < n * q->blocks; x++) q->scale[x] = (float) ((t_unit() - 0.3) * 0.02);
+  if (with_zp) {
+    q->zp = t_alloc(n * q->blocks);
+    for (size_t x = 0; x < n * q->blocks; x++) q->zp[x] = (uint8_t) t_below(16);
+  }
+  if (t_below(3) != 0) {
+    q->bias = t_alloc(n * sizeof(float));
+    for (size_t j = 0; j < n; j++) q->bias[j] = (float) (t_unit() - 0.5);
+  }
+  d->x = t_alloc(m * k * sizeof(float));
+  for (size_t i = 0; i < m * k; i++) d->x[i] = (float) ((t_unit() - 0.4) * 8.0);
+  d->out_min = -INFINITY;
+  d->out_max = INFINITY;
+  if (t_below(3) == 0) {
+    d->out_min = (float) -t_unit();
+    d->out_max = (float) t_unit();
+  }
+  d->want = t_alloc(m * n * sizeof(float));
+  d->want_x = t_alloc(m * n * sizeof(float));
+  int8_t* row = t_alloc(k);
+  for (size_t i = 0; i < m; i++) {
+    float scale;
+    int32_t zp;
+    ref_quantize_row_s8(k, d->x + i * k, row, &scale, &zp);
+    for (size_t j = 0; j < n; j++) {
+      d->want[i * n + j] =
+          q4_ref(q, (const int8_t*) d->a + i * k, d->a_zp[i], d->a_scale[i], j);
+      d->want_x[i * n + j] = q4_ref(q, row, zp, scale, j);
+    }
+  }
+  free(row);
+}
+
+static void q4_free(q4data* q)
+{
+  d_free(&q->d);
+  free(q->b);
+  free(q->scale);
+  free(q->zp);
+  free(q->bias);
+}
+
+static void q4_side(const q4data* q, t_fence_side side)
+{
+  gcase* g = g_begin(side);
+  const ddata* d = &q->d;
+  const size_t m = d->m, n = d->n, k = d->k;
+  const layouts lay = d->lay;
+
+  const fenced* fa = g_input(g, "A", T_S8, m, k, lay.a, d->a, k);
+  const fenced* fb = g_input(g, "the nibble rows", T_U8, n, q->row_bytes, lay.b, q->b,
+                             q->row_bytes);
+  const float* scale = g_array(g, "scale", T_F32, q->scale, n * q->blocks);
+  const uint8_t* zp = q->zp ? g_array(g, "zero_point", T_U8, q->zp, n * q->blocks) : NULL;
+  const float* bias = q->bias ? g_array(g, "bias", T_F32, q->bias, n) : NULL;
+  snprintf(g->desc, sizeof(g->desc),
+           "q4 M x N x K = %zu x %zu x %zu, block %zu (%zu a row), %s, A %s (a_stride %zu), "
+           "nibble rows %s (b_stride %zu), bias %s, clamp [%g, %g]",
+           m, n, k, q->block, q->blocks, zp ? "zero points" : "signed nibbles",
+           layout_names[fa->layout], fa->stride, layout_names[fb->layout], fb->stride,
+           bias ? "given" : "NULL", (double) d->out_min, (double) d->out_max);
+
+  size_t size = 0;
+  const gemmi8_status st = gemmi8_qd8_pack_q4_size(n, k, q->block, &size);
+  if (!t_expect(st == gemmi8_status_success && size > 0, entry_names[E_QD8_PACK_Q4],
+                "%s: gemmi8_qd8_pack_q4_size status \"%s\", size %zu", g->desc,
+                gemmi8_status_string(st), size)) {
+    g_release(g, 0);
+    return;
+  }
+  const gemmi8_q4_weights w = {body(fb), fb->stride, q->block, scale, zp, bias};
+  fenced* p1 = g_packed(g, "the packed buffer", E_QD8_PACK_Q4, size);
+  void* allocated = NULL;
+  api x = {
+    .entry = E_QD8_PACK_Q4,
+    .n = n,
+    .k = k,
+    .q4 = &w,
+    .out = body(p1),
+    .out_stride = size,
+    .allocated = &allocated,
+  };
+  if (!g_call(g, &x, "packing", p1)) {
+    g_release(g, 0);
+    return;
+  }
+  x.entry = E_QD8_PACK_Q4_ALLOC;
+  if (g_call(g, &x, "packing", NULL)) {
+    t_expect((uintptr_t) allocated % GEMMI8_PACK_ALIGNMENT == 0, entry_names[x.entry],
+             "%s, guard at the %s: the allocated buffer %p is not %d-byte aligned", g->desc,
+             side_name(g->side), allocated, GEMMI8_PACK_ALIGNMENT);
+    d_gemm(g, d, fa, allocated, "the allocated buffer", 0);
+    gemmi8_packed_free(allocated);
+  }
+  fenced* p2 = g_packed(g, "the copy of the packed buffer", E_QD8_PACK_Q4, size);
+  memcpy(body(p2), body(p1), size);
+  t_fence_seal(&p2->f);
+  p1->input = p2->input = 1; /* from here on the GEMMs only read them */
+
+  d_gemm(g, d, fa, body(p1), p1->name, 0);
+  d_gemm(g, d, fa, body(p2), p2->name, 1);
+  d_linear(g, d, p1, 1);
+  d_linear(g, d, p2, 0);
+  g_release(g, 0);
+}
+
+static void q4_case(size_t m, size_t n, size_t k)
+{
+  q4data q;
+  q4_make(&q, m, n, k, serial++);
+  q4_side(&q, T_FENCE_END);
+  q4_side(&q, T_FENCE_START);
+  q4_free(&q);
+}
+
+static void q4_sweep(void)
+{
+  /* depth groups of 8, the blocks and the qc4w chunk of 256, and their remainders */
+  static const size_t k_full[] = {1,  2,  3,  7,   8,   9,   15,  16,  17,  31,  32,  33,
+                                  63, 64, 65, 127, 128, 129, 255, 256, 257, 300, 513};
+  static const size_t k_quick[] = {1, 7, 8, 9, 33, 65, 129, 257};
+  const list ms = LIST(m_full, m_quick), ns = LIST(q_n_full, q_n_quick),
+             ks = LIST(k_full, k_quick);
+  q4_serial = 0;
+  for (size_t i = 0; i < ms.count; i++) {
+    for (size_t j = 0; j < ks.count; j++) q4_case(ms.v[i], pick(ns), ks.v[j]);
+    for (size_t j = 0; j < ns.count; j++) {
+      if (!t_quick || (i + j) % 2 == 0) q4_case(ms.v[i], ns.v[j], pick(ks));
+    }
+  }
+}
+
 /* ---- bit packing ---------------------------------------------------------------------- */
 
 static float random_float(void)
@@ -1462,6 +1678,7 @@ void test_guard(void)
   q_sweep(QU8S8);
   d_sweep(0);
   d_sweep(1);
+  q4_sweep();
   b_sweep();
   x_sweep();
   faults_release();

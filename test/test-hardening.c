@@ -12,7 +12,8 @@
  *   9. qd8_pack_tail_padding             qd8 / qdu8 packed bytes depend on the weights alone
  *  10. qd8_linear_range_overflow         a finite row whose scale would be infinite
  *  11. workspace_size_wrapped_write      a refused workspace size is not written
- * The qd8 / qdu8 entry points (rows quantized at run time) are in 3 to 6 as well.
+ * The qd8 / qdu8 entry points (rows quantized at run time) are in 3 to 6 as well, and so
+ * are the 4-bit weights (gemmi8_qd8_pack_q4*, the qd8 GEMM and linear layer over them).
  * Every call that must fail is checked for its status and for having written nothing.
  */
 #include <float.h>
@@ -286,6 +287,49 @@ static void store_past_m_huge_stride(void)
       gemmi8_packed_free(packed);
     }
   }
+  /* 4-bit weights: qc4w and qb4w, signed nibbles and zero points; the GEMM and the
+   * linear layer */
+  static const uint8_t zps[NMAX];
+  for (int form = 0; form < 4; form++) {
+    const size_t block = form % 2 ? 32 : 0;
+    const gemmi8_q4_weights w = {b, (K + 1) / 2, block, scale, form / 2 ? zps : NULL, scale};
+    static const char* const forms[] = { "q4 qc4w", "q4 block 32", "q4 qc4w zp",
+                                         "q4 block 32 zp" };
+    const char* type = forms[form];
+    for (size_t t = 0; t < T_COUNT(ns); t++) {
+      const size_t n = ns[t];
+      void* packed = NULL;
+      gemmi8_status s = gemmi8_qd8_pack_q4_alloc(n, K, &w, &packed);
+      if (!t_expect(s == SUCCESS, defect, "%s pack n %zu: \"%s\"", type, n, sname(s))) continue;
+      const float a_scale = 0.125f;
+      const int32_t a_zp = -7;
+      float cf[NMAX + 8], rf[NMAX];
+      for (size_t j = 0; j < NMAX + 8; j++) cf[j] = 42.0f;
+      s = gemmi8_qd8_gemm_f32(1, n, K, (const int8_t*) a, SIZE_MAX, &a_scale, &a_zp, packed,
+                              -INFINITY, INFINITY, cf, SIZE_MAX);
+      gemmi8_status s2 = gemmi8_qd8_gemm_f32(1, n, K, (const int8_t*) a, K, &a_scale, &a_zp,
+                                             packed, -INFINITY, INFINITY, rf, n);
+      int tail_ok = 1;
+      for (size_t j = n; j < NMAX + 8; j++) tail_ok &= cf[j] == 42.0f;
+      int same = memcmp(cf, rf, n * sizeof(float)) == 0;
+      t_expect(s == SUCCESS && s2 == SUCCESS && same && tail_ok, defect,
+               "qd8_gemm_f32 (%s) m 1, n %zu, strides SIZE_MAX: \"%s\", floats %s", type, n,
+               sname(s), same && tail_ok ? "same" : "differ");
+      for (size_t j = 0; j < NMAX + 8; j++) cf[j] = 42.0f;
+      s = gemmi8_qd8_linear_f32(1, n, K, xrow, SIZE_MAX / sizeof(float), packed, -INFINITY,
+                                INFINITY, cf, SIZE_MAX, NULL, 0, NULL);
+      s2 = gemmi8_qd8_linear_f32(1, n, K, xrow, K, packed, -INFINITY, INFINITY, rf, n, NULL, 0,
+                                 NULL);
+      tail_ok = 1;
+      for (size_t j = n; j < NMAX + 8; j++) tail_ok &= cf[j] == 42.0f;
+      same = memcmp(cf, rf, n * sizeof(float)) == 0;
+      t_expect(s == SUCCESS && s2 == SUCCESS && same && tail_ok, defect,
+               "qd8_linear_f32 (%s) m 1, n %zu, x_stride SIZE_MAX / 4, c_stride SIZE_MAX: "
+               "\"%s\", floats %s",
+               type, n, sname(s), same && tail_ok ? "same" : "differ");
+      gemmi8_packed_free(packed);
+    }
+  }
   /* binary: every output kind */
   uint64_t ab[3], bb[NMAX * 3];
   t_fill_random(ab, sizeof(ab));
@@ -339,7 +383,7 @@ static gemmi8_status run_case(const packed_case* pc, const void* packed, void* c
   }
   static const float a_scale[3] = { 0.5f, 0.25f, 1.0f };
   static const int32_t a_zp[3] = { 0, 1, 2 };
-  if (strcmp(pc->type, "qd8") == 0) {
+  if (strcmp(pc->type, "qd8") == 0 || strncmp(pc->type, "q4", 2) == 0) {
     return gemmi8_qd8_gemm_f32(3, pc->n, pc->k, (const int8_t*) a, pc->k, a_scale, a_zp, packed,
                                -INFINITY, INFINITY, c, pc->n);
   }
@@ -360,12 +404,17 @@ static void packed_header_damage(void)
   t_fill_random(b, sizeof(b));
   t_fill_random(bits, sizeof(bits));
   for (size_t j = 0; j < N; j++) b_zp[j] = (uint8_t) (j * 5);
-  packed_case cases[6] = { { "qu8", NULL, 0, N, K }, { "qu8", NULL, 0, N, K },
-                           { "qs8", NULL, 0, N, K }, { "bin", NULL, 0, N, K },
-                           { "qd8", NULL, 0, N, K }, { "qdu8", NULL, 0, N, K } };
-  gemmi8_status s[6];
-  float scale[N];
-  for (size_t j = 0; j < N; j++) scale[j] = 0.001f * (float) (j + 1);
+  packed_case cases[8] = { { "qu8", NULL, 0, N, K },           { "qu8", NULL, 0, N, K },
+                           { "qs8", NULL, 0, N, K },           { "bin", NULL, 0, N, K },
+                           { "qd8", NULL, 0, N, K },           { "qdu8", NULL, 0, N, K },
+                           { "q4 block 32 zp", NULL, 0, N, K }, { "q4 qc4w", NULL, 0, N, K } };
+  gemmi8_status s[8];
+  float scale[N * 5];
+  uint8_t q4_zp[N * 5];
+  for (size_t j = 0; j < N * 5; j++) {
+    scale[j] = 0.001f * (float) (j + 1);
+    q4_zp[j] = (uint8_t) (j % 16);
+  }
   s[0] = gemmi8_qu8_pack_alloc(N, K, b, K, GEMMI8_B_NK, 128, b_zp, 1, NULL, &cases[0].packed);
   s[1] = gemmi8_qu8_pack_alloc(N, K, b, K, GEMMI8_B_NK, 128, b_zp, 0, NULL, &cases[1].packed);
   s[2] = gemmi8_qs8_pack_alloc(N, K, (const int8_t*) b, K, GEMMI8_B_NK, 0, NULL, &cases[2].packed);
@@ -380,6 +429,13 @@ static void packed_header_damage(void)
   gemmi8_bin_pack_size(N, K, &cases[3].size);
   gemmi8_qd8_pack_size(N, K, &cases[4].size);
   gemmi8_qdu8_pack_size(N, K, &cases[5].size);
+  /* 4-bit: K = 130 is 5 blocks of 32 (the last of 2 depths), one chunk for qc4w */
+  const gemmi8_q4_weights w32 = { b, (K + 1) / 2, 32, scale, q4_zp, scale };
+  const gemmi8_q4_weights wc = { b, (K + 1) / 2, 0, scale, NULL, NULL };
+  s[6] = gemmi8_qd8_pack_q4_alloc(N, K, &w32, &cases[6].packed);
+  s[7] = gemmi8_qd8_pack_q4_alloc(N, K, &wc, &cases[7].packed);
+  gemmi8_qd8_pack_q4_size(N, K, 32, &cases[6].size);
+  gemmi8_qd8_pack_q4_size(N, K, 0, &cases[7].size);
   for (size_t i = 0; i < T_COUNT(cases); i++) {
     const packed_case* pc = &cases[i];
     if (!t_expect(s[i] == SUCCESS, defect, "%s pack: \"%s\"", pc->type, sname(s[i]))) continue;
@@ -445,6 +501,24 @@ static void packed_header_damage(void)
       const gemmi8_status st = run_case(pc, copy, c.bytes);
       t_expect(st == INVALID && canary_intact(&c), defect, "%s: %s, resealed: status \"%s\"%s",
                pc->type, what, sname(st), canary_intact(&c) ? "" : ", C written");
+    }
+    /* 4-bit: the block size (kept where the 8-bit types keep a_zero_point) changed to one
+     * not listed, or to a listed one of another layout, resealed */
+    if (strncmp(pc->type, "q4", 2) == 0) {
+      const int32_t blocks[] = { 48, -32, 512, 1, h0.a_zero_point == 32 ? 64 : 32,
+                                 h0.a_zero_point == 32 ? 0 : 128 };
+      for (size_t bi = 0; bi < T_COUNT(blocks); bi++) {
+        struct gemmi8_packed_header h = h0;
+        h.a_zero_point = blocks[bi];
+        gemmi8_packed_seal(&h);
+        memcpy(copy, &h, sizeof(h));
+        canary c;
+        canary_init(&c);
+        const gemmi8_status st = run_case(pc, copy, c.bytes);
+        t_expect(st == INVALID && canary_intact(&c), defect,
+                 "%s: block %d -> %d, resealed: status \"%s\"%s", pc->type, (int) h0.a_zero_point,
+                 (int) blocks[bi], sname(st), canary_intact(&c) ? "" : ", C written");
+      }
     }
     /* N or K damaged and a call that agrees with the damage (found by the errors fuzz
      * target): the checksum covers them, so the buffer is refused, not run with the
@@ -516,12 +590,50 @@ static void pack_alloc_validates_first(void)
     expect_refused(defect, u8 ? "qdu8_pack_alloc scale NULL" : "qd8_pack_alloc scale NULL",
                    alloc(n, k, (const int8_t*) b, k, GEMMI8_B_NK, NULL, NULL, &p), INVALID, NULL);
   }
+  /* 4-bit: refused before the n * blocks scales and zero points are read (the caller
+   * passes one of each) */
+  t_expect(gemmi8_qd8_pack_q4_size(n, k, 0, &size) == SUCCESS, defect,
+           "the 4-bit packed size of (SIZE_MAX / 64) x 16 fits size_t");
+  const uint8_t one_zp = 3;
+  const gemmi8_q4_weights q4 = { b, (k + 1) / 2, 0, &scale, &one_zp, NULL };
+  gemmi8_q4_weights bad = q4;
+  bad.b_stride = (k + 1) / 2 - 1;
+  expect_refused(defect, "qd8_pack_q4_alloc stride ceil(k / 2) - 1",
+                 gemmi8_qd8_pack_q4_alloc(n, k, &bad, &p), INVALID, NULL);
+  bad = q4, bad.b_stride = 0;
+  expect_refused(defect, "qd8_pack_q4_alloc stride 0", gemmi8_qd8_pack_q4_alloc(n, k, &bad, &p),
+                 INVALID, NULL);
+  bad = q4, bad.block = 48;
+  expect_refused(defect, "qd8_pack_q4_alloc block 48", gemmi8_qd8_pack_q4_alloc(n, k, &bad, &p),
+                 INVALID, NULL);
+  bad = q4, bad.scale = NULL;
+  expect_refused(defect, "qd8_pack_q4_alloc scale NULL", gemmi8_qd8_pack_q4_alloc(n, k, &bad, &p),
+                 INVALID, NULL);
+  bad = q4, bad.b = NULL;
+  expect_refused(defect, "qd8_pack_q4_alloc b NULL", gemmi8_qd8_pack_q4_alloc(n, k, &bad, &p),
+                 INVALID, NULL);
+  expect_refused(defect, "qd8_pack_q4_alloc w NULL", gemmi8_qd8_pack_q4_alloc(n, k, NULL, &p),
+                 INVALID, NULL);
   t_expect(p == NULL, defect, "*packed written by a refused call");
 }
 
 /* ---- 6 --------------------------------------------------------------------------------- */
 
 typedef gemmi8_status (*size_fn)(size_t n, size_t k, size_t* size);
+
+/* gemmi8_qd8_pack_q4_size at one block size. */
+static gemmi8_status q4_size_qc4w(size_t n, size_t k, size_t* size)
+{
+  return gemmi8_qd8_pack_q4_size(n, k, 0, size);
+}
+static gemmi8_status q4_size_32(size_t n, size_t k, size_t* size)
+{
+  return gemmi8_qd8_pack_q4_size(n, k, 32, size);
+}
+static gemmi8_status q4_size_256(size_t n, size_t k, size_t* size)
+{
+  return gemmi8_qd8_pack_q4_size(n, k, 256, size);
+}
 
 /* The largest n with a packed size is where one more block would overflow size_t. */
 static void pack_size_edge(const char* defect, const char* name, size_fn fn, size_t k)
@@ -563,6 +675,9 @@ static void pack_size_exact(void)
     pack_size_edge(defect, "gemmi8_bin_pack_size", gemmi8_bin_pack_size, ks[i] * 64);
     pack_size_edge(defect, "gemmi8_qd8_pack_size", gemmi8_qd8_pack_size, ks[i]);
     pack_size_edge(defect, "gemmi8_qdu8_pack_size", gemmi8_qdu8_pack_size, ks[i]);
+    pack_size_edge(defect, "gemmi8_qd8_pack_q4_size (block 0)", q4_size_qc4w, ks[i]);
+    pack_size_edge(defect, "gemmi8_qd8_pack_q4_size (block 32)", q4_size_32, ks[i]);
+    pack_size_edge(defect, "gemmi8_qd8_pack_q4_size (block 256)", q4_size_256, ks[i]);
   }
   size_t size = 0;
   const size_t n = SIZE_MAX / 4096; /* above the old bound SIZE_MAX / 4 / 1024 */

@@ -16,7 +16,7 @@ void gemmi8_qd8_q4gemm_ukernel_4x16__generic(size_t mr, size_t nr, size_t k, con
 {
   const uint8_t* wp = w;
   float f[MR][NR];
-  int32_t sum[MR][NR];
+  uint32_t sum[MR][NR]; /* chunk sums, modulo 2^32 as the vector kernels add them */
   for (size_t i = 0; i < mr; i++) {
     for (size_t j = 0; j < NR; j++) f[i][j] = 0.0f, sum[i][j] = 0;
   }
@@ -51,7 +51,7 @@ void gemmi8_qd8_q4gemm_ukernel_4x16__generic(size_t mr, size_t nr, size_t k, con
           const float product = (float) t * scale[j];
           f[i][j] = f[i][j] + product;
         } else {
-          sum[i][j] += t;
+          sum[i][j] += (uint32_t) t;
         }
       }
     }
@@ -62,7 +62,7 @@ void gemmi8_qd8_q4gemm_ukernel_4x16__generic(size_t mr, size_t nr, size_t k, con
     for (size_t j = 0; j < nr; j++) {
       float v = f[i][j];
       if (!p->per_chunk) {
-        const float product = (float) sum[i][j] * scale[j];
+        const float product = (float) (int32_t) sum[i][j] * scale[j];
         v = v + product;
       }
       v = v * p->row_scale[i];

@@ -5,7 +5,7 @@
 #   make test-tsan       the threaded tests under ThreadSanitizer (build-tsan/)
 #   make test-valgrind   the suite under valgrind memcheck
 #   make bench           builds and runs the benchmark's headline run (installs its
-#                        packages; about 6 minutes, under 1 GB); make bench-full: the
+#                        packages; about 8 minutes, under 1 GB); make bench-full: the
 #                        exhaustive sweep (half an hour, about 10 GB)
 #   make install PREFIX=/usr/local   (make uninstall removes it; ARCH=aarch64/aarch32
 #                        installs that cross build)
@@ -307,13 +307,15 @@ bench-deps:
 
 # The headline run (bench/headline.sh): the ten shapes, batch 1, every convolution
 # layer, each peer in its fastest configuration and the like-for-like ones, a group at
-# a time with its progress; then the whole networks (bench-net; its failure, e.g. no
-# ONNX Runtime to fetch, is reported and the run goes on), the headline tables, the
-# charts, and each part's time and peak memory.
+# a time with its progress; then the llm mode (bench-llm's run), the whole networks
+# (bench-net; its failure, e.g. no ONNX Runtime to fetch, is reported and the run goes
+# on), the headline tables, the charts, and each part's time and peak memory.
 BENCH_NET := $(MAKE) --no-print-directory bench-net
+BENCH_LLM := sh bench/llm/run.sh ./$(BUILD)/gemmi8-llm-bench
 bench: bench-deps
-	$(MAKE) $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench
+	$(MAKE) $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench $(BUILD)/gemmi8-llm-bench
 	GEMMI8_BENCH_NET='$(BENCH_NET)' GEMMI8_BENCH_NET_MD=$(BUILD)/net/net.md \
+	GEMMI8_BENCH_LLM='$(BENCH_LLM)' GEMMI8_BENCH_LLM_MD=$(BUILD)/llm.md \
 	  sh bench/headline.sh ./$(BUILD)/gemmi8-bench ./$(BUILD)/gemmi8-conv-bench
 
 # The exhaustive sweep: every case on every kernel set, the fully-connected layers at
@@ -334,6 +336,30 @@ $(BUILD)/gemmi8-conv-bench: $(CONV_BENCH_OBJS) $(LIBDIR)/libgemmi8.a
 	$(CXX) $(SANFLAGS) $(LDFLAGS) -o $@ $(CONV_BENCH_OBJS) $(LIBDIR)/libgemmi8.a $(BENCH_LDLIBS) \
 	  -lbenchmark -lopenblas -lpthread -lm
 
+# The llm mode (bench/llm/README.md): transformer linear layers at M = 1 to 512, one
+# thread and two, gemmi8's qd8 / qdu8 GEMMs and linear layers against OpenBLAS and
+# oneDNN's int8 matmul with float output, the read loop at M = 1 and the vpdpbusd peak,
+# interleaved in one run; build/llm.md. Its own main, the case helpers and peak loops
+# of bench/.
+LLM_BENCH_OBJS := $(BUILD)/bench/llm/llm-bench.o $(BUILD)/bench/llm/series-gemmi8.o \
+                  $(BUILD)/bench/llm/series-openblas.o $(BUILD)/bench/llm/series-onednn.o
+BENCH_SUPPORT_OBJS := $(filter-out $(BUILD)/bench/main.o,$(BENCH_OBJS))
+$(BUILD)/gemmi8-llm-bench: $(LLM_BENCH_OBJS) $(BENCH_SUPPORT_OBJS) $(LIBDIR)/libgemmi8.a
+	$(CXX) $(SANFLAGS) $(LDFLAGS) -o $@ $(LLM_BENCH_OBJS) $(BENCH_SUPPORT_OBJS) $(LIBDIR)/libgemmi8.a \
+	  $(BENCH_LDLIBS) -lopenblas -lpthread -lm
+-include $(LLM_BENCH_OBJS:.o=.d)
+
+.PHONY: bench-llm bench-llm-smoke
+bench-llm: bench-deps
+	$(MAKE) $(BUILD)/gemmi8-llm-bench
+	sh bench/llm/run.sh ./$(BUILD)/gemmi8-llm-bench
+
+# Two small layers at M = 1 and 16, one round of short slices (CI: bench-smoke runs it).
+bench-llm-smoke: $(BUILD)/gemmi8-llm-bench
+	GEMMI8_LLM_SHAPES=bench/llm/shapes-smoke.txt GEMMI8_LLM_M=1,16 GEMMI8_LLM_ROUNDS=1 \
+	GEMMI8_LLM_SLICE=0.002 GEMMI8_BENCH_OUT=$(BUILD)/bench-smoke \
+	  sh bench/llm/run.sh ./$(BUILD)/gemmi8-llm-bench
+
 # Threads under load: the threaded cases at one and two threads, idle and with CPU 0
 # busy; the CPU time of an idle pool (bench/threads/).
 $(BUILD)/idle-pool: bench/threads/idle-pool.c $(LIBDIR)/libgemmi8.a
@@ -350,20 +376,22 @@ bench-load: bench-deps
 
 # For CI, without running the benchmark: builds it and lists its benchmarks.
 bench-build: $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench $(BUILD)/idle-pool \
-             $(BUILD)/two-pools $(BUILD)/split-cost
+             $(BUILD)/two-pools $(BUILD)/split-cost $(BUILD)/gemmi8-llm-bench
 	./$(BUILD)/gemmi8-conv-bench --benchmark_list_tests=true > /dev/null
 	./$(BUILD)/gemmi8-bench --benchmark_list_tests=true > $(BUILD)/bench-list.txt
 	@echo "$(BUILD)/gemmi8-bench: $$(wc -l < $(BUILD)/bench-list.txt) benchmarks ($(BENCH_PEERS))"
 
 # For CI, a few seconds: every case once on small shapes (peers check their
-# results in setup), then the report and chart, into $(BUILD)/bench-smoke.
-bench-smoke: $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench
+# results in setup), then the report and chart, into $(BUILD)/bench-smoke; and the
+# llm mode's smoke run (bench-llm-smoke, a few seconds).
+bench-smoke: $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench $(BUILD)/gemmi8-llm-bench
 	GEMMI8_BENCH_SHAPES=bench/shapes-smoke.txt GEMMI8_BENCH_FC_SHAPES=bench/shapes-fc-smoke.txt GEMMI8_BENCH_REPS=1 \
 	GEMMI8_BENCH_MIN_TIME=0.002 GEMMI8_BENCH_OUT=$(BUILD)/bench-smoke \
 	  sh bench/run.sh ./$(BUILD)/gemmi8-bench
 	GEMMI8_BENCH_CONV_LAYERS=bench/conv/layers-smoke.txt GEMMI8_BENCH_REPS=1 \
 	GEMMI8_BENCH_MIN_TIME=0.002 GEMMI8_BENCH_OUT=$(BUILD)/bench-smoke \
 	  sh bench/conv/run.sh ./$(BUILD)/gemmi8-conv-bench
+	$(MAKE) --no-print-directory bench-llm-smoke
 
 # ---- install -------------------------------------------------------------------
 # Installs the library of the ARCH being built (a cross build installs its own).

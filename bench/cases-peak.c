@@ -679,6 +679,18 @@ static const char* read_setup(const bench_shape* shape, const char* isa, void** 
   return NULL;
 }
 
+/* The read loop on any 64-byte aligned buffer (bytes a multiple of 64), for other
+ * programs of the bench (bench/llm): the sum of its 64-bit words; *how names it. */
+uint64_t bench_read_buffer(const void* buffer, size_t bytes, const char** how)
+{
+  read_state s;
+  read_choose(&s);
+  if (how != NULL) {
+    *how = s.how;
+  }
+  return s.read(buffer, bytes);
+}
+
 static const char* read_run(void* opaque)
 {
   const read_state* s = opaque;
@@ -714,7 +726,7 @@ const bench_case bench_peak_read_bw = {
 };
 
 /* The L2 cache size of CPU 0 in bytes (0 if unknown), and where it was found. */
-static size_t l2_cache(const char** source)
+size_t bench_l2_cache_bytes(const char** source)
 {
   static char path[96];
   for (int i = 0; i < 16; i++) {
@@ -788,7 +800,7 @@ static void peak_context(bench_context_fn add, void* ctx)
   add(ctx, "peak_ops_per_step", ops);
   const char* source = NULL;
   char size[32];
-  snprintf(size, sizeof(size), "%zu", l2_cache(&source));
+  snprintf(size, sizeof(size), "%zu", bench_l2_cache_bytes(&source));
   add(ctx, "l2_cache_bytes", size);
   add(ctx, "l2_cache_source", source);
   read_state probe;

@@ -286,6 +286,11 @@ extern const bench_case bench_peak_popcnt_r64;     /* binary (scalar): 2*64 / po
 /* Not register-only: reads a buffer the size of gemmi8's packed weights for each
  * fully-connected Row x Depth (BENCH_CASE_WEIGHT_BYTES), GBps. */
 extern const bench_case bench_peak_read_bw;
+/* That read loop on any 64-byte aligned buffer of a multiple of 64 bytes: returns the
+ * sum of its 64-bit words (keep it, so that the reads stay); *how (if not NULL) names
+ * the loop. The L2 cache size of CPU 0 in bytes (0: unknown) and where it was read. */
+uint64_t bench_read_buffer(const void* buffer, size_t bytes, const char** how);
+size_t bench_l2_cache_bytes(const char** source);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,5 +1,5 @@
 #!/bin/sh
-# make bench: the headline run, under 6 minutes on a 2-core machine, under 1 GB:
+# make bench: the headline run, about 8 minutes on a 2-core machine, under 1 GB:
 #   sh bench/headline.sh ./build/gemmi8-bench ./build/gemmi8-conv-bench
 #
 # The ten shapes of bench/shapes.txt, the fully-connected layers of
@@ -19,18 +19,20 @@
 # benchmarks' console output goes to build/bench-log.txt. Then bench/merge.py joins
 # the groups' JSON into build/bench.json and build/conv.json, the reports and charts
 # are written as bench/run.sh and bench/conv/run.sh write them (build/bench.md,
-# bench.png, bench-bin.png, conv.md), GEMMI8_BENCH_NET (a command: the whole
-# networks) runs if set, and the run ends with the headline tables, the charts'
-# paths, and each part's wall clock and peak resident memory (GNU time's, of each
-# group's process).
+# bench.png, bench-bin.png, conv.md), GEMMI8_BENCH_LLM (a command: the llm mode,
+# bench/llm/run.sh) and GEMMI8_BENCH_NET (a command: the whole networks) run if set,
+# and the run ends with the headline tables, the charts' paths, and each part's wall
+# clock and peak resident memory (GNU time's, of each group's process).
 #
 # Environment: GEMMI8_BENCH_REPS (3), GEMMI8_BENCH_MIN_TIME (seconds per repetition
 # on the ten shapes, 0.1), GEMMI8_BENCH_FC_MIN_TIME (on the fully-connected layers,
 # 0.05), GEMMI8_BENCH_CONV_MIN_TIME (on the convolutions, 0.05), GEMMI8_BENCH_OUT
-# (build), GEMMI8_BENCH_NET (a command run after the convolutions, its output into
-# the log, e.g. make bench-net; its failure is reported, not fatal),
-# GEMMI8_BENCH_NET_MD (the report it writes, whose "## Networks" section is shown).
-# Exit status 2 if a benchmark failed (bench.md and conv.md list it), else 0.
+# (build), GEMMI8_BENCH_LLM (a command run after the convolutions, its output into the
+# log: sh bench/llm/run.sh ./build/gemmi8-llm-bench), GEMMI8_BENCH_LLM_MD (the report it
+# writes, whose "## Targets" section is shown), GEMMI8_BENCH_NET (a command run after
+# that, e.g. make bench-net; its failure is reported, not fatal), GEMMI8_BENCH_NET_MD
+# (the report it writes, whose "## Networks" section is shown).
+# Exit status 2 if a benchmark failed (bench.md, conv.md and llm.md list it), else 0.
 set -eu
 
 if [ "$#" -ne 2 ]; then
@@ -227,6 +229,32 @@ if [ -n "$conv_parts" ]; then
     > "$parts/headline-conv.md" || failed=1
 fi
 
+# The llm mode (GEMMI8_BENCH_LLM, e.g. sh bench/llm/run.sh ./build/gemmi8-llm-bench:
+# transformer layers at M = 1 to 512, one thread and two), when the command is there;
+# its progress lines go to the log, its targets' table to the headline.
+llm_md=${GEMMI8_BENCH_LLM_MD:-}
+if [ -n "${GEMMI8_BENCH_LLM:-}" ]; then
+  printf '[llm] %s ...' "$GEMMI8_BENCH_LLM"
+  echo "==== [llm] $GEMMI8_BENCH_LLM" >> "$log"
+  [ -n "$llm_md" ] && rm -f "$llm_md"
+  llm_start=$(date +%s)
+  status=0
+  timed "$parts/llm.time" sh -c "$GEMMI8_BENCH_LLM" >> "$log" 2>&1 || status=$?
+  seconds=$(($(date +%s) - llm_start))
+  kb=0
+  if [ -s "$parts/llm.time" ]; then kb=$(tail -n 1 "$parts/llm.time" | awk '{ print $2 }'); fi
+  slices=$(grep -o '^gemmi8-llm-bench: [0-9]* slices' "$log" | tail -n 1 | awk '{ print $2 }')
+  echo "llm|$seconds|$kb|${slices:--}" >> "$parts/usage.txt"
+  mem=""
+  if [ "$kb" -gt 0 ]; then mem=", $(gb "$kb")"; fi
+  if [ "$status" -ne 0 ]; then
+    echo " $seconds s$mem, exit status $status (see $log)"
+    failed=1
+  else
+    echo " $seconds s$mem"
+  fi
+fi
+
 # The whole networks, when the command is there; their failure (no ONNX Runtime to
 # compare with, say) leaves the rest standing.
 net_note=""
@@ -258,6 +286,11 @@ echo "================ make bench: headline ================"
 echo
 [ -s "$parts/headline-gemm.md" ] && cat "$parts/headline-gemm.md"
 [ -s "$parts/headline-conv.md" ] && cat "$parts/headline-conv.md"
+# the llm report: its "## Targets" section
+if [ -n "$llm_md" ] && [ -s "$llm_md" ]; then
+  awk '/^## / { on = ($0 == "## Targets") } on' "$llm_md"
+  echo "every llm table: $llm_md"
+fi
 # the networks' report: its "## Networks" section
 if [ -n "$net_md" ] && [ -s "$net_md" ]; then
   awk '/^## / { on = ($0 == "## Networks") } on' "$net_md"
@@ -266,7 +299,8 @@ fi
 for f in bench.png bench-bin.png; do
   [ -s "$out/$f" ] && echo "chart: $out/$f"
 done
-echo "every table: $out/bench.md, $out/conv.md; results: $out/bench.json, $out/conv.json;" \
+echo "every table: $out/bench.md, $out/conv.md${llm_md:+, $llm_md}; results: $out/bench.json," \
+  "$out/conv.json;" \
   "console output: $log"
 [ -n "$net_note" ] && echo "$net_note"
 echo

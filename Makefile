@@ -5,7 +5,7 @@
 #   make test-tsan       the threaded tests under ThreadSanitizer (build-tsan/)
 #   make test-valgrind   the suite under valgrind memcheck
 #   make bench           builds and runs the benchmark's headline run (installs its
-#                        packages; about 8 minutes, under 1 GB); make bench-full: the
+#                        packages; about 8 minutes, about 1 GB); make bench-full: the
 #                        exhaustive sweep (half an hour, about 10 GB)
 #   make install PREFIX=/usr/local   (make uninstall removes it; ARCH=aarch64/aarch32
 #                        installs that cross build)
@@ -315,7 +315,7 @@ BENCH_LLM := sh bench/llm/run.sh ./$(BUILD)/gemmi8-llm-bench
 bench: bench-deps
 	$(MAKE) $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench $(BUILD)/gemmi8-llm-bench
 	GEMMI8_BENCH_NET='$(BENCH_NET)' GEMMI8_BENCH_NET_MD=$(BUILD)/net/net.md \
-	GEMMI8_BENCH_LLM='$(BENCH_LLM)' GEMMI8_BENCH_LLM_MD=$(BUILD)/llm.md \
+	GEMMI8_BENCH_LLM='$(BENCH_LLM)' \
 	  sh bench/headline.sh ./$(BUILD)/gemmi8-bench ./$(BUILD)/gemmi8-conv-bench
 
 # The exhaustive sweep: every case on every kernel set, the fully-connected layers at

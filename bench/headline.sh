@@ -1,5 +1,5 @@
 #!/bin/sh
-# make bench: the headline run, about 8 minutes on a 2-core machine, under 1 GB:
+# make bench: the headline run, about 8 minutes on a 2-core machine, about 1 GB:
 #   sh bench/headline.sh ./build/gemmi8-bench ./build/gemmi8-conv-bench
 #
 # The ten shapes of bench/shapes.txt, the fully-connected layers of
@@ -29,9 +29,10 @@
 # 0.05), GEMMI8_BENCH_CONV_MIN_TIME (on the convolutions, 0.05), GEMMI8_BENCH_OUT
 # (build), GEMMI8_BENCH_LLM (a command run after the convolutions, its output into the
 # log: sh bench/llm/run.sh ./build/gemmi8-llm-bench), GEMMI8_BENCH_LLM_MD (the report it
-# writes, whose "## Targets" section is shown), GEMMI8_BENCH_NET (a command run after
-# that, e.g. make bench-net; its failure is reported, not fatal), GEMMI8_BENCH_NET_MD
-# (the report it writes, whose "## Networks" section is shown).
+# writes, whose "## Targets" section is shown; default $GEMMI8_BENCH_OUT/llm.md),
+# GEMMI8_BENCH_NET (a command run after that, e.g. make bench-net; its failure is
+# reported, not fatal), GEMMI8_BENCH_NET_MD (the report it writes, whose "## Networks"
+# section is shown).
 # Exit status 2 if a benchmark failed (bench.md, conv.md and llm.md list it), else 0.
 set -eu
 
@@ -234,6 +235,7 @@ fi
 # its progress lines go to the log, its targets' table to the headline.
 llm_md=${GEMMI8_BENCH_LLM_MD:-}
 if [ -n "${GEMMI8_BENCH_LLM:-}" ]; then
+  llm_md=${llm_md:-$out/llm.md}
   printf '[llm] %s ...' "$GEMMI8_BENCH_LLM"
   echo "==== [llm] $GEMMI8_BENCH_LLM" >> "$log"
   [ -n "$llm_md" ] && rm -f "$llm_md"

@@ -173,8 +173,10 @@ def bandwidth_table(R, out, summary):
                "buffer of the same bytes, in the same cell (on two threads, its halves on "
                "gemmi8's pool); `%%` is the median over the rounds of the series' bytes per "
                "second over the read loop's. Weights larger than the L2 (%s, %s; on two "
-               "threads, than two L2s: each thread streams its half) are marked `> L2`: there "
-               "the target applies (int8 >= 90%%, 4-bit >= 85%%; *missed* below)."
+               "threads, than two L2s: each thread streams its half) are marked `> L2` (the "
+               "bytes and the mark are gemmi8/qd8's; a series whose own weights fit is marked "
+               "`(fits)`): there the target applies (int8 >= 90%%, 4-bit >= 85%%; *missed* "
+               "below)."
                % (R.ctx.get("read_loop", "?"), fmt_bytes(R.l2), R.ctx.get("l2_cache_source", "?")))
     out.append("")
     bw = [s for s in R.gemmi8 if R.by_name[s]["bandwidth_target"] > 0]
@@ -205,7 +207,11 @@ def bandwidth_table(R, out, summary):
                 frac = R.ratio(li, 1, threads, rs, s)
                 target = R.by_name[s]["bandwidth_target"]
                 cell = "%.0f%%" % (100 * frac) if frac is not None else ""
-                if large and frac is not None:
+                # the series' own bytes decide (4-bit weights are half of int8's)
+                own_large = b > threads * R.l2 > 0
+                if large and not own_large:
+                    cell += " (fits)"
+                if own_large and frac is not None:
                     met = frac >= target
                     cell += "" if met else " *missed*"
                     if threads == 1:

@@ -268,6 +268,181 @@ GEMMI8_API gemmi8_status gemmi8_quantize_multiplier(double scale, int32_t* multi
 GEMMI8_API gemmi8_status gemmi8_quantize_multipliers(size_t count, const double* scale,
                                           int32_t* multiplier, int32_t* shift);
 
+/* ------------------------------------------------------------------------------- */
+/* Quantization helpers: from a float model to gemmi8's operands                    */
+/* ------------------------------------------------------------------------------- */
+
+/*
+ * A quantized value q stands for the real value scale * (q - zero_point). These
+ * helpers choose scales and zero points from float ranges, quantize and dequantize
+ * arrays, quantize a bias, derive a layer's requantization and gather activation
+ * ranges over sample inputs, in the arithmetic of one of two conventions. Every
+ * formula is meant as C operations in the type said (float unless double is named),
+ * each rounded, with no contraction; every kernel set gives the same bits.
+ *
+ * gemmi8_qscheme_onnx: ONNX (QuantizeLinear, DynamicQuantizeLinear, ONNX Runtime's
+ *   quantization tool, QLinearConv's output scale): float arithmetic, ties to even.
+ * gemmi8_qscheme_tflite: TFLite (ChooseQuantizationParams and QuantizeMultiplier,
+ *   the Quantize kernel, the converter's symmetric per-channel weights and int32
+ *   bias): double where TFLite uses double, ties away from zero.
+ *
+ * rne(v) rounds to the nearest integer, ties to even; rna(v) ties away from zero.
+ */
+typedef enum gemmi8_qscheme {
+  gemmi8_qscheme_onnx = 0,
+  gemmi8_qscheme_tflite = 1,
+} gemmi8_qscheme;
+
+/* The integer range of a quantized tensor. */
+typedef enum gemmi8_qrange {
+  gemmi8_qrange_u8 = 0,           /* asymmetric, uint8_t 0..255 */
+  gemmi8_qrange_s8 = 1,           /* asymmetric, int8_t -128..127 */
+  gemmi8_qrange_s8_symmetric = 2, /* int8_t -127..127, zero point 0 (int8 weights) */
+} gemmi8_qrange;
+
+/* Which values share a scale and zero point in an array of rows x cols values
+ * (row-major, contiguous). */
+typedef enum gemmi8_qaxis {
+  gemmi8_qaxis_tensor = 0, /* one scale and zero point */
+  gemmi8_qaxis_row = 1,    /* rows of them: per output channel of N x K weights and
+                              of OHWI filters (cols = K = kh * kw * ci) */
+  gemmi8_qaxis_column = 2, /* cols of them: per channel of NHWC pixels (cols = C) */
+} gemmi8_qaxis;
+
+/*
+ * Scale and zero point of each of count ranges [min[i], max[i]] (count 1 for a tensor,
+ * N for per-channel weights). The range is first widened to hold 0.0, which is then
+ * exactly representable:
+ *   rmin = min[i] < 0.0f ? min[i] : 0.0f;    rmax = max[i] > 0.0f ? max[i] : 0.0f;
+ * Asymmetric ranges, qmin..qmax = 0..255 (u8) or -128..127 (s8):
+ *   onnx:    scale = rmax == rmin ? 1.0f : (rmax - rmin) / (float) (qmax - qmin);
+ *            z = (float) qmin - rmin / scale, clamped to [qmin, qmax]; zp = rne(z)
+ *            (for u8 the scale and zero point of gemmi8_quantize_rows_u8);
+ *   tflite:  in double, s = (rmax - rmin) / (qmax - qmin);
+ *            zmin = qmin - rmin / s and zmax = qmax - rmax / s; zmin is taken when
+ *            |qmin| + |rmin / s| < |qmax| + |rmax / s|, else zmax; it is clamped to
+ *            [qmin, qmax] and rounded rna; scale = (float) s. A range rmin == rmax
+ *            gives scale 1.0f and zero point 0 (TFLite's scale is 0 there, which
+ *            cannot quantize).
+ * The symmetric range, a = rmax > -rmin ? rmax : -rmin, zero point 0:
+ *   onnx:    scale = a == 0.0f ? 1.0f : (a + a) / 254.0f;
+ *   tflite:  scale = a == 0.0f ? 1.0f : a / 127.0f;
+ *   (the same float whenever a + a is finite: doubling is exact).
+ * Returns invalid_parameter, having written nothing, for null pointers, count 0 (or a
+ * count whose arrays would exceed PTRDIFF_MAX bytes), an unknown scheme or range, a
+ * NaN or infinite bound or min[i] > max[i]; unsupported_parameter, having written
+ * nothing, when a scale would be infinite or below FLT_MIN (onnx: rmax - rmin, or
+ * a + a, beyond FLT_MAX, about 3.4e38; either scheme: a range narrower than about
+ * 3e-36, 0 excepted).
+ */
+GEMMI8_API gemmi8_status gemmi8_choose_qparams(gemmi8_qscheme scheme, gemmi8_qrange range,
+                                               size_t count, const float* min,
+                                               const float* max, float* scale,
+                                               int32_t* zero_point);
+
+/*
+ * Quantizes rows x cols floats x (contiguous) into y (uint8_t for gemmi8_qrange_u8,
+ * int8_t otherwise), each value with the scale s and zero point zp of its axis:
+ *   q = x / s;                                        (a division, in float)
+ *   q = q > qmin - zp ? q : qmin - zp;   q = q < qmax - zp ? q : qmax - zp;
+ *   y = round(q) + zp,   round = rne (onnx: QuantizeLinear) or rna (tflite: Quantize)
+ * which for finite x is clamp(round(x / s) + zp, qmin, qmax); infinities saturate and
+ * a NaN gives qmin. qmin..qmax as for gemmi8_choose_qparams (-127..127 symmetric).
+ * Scales must be positive and finite and zero points within the range (0 for the
+ * symmetric range), or invalid_parameter (nothing written), as for null pointers,
+ * zero sizes, an unknown scheme, range or axis, or rows * cols overflowing.
+ * Vectorised portable C: the same bytes on every machine.
+ */
+GEMMI8_API gemmi8_status gemmi8_quantize_f32(gemmi8_qscheme scheme, gemmi8_qrange range,
+                                             gemmi8_qaxis axis, size_t rows, size_t cols,
+                                             const float* x, const float* scale,
+                                             const int32_t* zero_point, void* y);
+
+/*
+ * The inverse: x = (float) (q - zp) * s for rows x cols values q (uint8_t for
+ * gemmi8_qrange_u8, int8_t otherwise), as ONNX DequantizeLinear and TFLite Dequantize.
+ * Statuses as gemmi8_quantize_f32 (a symmetric range accepts every int8 value).
+ */
+GEMMI8_API gemmi8_status gemmi8_dequantize_f32(gemmi8_qrange range, gemmi8_qaxis axis,
+                                               size_t rows, size_t cols, const void* q,
+                                               const float* scale, const int32_t* zero_point,
+                                               float* x);
+
+/*
+ * int32 bias of count output channels at scale a_scale * w_scale[c] (w_scale holds
+ * count values when w_per_channel is 1, one when it is 0), the bias the GEMMs and
+ * convolutions add to the accumulator:
+ *   onnx:    s = a_scale * w_scale[c];  b = rne(bias[c] / s)   (ONNX Runtime's tool)
+ *   tflite:  s = a_scale * w_scale[c];  inv = 1.0f / s;  b = rna(bias[c] * inv)
+ * saturated to [-2^31 + 1, 2^31 - 1] (TFLite's bound; a bias that large is a model
+ * error, but the helper does not wrap). Returns invalid_parameter (nothing written)
+ * for null pointers, count 0, w_per_channel other than 0 and 1, an unknown scheme, a
+ * NaN or infinite bias, a scale that is not positive and finite, a product s that is
+ * 0 or infinite, or (tflite) an inv that is infinite (s below 2^-128: bias 0 would
+ * give 0 * inf).
+ */
+GEMMI8_API gemmi8_status gemmi8_quantize_bias(gemmi8_qscheme scheme, size_t count,
+                                              const float* bias, float a_scale,
+                                              const float* w_scale, int w_per_channel,
+                                              int32_t* out);
+
+/*
+ * A layer's requantization from its operands' scales: for each of count output
+ * channels (w_scale holds count values; count 1 for per-tensor weights) the real
+ * factor from the accumulator to the output,
+ *   onnx:    f = a_scale * w_scale[c] / c_scale          (float, left to right:
+ *                                                         ONNX Runtime's QLinearConv)
+ *   tflite:  f = (double) a_scale * (double) w_scale[c] / (double) c_scale
+ * written as scale[c] = (float) f for gemmi8_requant_fp32 (scale may be NULL) and as
+ * multiplier[c], shift[c] = gemmi8_quantize_multiplier((double) f) for
+ * gemmi8_requant_fixedpoint (both may be NULL; not one of them). The arrays then go
+ * into a gemmi8_requant (per_channel = count > 1). Returns invalid_parameter (nothing
+ * written) for count 0, a NULL w_scale, all outputs NULL or one of multiplier and
+ * shift, an unknown scheme, a scale that is not positive and finite, or an f whose
+ * (float) f is 0 or infinite (whichever outputs are asked for).
+ */
+GEMMI8_API gemmi8_status gemmi8_requant_scales(gemmi8_qscheme scheme, size_t count,
+                                               float a_scale, const float* w_scale,
+                                               float c_scale, float* scale,
+                                               int32_t* multiplier, int32_t* shift);
+
+/*
+ * Calibration: the ranges of a layer's activations over sample inputs.
+ * create: channels 1 gathers one range over every value it is given; channels C > 1
+ *   gathers a range per channel of values given as rows of C (NHWC pixels). channels 0
+ *   (or so many that the object would exceed PTRDIFF_MAX bytes) or a NULL cal:
+ *   invalid_parameter; out_of_memory leaves *cal as it was.
+ * update: count values (a multiple of channels, not 0); NaN or infinite values are
+ *   invalid_parameter and nothing of that call is recorded.
+ * range: min[c] and max[c] for each channel. percentile 100 gives the exact smallest
+ *   and largest value seen (-0.0 counted below 0.0). A percentile p in [50, 100) clips
+ *   each tail. With n the values of a channel and k = ceil(p * n / 100) (computed as
+ *   p * (double) n / 100.0, then within [1, n]), max[c] stands for the k-th smallest value, the smallest v
+ *   such that at least p percent of the values are <= v, and min[c] for the k-th
+ *   largest, the largest v such that at least p percent are >= v. Both are read off a
+ *   histogram of 2048 bins per channel over [-R, R], R the smallest power of two above
+ *   every |value| of the channel (|value| < R; the bins merge in pairs when R doubles,
+ *   so that they do not depend on how the values were split into updates), bin i
+ *   holding the values in [(i - 1024) w, (i - 1023) w), w = R / 1024: max[c] is the
+ *   upper edge of the first bin from below at which the running count reaches k,
+ *   min[c] the lower edge of the first bin from above at which it does, each then
+ *   held to the exact minimum and maximum and rounded outward to float. So max[c] is
+ *   at least the k-th smallest value and min[c] at most the k-th largest (at least p
+ *   percent of the values are <= max[c], at least p percent >= min[c]), each within
+ *   R / 1024 of it (or the spacing of floats there, if coarser), and neither is ever
+ *   beyond the exact minimum and maximum. NULL pointers, no values yet, or p outside
+ *   [50, 100]: invalid_parameter.
+ * Memory: 16 KB a channel for the histogram. One calibration may not be used from two
+ *   threads at once. destroy: NULL is allowed.
+ */
+typedef struct gemmi8_calibration gemmi8_calibration;
+GEMMI8_API gemmi8_status gemmi8_calibration_create(size_t channels, gemmi8_calibration** cal);
+GEMMI8_API gemmi8_status gemmi8_calibration_update(gemmi8_calibration* cal, size_t count,
+                                                   const float* x);
+GEMMI8_API gemmi8_status gemmi8_calibration_range(const gemmi8_calibration* cal,
+                                                  double percentile, float* min, float* max);
+GEMMI8_API void gemmi8_calibration_destroy(gemmi8_calibration* cal);
+
 /*
  * Dynamic quantization of float rows (activations of a transformer's GEMMs): each row
  * gets its own scale and zero point from its minimum and maximum, with 0.0 exactly

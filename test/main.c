@@ -144,6 +144,7 @@ static const group groups[] = {
     {"errors", test_errors, "qu8 qs8 qu8s8 bin"},
     {"quantize_multiplier", test_quantize_multiplier, ""},
     {"quantize_rows", test_quantize_rows, ""},
+    {"qhelp", test_qhelp, ""},
     {"qd8", test_qd8, "qs8 qu8s8"},
     {"requant", test_requant, "qu8 qs8"},
     {"qgemm", test_qgemm, ""},

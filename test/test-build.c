@@ -2,7 +2,8 @@
  * What a build holds (make SETS=... TYPES=...): the types it lists, the status of the
  * entry points of the types it does not hold (unsupported_parameter, nothing written),
  * and the kernel lists behind the family tables (the 4-bit one too): every kernel in a
- * table is named in a list, and the tile its symbol spells is the slot's.
+ * table is named in a list, and the tile its symbol spells is the slot's. The
+ * quantization helpers, which belong to no type, are in every build.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,8 +176,37 @@ static void q4_lists(void)
   }
 }
 
+/* The quantization helpers belong to no type: every build holds them, whatever TYPES
+ * chose (a scale from a range, the bytes of a tie, a bias, a multiplier). */
+static void helpers_built(void)
+{
+  const float lo = -1.0f, hi = 1.0f, x[2] = {2.5f, -2.5f}, one = 1.0f, w = 0.5f;
+  const int32_t zero = 0;
+  float s = 0.0f;
+  int32_t z = -1, b = 0, m = 0, sh = 0;
+  int8_t y[2] = {0, 0};
+  const gemmi8_status st[4] = {
+      gemmi8_choose_qparams(gemmi8_qscheme_tflite, gemmi8_qrange_s8_symmetric, 1, &lo, &hi, &s, &z),
+      gemmi8_quantize_f32(gemmi8_qscheme_onnx, gemmi8_qrange_s8, gemmi8_qaxis_tensor, 1, 2, x,
+                          &one, &zero, y),
+      gemmi8_quantize_bias(gemmi8_qscheme_tflite, 1, x, 1.0f, &one, 0, &b),
+      gemmi8_requant_scales(gemmi8_qscheme_tflite, 1, 1.0f, &w, 1.0f, NULL, &m, &sh)};
+  int ok = 1;
+  for (int i = 0; i < 4; i++) ok &= st[i] == gemmi8_status_success;
+  t_expect(ok && s == 1.0f / 127.0f && z == 0 && y[0] == 2 && y[1] == -2 && b == 3 &&
+               m == 1073741824 && sh == 0,
+           "quantization helpers", "not usable in this build: statuses %d %d %d %d", (int) st[0],
+           (int) st[1], (int) st[2], (int) st[3]);
+  gemmi8_calibration* cal = NULL;
+  const gemmi8_status sc = gemmi8_calibration_create(1, &cal);
+  t_expect(sc == gemmi8_status_success && gemmi8_calibration_update(cal, 2, x) == gemmi8_status_success,
+           "quantization helpers", "calibration not usable in this build");
+  gemmi8_calibration_destroy(cal);
+}
+
 void test_build(void)
 {
+  helpers_built();
   types_listed();
   for (size_t t = 0; t < T_COUNT(all_types); t++) {
     if (!t_type_built(all_types[t])) type_absent(all_types[t]);

@@ -1564,6 +1564,104 @@ static void q4_gemm_errors(const fixture* fx)
   gemmi8_packed_free(other_k);
 }
 
+/* The quantization helpers: gemmi8_choose_qparams, gemmi8_quantize_f32,
+ * gemmi8_dequantize_f32, gemmi8_quantize_bias, gemmi8_requant_scales and the
+ * calibration object (test-qhelp.c goes through every status in detail). */
+static void qhelp_errors(void)
+{
+  const gemmi8_qscheme onnx = gemmi8_qscheme_onnx, bad_scheme = (gemmi8_qscheme) 7;
+  const gemmi8_qrange u8 = gemmi8_qrange_u8, bad_range = (gemmi8_qrange) 7;
+  const gemmi8_qaxis tensor = gemmi8_qaxis_tensor, bad_axis = (gemmi8_qaxis) 7;
+  const float x[4] = {1.0f, -2.0f, 0.5f, 3.0f}, lo[2] = {-1.0f, 0.0f}, hi[2] = {1.0f, 2.0f};
+  const float one[2] = {1.0f, 1.0f}, nan_one[2] = {1.0f, NAN};
+  const int32_t zero[2] = {0, 0}, zp_256[2] = {0, 256};
+  uint8_t y[8];
+  float f[8];
+  int32_t z[8], m[8];
+  memset(y, 0x5a, sizeof(y));
+  memset(f, 0x5a, sizeof(f));
+  memset(z, 0x5a, sizeof(z));
+  memset(m, 0x5a, sizeof(m));
+  watch(y, sizeof(y));
+  watch(f, sizeof(f));
+  watch(z, sizeof(z));
+  watch(m, sizeof(m));
+  const char* fn = "gemmi8_choose_qparams";
+  expect(fn, "valid call", gemmi8_choose_qparams(onnx, u8, 2, lo, hi, f, z), SUCCESS);
+  expect(fn, "min NULL", gemmi8_choose_qparams(onnx, u8, 2, NULL, hi, f, z), INVALID);
+  expect(fn, "scale NULL", gemmi8_choose_qparams(onnx, u8, 2, lo, hi, NULL, z), INVALID);
+  expect(fn, "count 0", gemmi8_choose_qparams(onnx, u8, 0, lo, hi, f, z), INVALID);
+  expect(fn, "count SIZE_MAX", gemmi8_choose_qparams(onnx, u8, SIZE_MAX, lo, hi, f, z), INVALID);
+  expect(fn, "scheme 7", gemmi8_choose_qparams(bad_scheme, u8, 2, lo, hi, f, z), INVALID);
+  expect(fn, "range 7", gemmi8_choose_qparams(onnx, bad_range, 2, lo, hi, f, z), INVALID);
+  expect(fn, "min > max", gemmi8_choose_qparams(onnx, u8, 2, hi, lo, f, z), INVALID);
+  expect(fn, "max NaN", gemmi8_choose_qparams(onnx, u8, 2, lo, nan_one, f, z), INVALID);
+  fn = "gemmi8_quantize_f32";
+  expect(fn, "valid call", gemmi8_quantize_f32(onnx, u8, tensor, 2, 2, x, one, zero, y), SUCCESS);
+  expect(fn, "x NULL", gemmi8_quantize_f32(onnx, u8, tensor, 2, 2, NULL, one, zero, y), INVALID);
+  expect(fn, "y NULL", gemmi8_quantize_f32(onnx, u8, tensor, 2, 2, x, one, zero, NULL), INVALID);
+  expect(fn, "rows 0", gemmi8_quantize_f32(onnx, u8, tensor, 0, 2, x, one, zero, y), INVALID);
+  expect(fn, "rows x cols overflows", gemmi8_quantize_f32(onnx, u8, tensor, HUGE_SIZE, 4, x, one, zero, y), INVALID);
+  expect(fn, "axis 7", gemmi8_quantize_f32(onnx, u8, bad_axis, 2, 2, x, one, zero, y), INVALID);
+  expect(fn, "scheme 7", gemmi8_quantize_f32(bad_scheme, u8, tensor, 2, 2, x, one, zero, y), INVALID);
+  expect(fn, "scale[1] NaN (per row)", gemmi8_quantize_f32(onnx, u8, gemmi8_qaxis_row, 2, 2, x, nan_one, zero, y), INVALID);
+  expect(fn, "zero_point[1] 256 (per column)", gemmi8_quantize_f32(onnx, u8, gemmi8_qaxis_column, 2, 2, x, one, zp_256, y), INVALID);
+  fn = "gemmi8_dequantize_f32";
+  expect(fn, "valid call", gemmi8_dequantize_f32(u8, tensor, 2, 2, y, one, zero, f), SUCCESS);
+  expect(fn, "q NULL", gemmi8_dequantize_f32(u8, tensor, 2, 2, NULL, one, zero, f), INVALID);
+  expect(fn, "cols 0", gemmi8_dequantize_f32(u8, tensor, 2, 0, y, one, zero, f), INVALID);
+  expect(fn, "rows x cols overflows", gemmi8_dequantize_f32(u8, tensor, 4, HUGE_SIZE, y, one, zero, f), INVALID);
+  expect(fn, "range 7", gemmi8_dequantize_f32(bad_range, tensor, 2, 2, y, one, zero, f), INVALID);
+  expect(fn, "zero_point[1] 256, symmetric", gemmi8_dequantize_f32(gemmi8_qrange_s8_symmetric, gemmi8_qaxis_row, 2, 2, y, one, zp_256, f), INVALID);
+  fn = "gemmi8_quantize_bias";
+  expect(fn, "valid call", gemmi8_quantize_bias(onnx, 2, x, 0.5f, one, 1, m), SUCCESS);
+  expect(fn, "bias NULL", gemmi8_quantize_bias(onnx, 2, NULL, 0.5f, one, 1, m), INVALID);
+  expect(fn, "count 0", gemmi8_quantize_bias(onnx, 0, x, 0.5f, one, 1, m), INVALID);
+  expect(fn, "count SIZE_MAX", gemmi8_quantize_bias(onnx, SIZE_MAX, x, 0.5f, one, 0, m), INVALID);
+  expect(fn, "a_scale 0", gemmi8_quantize_bias(onnx, 2, x, 0.0f, one, 1, m), INVALID);
+  expect(fn, "w_scale[1] NaN", gemmi8_quantize_bias(onnx, 2, x, 0.5f, nan_one, 1, m), INVALID);
+  expect(fn, "bias[1] NaN", gemmi8_quantize_bias(onnx, 2, nan_one, 0.5f, one, 1, m), INVALID);
+  fn = "gemmi8_requant_scales";
+  expect(fn, "valid call", gemmi8_requant_scales(onnx, 2, 0.5f, one, 0.25f, f, m, z), SUCCESS);
+  expect(fn, "count 0", gemmi8_requant_scales(onnx, 0, 0.5f, one, 0.25f, f, m, z), INVALID);
+  expect(fn, "w_scale NULL", gemmi8_requant_scales(onnx, 2, 0.5f, NULL, 0.25f, f, m, z), INVALID);
+  expect(fn, "shift NULL", gemmi8_requant_scales(onnx, 2, 0.5f, one, 0.25f, f, m, NULL), INVALID);
+  expect(fn, "outputs NULL", gemmi8_requant_scales(onnx, 2, 0.5f, one, 0.25f, NULL, NULL, NULL), INVALID);
+  expect(fn, "c_scale -1", gemmi8_requant_scales(onnx, 2, 0.5f, one, -1.0f, f, m, z), INVALID);
+  expect(fn, "w_scale[1] NaN", gemmi8_requant_scales(gemmi8_qscheme_tflite, 2, 0.5f, nan_one, 0.25f, f, m, z), INVALID);
+  unwatch_all();
+  gemmi8_calibration* cal = (gemmi8_calibration*) (uintptr_t) 0x40;
+  watch(&cal, sizeof(cal));
+  fn = "gemmi8_calibration_create";
+  expect(fn, "channels 0", gemmi8_calibration_create(0, &cal), INVALID);
+  expect(fn, "channels SIZE_MAX", gemmi8_calibration_create(SIZE_MAX, &cal), INVALID);
+  expect(fn, "cal NULL", gemmi8_calibration_create(1, NULL), INVALID);
+  unwatch_all();
+  if (gemmi8_calibration_create(2, &cal) != SUCCESS) {
+    t_fail(fn, "a valid create failed");
+    return;
+  }
+  fn = "gemmi8_calibration_update";
+  expect(fn, "valid call", gemmi8_calibration_update(cal, 4, x), SUCCESS);
+  expect(fn, "cal NULL", gemmi8_calibration_update(NULL, 4, x), INVALID);
+  expect(fn, "x NULL", gemmi8_calibration_update(cal, 4, NULL), INVALID);
+  expect(fn, "count 0", gemmi8_calibration_update(cal, 0, x), INVALID);
+  expect(fn, "count 3 (channels 2)", gemmi8_calibration_update(cal, 3, x), INVALID);
+  expect(fn, "count SIZE_MAX - 1", gemmi8_calibration_update(cal, SIZE_MAX - 1, x), INVALID);
+  expect(fn, "a NaN", gemmi8_calibration_update(cal, 2, nan_one), INVALID);
+  fn = "gemmi8_calibration_range";
+  watch(f, sizeof(f));
+  watch(z, sizeof(z));
+  expect(fn, "valid call", gemmi8_calibration_range(cal, 99.0, f, f + 2), SUCCESS);
+  expect(fn, "cal NULL", gemmi8_calibration_range(NULL, 99.0, f, f + 2), INVALID);
+  expect(fn, "max NULL", gemmi8_calibration_range(cal, 99.0, f, NULL), INVALID);
+  expect(fn, "percentile 49", gemmi8_calibration_range(cal, 49.0, f, f + 2), INVALID);
+  expect(fn, "percentile NaN", gemmi8_calibration_range(cal, NAN, f, f + 2), INVALID);
+  expect(fn, "percentile 101", gemmi8_calibration_range(cal, 101.0, f, f + 2), INVALID);
+  unwatch_all();
+  gemmi8_calibration_destroy(cal);
+}
+
 void test_errors(void)
 {
   fixture fx;
@@ -1581,6 +1679,7 @@ void test_errors(void)
     q4_gemm_errors(&fx);
   }
   fixture_free(&fx);
+  qhelp_errors();
 }
 
 /* ---- status strings, version, ISA -------------------------------------------------------- */

@@ -22,6 +22,14 @@
  *     (a_stride == words, padded, a page per row), scale and bias of N floats, C
  *     (int32, float, bit rows).
  *   bit packing: the float, int8 and uint8 rows and the bit rows they become.
+ *   quantization helpers: the floats and bytes of gemmi8_quantize_f32 and
+ *     gemmi8_dequantize_f32 (rows x cols, contiguous) with exactly as many scales and
+ *     zero points as the axis has (1, rows, cols), both schemes and every range; the
+ *     count-long arrays of gemmi8_choose_qparams, gemmi8_quantize_bias (w_scale 1 or
+ *     count values) and gemmi8_requant_scales (scale, multiplier, shift); the values of
+ *     gemmi8_calibration_update and the per-channel min and max of
+ *     gemmi8_calibration_range. Their expected elements are those of the same call on
+ *     plain heap copies (test-qhelp.c checks the values against the references).
  *   qd8 / qdu8 (rows quantized at run time): B (both layouts), scale and bias (N
  *     floats), the packed output of exactly gemmi8_qd*_pack_size() bytes, the same
  *     sources for *_pack_alloc; A (int8 / uint8 rows of k bytes), a_scale and
@@ -141,6 +149,14 @@ enum entry {
   /* 4-bit weights for int8 rows (their GEMMs and linear layer are the qd8 ones) */
   E_QD8_PACK_Q4,
   E_QD8_PACK_Q4_ALLOC,
+  /* the quantization helpers */
+  E_CHOOSE_QPARAMS,
+  E_QUANTIZE_F32,
+  E_DEQUANTIZE_F32,
+  E_QUANTIZE_BIAS,
+  E_REQUANT_SCALES,
+  E_CALIBRATION_UPDATE,
+  E_CALIBRATION_RANGE,
   E_COUNT
 };
 
@@ -156,6 +172,9 @@ static const char* const entry_names[E_COUNT] = {
   "gemmi8_qd8_gemm_f32",     "gemmi8_qdu8_gemm_f32",    "gemmi8_qd8_gemm_f32_ex",
   "gemmi8_qdu8_gemm_f32_ex", "gemmi8_qd8_linear_f32",   "gemmi8_qdu8_linear_f32",
   "gemmi8_qd8_pack_q4",      "gemmi8_qd8_pack_q4_alloc",
+  "gemmi8_choose_qparams",   "gemmi8_quantize_f32",     "gemmi8_dequantize_f32",
+  "gemmi8_quantize_bias",    "gemmi8_requant_scales",   "gemmi8_calibration_update",
+  "gemmi8_calibration_range",
 };
 
 typedef struct api {
@@ -182,6 +201,19 @@ typedef struct api {
   void* out;          /* C, the packed buffer, the bit rows */
   size_t out_stride;  /* elements or words; packing: the packed size in bytes */
   void** allocated;   /* *_pack_alloc */
+  /* quantization helpers: m rows, n columns or count, k channels (calibration) */
+  gemmi8_qscheme qscheme;
+  gemmi8_qrange qrange;
+  gemmi8_qaxis qaxis;
+  const float* qscale; /* also w_scale */
+  const int32_t* qzp;
+  const float* qmax_in; /* choose_qparams: max */
+  float a_scale_f, c_scale_f;
+  int w_per_channel;
+  void* out2; /* a second output: zero points, multiplier, max */
+  void* out3; /* shift */
+  gemmi8_calibration* cal;
+  double percentile;
 } api;
 
 static gemmi8_status api_run(const api* x)
@@ -271,6 +303,23 @@ static gemmi8_status api_run(const api* x)
       return gemmi8_qd8_pack_q4(n, k, x->q4, x->out, x->out_stride);
     case E_QD8_PACK_Q4_ALLOC:
       return gemmi8_qd8_pack_q4_alloc(n, k, x->q4, x->allocated);
+    case E_CHOOSE_QPARAMS:
+      return gemmi8_choose_qparams(x->qscheme, x->qrange, n, x->in, x->qmax_in, x->out, x->out2);
+    case E_QUANTIZE_F32:
+      return gemmi8_quantize_f32(x->qscheme, x->qrange, x->qaxis, m, n, x->in, x->qscale, x->qzp,
+                                 x->out);
+    case E_DEQUANTIZE_F32:
+      return gemmi8_dequantize_f32(x->qrange, x->qaxis, m, n, x->in, x->qscale, x->qzp, x->out);
+    case E_QUANTIZE_BIAS:
+      return gemmi8_quantize_bias(x->qscheme, n, x->in, x->a_scale_f, x->qscale, x->w_per_channel,
+                                  x->out);
+    case E_REQUANT_SCALES:
+      return gemmi8_requant_scales(x->qscheme, n, x->a_scale_f, x->qscale, x->c_scale_f, x->out,
+                                   x->out2, x->out3);
+    case E_CALIBRATION_UPDATE:
+      return gemmi8_calibration_update(x->cal, n, x->in);
+    case E_CALIBRATION_RANGE:
+      return gemmi8_calibration_range(x->cal, x->percentile, x->out, x->out2);
     case E_COUNT:
       break;
   }
@@ -1669,6 +1718,175 @@ static void x_sweep(void)
   }
 }
 
+/* ---- quantization helpers ------------------------------------------------------------- */
+
+/* A fenced output of count elements, sealed, its expected elements copied from want. */
+static fenced* h_output(gcase* g, const char* name, t_elem elem, size_t count, const void* want)
+{
+  fenced* b = g_matrix(g, name, elem, 1, count, L_TIGHT);
+  t_fence_seal(&b->f);
+  memcpy(g_want(b, 0, 0), want, count * t_elem_size(elem));
+  return b;
+}
+
+static void h_side(size_t rows, size_t cols, unsigned serial_number, t_fence_side side)
+{
+  const gemmi8_qscheme scheme = (gemmi8_qscheme) (serial_number % 2);
+  const gemmi8_qrange range = (gemmi8_qrange) (serial_number / 2 % 3);
+  const gemmi8_qaxis axis = (gemmi8_qaxis) (serial_number / 6 % 3);
+  const size_t n = rows * cols;
+  const size_t count = axis == gemmi8_qaxis_tensor ? 1 : axis == gemmi8_qaxis_row ? rows : cols;
+  const int32_t qmin = range == gemmi8_qrange_u8 ? 0 : range == gemmi8_qrange_s8 ? -128 : -127;
+  const int32_t qmax = range == gemmi8_qrange_u8 ? 255 : 127;
+  float* x = t_alloc(n * sizeof(float));
+  float* scale = t_alloc(cols * rows * sizeof(float));
+  int32_t* zp = t_alloc(cols * rows * sizeof(int32_t));
+  for (size_t i = 0; i < n; i++) x[i] = random_float();
+  for (size_t i = 0; i < rows * cols; i++) {
+    scale[i] = (float) (0.01 + t_unit());
+    zp[i] = range == gemmi8_qrange_s8_symmetric ? 0 : (int32_t) t_range(qmin, qmax);
+  }
+  /* the expected outputs, from plain heap buffers */
+  uint8_t* q = t_alloc(n);
+  float* back = t_alloc(n * sizeof(float));
+  const char* names[] = {"onnx", "tflite"};
+  char what[96];
+  snprintf(what, sizeof(what), "%s, range %d, axis %d", names[scheme], (int) range, (int) axis);
+  if (gemmi8_quantize_f32(scheme, range, axis, rows, cols, x, scale, zp, q) != 0 ||
+      gemmi8_dequantize_f32(range, axis, rows, cols, q, scale, zp, back) != 0) {
+    t_fail("gemmi8_quantize_f32", "rows x cols = %zu x %zu, %s: a valid call failed", rows, cols, what);
+  }
+  gcase* g = g_begin(side);
+  snprintf(g->desc, sizeof(g->desc), "rows x cols = %zu x %zu", rows, cols);
+  const t_elem qelem = range == gemmi8_qrange_u8 ? T_U8 : T_S8;
+  {
+    const float* fx = g_array(g, "x", T_F32, x, n);
+    const float* fs = g_array(g, "scale", T_F32, scale, count);
+    const int32_t* fz = g_array(g, "zero_point", T_S32, zp, count);
+    fenced* out = h_output(g, "y", qelem, n, q);
+    const api call = {.entry = E_QUANTIZE_F32, .m = rows, .n = cols, .in = fx, .qscheme = scheme,
+                      .qrange = range, .qaxis = axis, .qscale = fs, .qzp = fz, .out = body(out)};
+    g_call(g, &call, what, NULL);
+  }
+  g_release(g, 0);
+  {
+    const uint8_t* fq = g_array(g, "q", qelem, q, n);
+    const float* fs = g_array(g, "scale", T_F32, scale, count);
+    const int32_t* fz = g_array(g, "zero_point", T_S32, zp, count);
+    fenced* out = h_output(g, "x", T_F32, n, back);
+    const api call = {.entry = E_DEQUANTIZE_F32, .m = rows, .n = cols, .in = fq, .qrange = range,
+                      .qaxis = axis, .qscale = fs, .qzp = fz, .out = body(out)};
+    g_call(g, &call, what, NULL);
+  }
+  g_release(g, 0);
+  /* count-long arrays: ranges, biases, scales (n of them) */
+  {
+    float* lo = t_alloc(n * sizeof(float));
+    float* hi = t_alloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++) {
+      const float a = (float) (t_unit() * 8.0 - 4.0), b = (float) (t_unit() * 8.0 - 4.0);
+      lo[i] = a < b ? a : b;
+      hi[i] = a < b ? b : a;
+    }
+    float* s = t_alloc(n * sizeof(float));
+    int32_t* z = t_alloc(n * sizeof(int32_t));
+    int32_t* bias = t_alloc(n * sizeof(int32_t));
+    int32_t* m = t_alloc(n * sizeof(int32_t));
+    int32_t* sh = t_alloc(n * sizeof(int32_t));
+    float* rs = t_alloc(n * sizeof(float));
+    const int per_channel = (int) (serial_number / 18 % 2);
+    if (gemmi8_choose_qparams(scheme, range, n, lo, hi, s, z) != 0 ||
+        gemmi8_quantize_bias(scheme, n, hi, 0.5f, scale, per_channel, bias) != 0 ||
+        gemmi8_requant_scales(scheme, n, 0.5f, scale, 0.25f, rs, m, sh) != 0) {
+      t_fail("gemmi8_choose_qparams", "%zu ranges, %s: a valid call failed", n, what);
+    }
+    const float* flo = g_array(g, "min", T_F32, lo, n);
+    const float* fhi = g_array(g, "max", T_F32, hi, n);
+    fenced* os = h_output(g, "scale", T_F32, n, s);
+    fenced* oz = h_output(g, "zero_point", T_S32, n, z);
+    const api c1 = {.entry = E_CHOOSE_QPARAMS, .n = n, .in = flo, .qmax_in = fhi, .qscheme = scheme,
+                    .qrange = range, .out = body(os), .out2 = body(oz)};
+    g_call(g, &c1, what, NULL);
+    g_release(g, 0);
+    const float* fb = g_array(g, "bias", T_F32, hi, n);
+    const float* fw = g_array(g, "w_scale", T_F32, scale, per_channel ? n : 1);
+    fenced* ob = h_output(g, "out", T_S32, n, bias);
+    const api c2 = {.entry = E_QUANTIZE_BIAS, .n = n, .in = fb, .qscheme = scheme, .a_scale_f = 0.5f,
+                    .qscale = fw, .w_per_channel = per_channel, .out = body(ob)};
+    g_call(g, &c2, per_channel ? "per channel" : "per tensor", NULL);
+    g_release(g, 0);
+    const float* fw2 = g_array(g, "w_scale", T_F32, scale, n);
+    fenced* ors = h_output(g, "scale", T_F32, n, rs);
+    fenced* om = h_output(g, "multiplier", T_S32, n, m);
+    fenced* osh = h_output(g, "shift", T_S32, n, sh);
+    const api c3 = {.entry = E_REQUANT_SCALES, .n = n, .qscheme = scheme, .a_scale_f = 0.5f,
+                    .qscale = fw2, .c_scale_f = 0.25f, .out = body(ors), .out2 = body(om),
+                    .out3 = body(osh)};
+    g_call(g, &c3, what, NULL);
+    g_release(g, 0);
+    free(lo);
+    free(hi);
+    free(s);
+    free(z);
+    free(bias);
+    free(m);
+    free(sh);
+    free(rs);
+  }
+  /* calibration: rows of cols channels */
+  {
+    gemmi8_calibration *cal = NULL, *plain = NULL;
+    float* x_finite = t_alloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++) x_finite[i] = isfinite(x[i]) ? x[i] : 1.0f;
+    float* lo = t_alloc(cols * sizeof(float));
+    float* hi = t_alloc(cols * sizeof(float));
+    if (gemmi8_calibration_create(cols, &cal) != 0 || gemmi8_calibration_create(cols, &plain) != 0 ||
+        gemmi8_calibration_update(plain, n, x_finite) != 0 ||
+        gemmi8_calibration_range(plain, 99.0, lo, hi) != 0) {
+      t_fail("gemmi8_calibration_update", "%zu channels: a valid call failed", cols);
+    } else {
+      const float* fx = g_array(g, "x", T_F32, x_finite, n);
+      const api c1 = {.entry = E_CALIBRATION_UPDATE, .n = n, .in = fx, .cal = cal};
+      g_call(g, &c1, "rows of channels", NULL);
+      g_release(g, 0);
+      fenced* ol = h_output(g, "min", T_F32, cols, lo);
+      fenced* oh = h_output(g, "max", T_F32, cols, hi);
+      const api c2 = {.entry = E_CALIBRATION_RANGE, .cal = cal, .percentile = 99.0,
+                      .out = body(ol), .out2 = body(oh)};
+      g_call(g, &c2, "percentile 99", NULL);
+      g_release(g, 0);
+    }
+    gemmi8_calibration_destroy(cal);
+    gemmi8_calibration_destroy(plain);
+    free(x_finite);
+    free(lo);
+    free(hi);
+  }
+  free(x);
+  free(scale);
+  free(zp);
+  free(q);
+  free(back);
+}
+
+static void h_sweep(void)
+{
+  static const size_t rows_full[] = {1, 2, 3, 4, 5, 7};
+  static const size_t cols_full[] = {1, 2, 3, 7, 15, 16, 17, 31, 32, 33, 47, 48, 49, 64, 65};
+  static const size_t cols_quick[] = {1, 3, 15, 16, 17, 33};
+  const size_t nr = t_quick ? 3 : T_COUNT(rows_full);
+  const list cols = LIST(cols_full, cols_quick);
+  unsigned serial_number = 0;
+  for (size_t r = 0; r < nr; r++) {
+    for (size_t c = 0; c < cols.count; c++) {
+      for (int side = 0; side < 2; side++) {
+        h_side(rows_full[r], cols.v[c], serial_number, side ? T_FENCE_START : T_FENCE_END);
+      }
+      serial_number += 7; /* steps through the 36 (scheme, range, axis, per channel) */
+    }
+  }
+}
+
 void test_guard(void)
 {
   serial = 0;
@@ -1681,6 +1899,7 @@ void test_guard(void)
   q4_sweep();
   b_sweep();
   x_sweep();
+  h_sweep();
   faults_release();
   g_unmap_all();
 }

@@ -12,6 +12,7 @@
  *   9. qd8_pack_tail_padding             qd8 / qdu8 packed bytes depend on the weights alone
  *  10. qd8_linear_range_overflow         a finite row whose scale would be infinite
  *  11. workspace_size_wrapped_write      a refused workspace size is not written
+ *  12. qhelp_sizes_near_size_max         the quantization helpers' counts and extents
  * The qd8 / qdu8 entry points (rows quantized at run time) are in 3 to 6 as well, and so
  * are the 4-bit weights (gemmi8_qd8_pack_q4*, the qd8 GEMM and linear layer over them).
  * Every call that must fail is checked for its status and for having written nothing.
@@ -958,6 +959,84 @@ static void workspace_size_wrapped_write(void)
            "gemmi8_qd8_linear_workspace_size(1, SIZE_MAX - 127): \"%s\", size %zu", sname(s), size);
 }
 
+/* ---- 12 -------------------------------------------------------------------------------- */
+
+/* The quantization helpers take counts and rows x cols from the caller and read and
+ * write arrays of them: a product that wraps (rows x cols beyond SIZE_MAX, or its bytes
+ * beyond PTRDIFF_MAX) must be refused before any read past the small buffers given
+ * here, and nothing written; so must counts whose arrays cannot exist, and calibration
+ * sizes whose histograms or counters would wrap. */
+static void qhelp_sizes_near_size_max(void)
+{
+  const char* defect = "defect 12 qhelp_sizes_near_size_max";
+  static const size_t dims[][2] = {
+    { SIZE_MAX, SIZE_MAX },
+    { SIZE_MAX / 2 + 1, 2 },         /* rows x cols = 2^64: wraps to 0 */
+    { (size_t) 1 << (sizeof(size_t) * 4), (size_t) 1 << (sizeof(size_t) * 4) }, /* wraps to 0 */
+    { 1, SIZE_MAX / 4 + 1 },         /* elements fit, float bytes do not */
+    { 3, (size_t) PTRDIFF_MAX / 8 }, /* float bytes past PTRDIFF_MAX */
+  };
+  const float x[4] = {1.0f, 2.0f, 3.0f, 4.0f}, one = 1.0f;
+  const int32_t zero = 0;
+  canary c;
+  for (size_t i = 0; i < T_COUNT(dims); i++) {
+    char what[96];
+    snprintf(what, sizeof(what), "rows %zu cols %zu", dims[i][0], dims[i][1]);
+    canary_init(&c);
+    expect_refused(defect, what,
+                   gemmi8_quantize_f32(gemmi8_qscheme_onnx, gemmi8_qrange_u8, gemmi8_qaxis_tensor,
+                                       dims[i][0], dims[i][1], x, &one, &zero, c.bytes),
+                   INVALID, &c);
+    expect_refused(defect, what,
+                   gemmi8_dequantize_f32(gemmi8_qrange_s8, gemmi8_qaxis_tensor, dims[i][0],
+                                         dims[i][1], x, &one, &zero, (float*) (void*) c.bytes),
+                   INVALID, &c);
+  }
+  static const size_t counts[] = { SIZE_MAX, SIZE_MAX / 4 + 1, (size_t) PTRDIFF_MAX / 2 };
+  for (size_t i = 0; i < T_COUNT(counts); i++) {
+    char what[64];
+    snprintf(what, sizeof(what), "count %zu", counts[i]);
+    canary_init(&c);
+    int32_t* out = (int32_t*) (void*) (c.bytes + 512);
+    expect_refused(defect, what,
+                   gemmi8_choose_qparams(gemmi8_qscheme_tflite, gemmi8_qrange_s8, counts[i], x, x,
+                                         (float*) (void*) c.bytes, out),
+                   INVALID, &c);
+    expect_refused(defect, what,
+                   gemmi8_quantize_bias(gemmi8_qscheme_onnx, counts[i], x, 1.0f, x, 0, out),
+                   INVALID, &c);
+    expect_refused(defect, what,
+                   gemmi8_requant_scales(gemmi8_qscheme_tflite, counts[i], 1.0f, x, 1.0f,
+                                         (float*) (void*) c.bytes, out, out + 64),
+                   INVALID, &c);
+  }
+  gemmi8_calibration* cal = NULL;
+  static const size_t channels[] = { SIZE_MAX, SIZE_MAX / 16384 + 1, (size_t) PTRDIFF_MAX / 16384 };
+  for (size_t i = 0; i < T_COUNT(channels); i++) {
+    const gemmi8_status st = gemmi8_calibration_create(channels[i], &cal);
+    t_expect((st == INVALID || st == gemmi8_status_out_of_memory) && cal == NULL, defect,
+             "gemmi8_calibration_create(%zu): \"%s\"%s", channels[i], sname(st),
+             cal == NULL ? "" : " (written)");
+    if (cal != NULL) {
+      gemmi8_calibration_destroy(cal);
+      cal = NULL;
+    }
+  }
+  if (gemmi8_calibration_create(1, &cal) == SUCCESS) {
+    expect_refused(defect, "calibration_update count SIZE_MAX",
+                   gemmi8_calibration_update(cal, SIZE_MAX, x), INVALID, NULL);
+    expect_refused(defect, "calibration_update count SIZE_MAX / 4 + 1",
+                   gemmi8_calibration_update(cal, SIZE_MAX / 4 + 1, x), INVALID, NULL);
+    float lo = 7.0f, hi = 7.0f;
+    expect_refused(defect, "calibration_range after refused updates",
+                   gemmi8_calibration_range(cal, 100.0, &lo, &hi), INVALID, NULL);
+    t_expect(lo == 7.0f && hi == 7.0f, defect, "calibration_range wrote without values");
+    gemmi8_calibration_destroy(cal);
+  } else {
+    t_fail(defect, "gemmi8_calibration_create(1) failed");
+  }
+}
+
 void test_hardening(void)
 {
   bin_pack_rows_extent_overflow();
@@ -971,4 +1050,5 @@ void test_hardening(void)
   qd8_pack_tail_padding();
   qd8_linear_range_overflow();
   workspace_size_wrapped_write();
+  qhelp_sizes_near_size_max();
 }

@@ -171,6 +171,7 @@ void test_errors(void);              /* test-errors.c: bad inputs of every entry
 void test_quantize_multiplier(void); /* test-requant.c */
 void test_qd8(void);              /* test-qd8.c: rows quantized at run time, float output */
 void test_quantize_rows(void);       /* test-qrows.c: dynamic row quantization (u8, s8) */
+void test_qhelp(void);               /* test-qhelp.c: quantization helpers, calibration */
 void test_requant(void);             /* test-requant.c: trap cases, shift sweep, float ref */
 void test_qgemm(void);               /* test-qgemm.c: qu8/qs8 sweeps against the reference */
 void test_bin(void);                 /* test-bin.c: binary GEMM and bit-packing helpers */

@@ -15,6 +15,8 @@
 #                        build directory (build-select-...); default: everything
 #   make size            text+data of libgemmi8.a per kernel set and per type; fails
 #                        above the budget of size-budget.txt for this ARCH and selection
+#   make digits          the digits networks (examples/digits/): accuracy of float,
+#                        int8 and binary, checked against examples/digits/expected.txt
 # ISA flags are given per file by the suffix of its name (-avx2.c, -avx512vnni.c,
 # ...); everything else compiles with no ISA flags.
 
@@ -497,6 +499,19 @@ $(BUILD)/net/gemmi8-net: $(BUILD)/net/obj/main.o $(BUILD)/net/libgnet.a $(LIBDIR
 	  $(LIBDIR)/libgemmi8.a $(if $(NET_PTHREADPOOL),-lpthreadpool) -lpthread -lm
 
 -include $(NET_OBJS:.o=.d) $(BUILD)/net/obj/main.d
+
+# The digits networks (examples/digits/): trained float weights quantized with the
+# helpers and run through the operators; `make digits` prints the accuracy table and
+# checks it against examples/digits/expected.txt (the runner for cross builds).
+DIGITS := $(BUILD)/digits/gemmi8-digits
+.PHONY: digits
+examples: $(DIGITS)
+digits: $(DIGITS)
+	$(RUNNER) $(abspath $(DIGITS)) -e examples/digits/expected.txt examples/digits/digits.g8d
+
+$(DIGITS): examples/digits/digits.c include/gemmi8.h $(LIBDIR)/libgemmi8.a Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(NET_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBDIR)/libgemmi8.a -lpthread -lm
 
 # ---- whole networks against ONNX Runtime (bench/net/README.md) --------------------
 # make bench-net: the example ResNet-18 and MobileNetV2 against ONNX Runtime running

@@ -17,6 +17,8 @@
 #                        above the budget of size-budget.txt for this ARCH and selection
 #   make digits          the digits networks (examples/digits/): accuracy of float,
 #                        int8 and binary, checked against examples/digits/expected.txt
+#   make python-test     the Python module's tests (python/; make python-digits: the
+#                        digits networks from Python, against the C program)
 # ISA flags are given per file by the suffix of its name (-avx2.c, -avx512vnni.c,
 # ...); everything else compiles with no ISA flags.
 
@@ -547,3 +549,30 @@ $(NET_BENCH): bench/net/bench-net.c bench/net/ort.c bench/net/ort.h examples/net
 	  $(SANFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ bench/net/bench-net.c bench/net/ort.c \
 	  $(BUILD)/net/libgnet.a $(LIBDIR)/libgemmi8.a $(if $(NET_PTHREADPOOL),-lpthreadpool) \
 	  -lpthread -lm -ldl
+
+# ---- Python module (python/) ------------------------------------------------------
+# python/gemmi8.py binds the shared library through ctypes (Debian's python3 and
+# numpy, nothing to build). make python-test runs its tests against $(LIBDIR)/libgemmi8.so
+# (ends with "N passed, N failed"); make python-overhead times small GEMMs from Python
+# and from C (python/overhead.py). Native builds only.
+.PHONY: python-test python-overhead
+python-test python-overhead: $(if $(CROSS),,lib)
+ifneq ($(CROSS),)
+	@echo "$@: native builds only (this is a cross build for $(ARCH))"; exit 1
+else
+	GEMMI8_LIBRARY=$(abspath $(LIBDIR))/libgemmi8.so /usr/bin/python3 \
+	  python/$(if $(filter python-test,$@),run_tests.py,overhead.py)
+endif
+
+# make python-digits: python/digits.py, the digits networks of examples/digits/ through
+# the Python module, checked against expected.txt and against the C program's logits
+# hashes (every int8 and binary row must agree). Native builds only.
+.PHONY: python-digits
+python-digits: $(if $(CROSS),,lib $(BUILD)/digits/gemmi8-digits)
+ifneq ($(CROSS),)
+	@echo "$@: native builds only (this is a cross build for $(ARCH))"; exit 1
+else
+	GEMMI8_LIBRARY=$(abspath $(LIBDIR))/libgemmi8.so /usr/bin/python3 python/digits.py \
+	  -e examples/digits/expected.txt -c $(abspath $(BUILD))/digits/gemmi8-digits \
+	  examples/digits/digits.g8d
+endif

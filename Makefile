@@ -208,7 +208,8 @@ $(BUILD)/libgemmi8-test.a: $(LIB_OBJS)
 
 # The README's examples (each ```c block a program) are compiled and run as part of
 # the tests: readme-example (a layer), readme-threads (the same on threads),
-# readme-conv (a convolution operator).
+# readme-conv (a convolution operator), readme-float (a float layer quantized by the
+# helpers).
 readme_block = awk -v want=$(1) '/^```c$$/ { b++; on = b == want; next } /^```$$/ { on = 0 } on' README.md
 $(BUILD)/readme-example.c: README.md
 	@mkdir -p $(dir $@)
@@ -219,6 +220,9 @@ $(BUILD)/readme-conv.c: README.md
 $(BUILD)/readme-threads.c: README.md
 	@mkdir -p $(dir $@)
 	$(call readme_block,2) > $@
+$(BUILD)/readme-float.c: README.md
+	@mkdir -p $(dir $@)
+	$(call readme_block,4) > $@
 
 $(BUILD)/readme-%: $(BUILD)/readme-%.c $(BUILD)/libgemmi8-test.a Makefile
 	$(CC) $(DEPFLAGS) $(BASEFLAGS) $(ARCHFLAGS) $(SANFLAGS) $(LDFLAGS) $(TEST_OPENMP) -o $@ $< \
@@ -230,7 +234,7 @@ $(BUILD)/readme-%: $(BUILD)/readme-%.c $(BUILD)/libgemmi8-test.a Makefile
 README_QU8   := $(filter qu8,$(SEL_TYPES))
 README_QU8S8 := $(filter qu8s8,$(SEL_TYPES))
 test: $(BUILD)/gemmi8-test $(if $(README_QU8),$(BUILD)/readme-example) \
-      $(if $(README_QU8S8),$(BUILD)/readme-threads $(BUILD)/readme-conv)
+      $(if $(README_QU8S8),$(BUILD)/readme-threads $(BUILD)/readme-conv $(BUILD)/readme-float)
 ifneq ($(README_QU8),)
 	$(RUNNER) $(abspath $(BUILD))/readme-example
 	GEMMI8_ISA=generic $(RUNNER) $(abspath $(BUILD))/readme-example | grep -q 'on generic: ok'
@@ -242,8 +246,9 @@ endif
 ifneq ($(README_QU8S8),)
 	$(RUNNER) $(abspath $(BUILD))/readme-threads
 	$(RUNNER) $(abspath $(BUILD))/readme-conv
+	$(RUNNER) $(abspath $(BUILD))/readme-float
 else
-	@echo "skipped: README examples 2 and 3 (qu8s8 is not in this build)"
+	@echo "skipped: README examples 2, 3 and 4 (qu8s8 is not in this build)"
 endif
 	$(RUNNER) $(abspath $(BUILD))/gemmi8-test
 

@@ -212,6 +212,14 @@ class TestInfo(Case):
         self.assertEqual(len(blocks), 1)
         exec(compile(blocks[0], "python/README.md", "exec"), {})
 
+    @need_type("qu8s8")
+    def test_top_readme_example(self):
+        # the repository README's Python block: the float layer through the helpers
+        text = open(os.path.join(HERE, "..", "README.md")).read()
+        blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+        self.assertEqual(len(blocks), 1)
+        exec(compile(blocks[0], "README.md", "exec"), {})
+
     def test_types_not_compiled(self):
         # every entry point of a type the build does not hold: unsupported parameter
         calls = {"qu8": lambda: gemmi8.pack_qu8(self.u8(2, 4), 0, 0),

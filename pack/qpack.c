@@ -199,13 +199,19 @@ gemmi8_status gemmi8_qs8_pack(size_t n, size_t k, const int8_t* b, size_t b_stri
 /* qu8s8: int8 B read as uint8 B + 128 with zero point 128 (exactly B) and packed for
  * the qu8 kernels. Where those store weights xor 0x80 (AVX-512) the packed weights
  * are B itself and the coefficient of the row sums is 0: no row sums at all. */
-static const int32_t* qu8s8_zero_points(size_t n, int32_t** owned)
+gemmi8_status gemmi8_qpack_qu8s8_into(const struct gemmi8_qgemm_config* cfg, uint32_t type,
+                                      size_t n, size_t k, const int8_t* b, size_t b_stride,
+                                      int kn, int32_t a_zero_point, const int32_t* bias,
+                                      void* packed)
 {
   size_t bytes;
   int32_t* zp = gemmi8_mul(n, sizeof(int32_t), &bytes) ? malloc(bytes) : NULL;
-  for (size_t j = 0; zp != NULL && j < n; j++) zp[j] = 128;
-  *owned = zp;
-  return zp;
+  if (zp == NULL) return gemmi8_status_out_of_memory;
+  for (size_t j = 0; j < n; j++) zp[j] = 128;
+  const struct gemmi8_qpack_source src = {(const uint8_t*) b, b_stride, kn, 0, 0x80};
+  gemmi8_qpack_into(cfg, type, n, k, &src, a_zero_point, zp, bias, packed);
+  free(zp);
+  return gemmi8_status_success;
 }
 
 gemmi8_status gemmi8_qu8s8_pack_size(size_t n, size_t k, size_t* size)
@@ -221,13 +227,8 @@ gemmi8_status gemmi8_qu8s8_pack(size_t n, size_t k, const int8_t* b, size_t b_st
   gemmi8_status status =
       check_pack(cfg, n, k, GEMMI8_QU8S8_MAX_K, b, b_stride, flags, packed, packed_size);
   if (status != gemmi8_status_success) return status;
-  int32_t* zp;
-  if (qu8s8_zero_points(n, &zp) == NULL) return gemmi8_status_out_of_memory;
-  const struct gemmi8_qpack_source src = {(const uint8_t*) b, b_stride,
-                                          (flags & GEMMI8_B_KN) != 0, 0, 0x80};
-  gemmi8_qpack_into(cfg, gemmi8_type_qu8s8, n, k, &src, a_zero_point, zp, bias, packed);
-  free(zp);
-  return gemmi8_status_success;
+  return gemmi8_qpack_qu8s8_into(cfg, gemmi8_type_qu8s8, n, k, b, b_stride,
+                                 (flags & GEMMI8_B_KN) != 0, a_zero_point, bias, packed);
 }
 
 /* Validates everything before allocating: a bad argument is invalid_parameter even

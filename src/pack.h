@@ -43,6 +43,15 @@ GEMMI8_INTERNAL void gemmi8_qpack_into(const struct gemmi8_qgemm_config* cfg, ui
                                        int32_t a_zero_point, const int32_t* b_zp,
                                        const int32_t* bias, void* packed);
 
+/* int8 weights for the qu8 kernels (read as uint8 B + 128 with zero point 128, exactly
+ * B: qu8s8 and qdu8), packed as gemmi8_qpack_into packs them, the header recording
+ * type; out_of_memory when the zero points cannot be allocated. */
+GEMMI8_INTERNAL gemmi8_status gemmi8_qpack_qu8s8_into(const struct gemmi8_qgemm_config* cfg,
+                                                      uint32_t type, size_t n, size_t k,
+                                                      const int8_t* b, size_t b_stride, int kn,
+                                                      int32_t a_zero_point, const int32_t* bias,
+                                                      void* packed);
+
 /* Binary weights: blocks of nr columns, kr depth words per group (the config's). */
 typedef void (*gemmi8_bpack_fn)(size_t nr, size_t kr, size_t n, size_t k, const uint64_t* b,
                                 size_t b_stride, int kn, size_t block_bytes, uint8_t* blocks);

@@ -19,6 +19,7 @@
 #include "packed.h"
 #include "parallel.h"
 #include "qgemm.h"
+#include "qrows.h"
 
 #if GEMMI8_KERNELS_q4
 
@@ -73,17 +74,6 @@ gemmi8_status gemmi8_qd8_pack_q4_size(size_t n, size_t k, size_t block, size_t* 
   return status;
 }
 
-static int finite_all(const float* x, size_t count)
-{
-  uint32_t bad = 0;
-  for (size_t i = 0; i < count; i++) {
-    uint32_t bits;
-    memcpy(&bits, &x[i], sizeof(bits));
-    bad |= (uint32_t) ((bits & 0x7f800000u) == 0x7f800000u);
-  }
-  return bad == 0;
-}
-
 static gemmi8_status check_source(size_t n, size_t k, const gemmi8_q4_weights* w,
                                   size_t* block_bytes, size_t* blocks_end, size_t* size)
 {
@@ -96,8 +86,8 @@ static gemmi8_status check_source(size_t n, size_t k, const gemmi8_q4_weights* w
   const size_t blocks = w->block != 0 ? gemmi8_divide_round_up(k, w->block) : 1;
   size_t extent, scales;
   if (!gemmi8_extent(n, row_bytes, w->b_stride, 1, &extent) || !gemmi8_mul(n, blocks, &scales) ||
-      !gemmi8_extent(1, scales, scales, sizeof(float), &extent) || !finite_all(w->scale, scales) ||
-      (w->bias != NULL && !finite_all(w->bias, n))) {
+      !gemmi8_extent(1, scales, scales, sizeof(float), &extent) || !gemmi8_qrow_valid(scales, w->scale, 0) ||
+      (w->bias != NULL && !gemmi8_qrow_valid(n, w->bias, 0))) {
     return gemmi8_status_invalid_parameter;
   }
   if (w->zero_point != NULL) {

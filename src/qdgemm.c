@@ -70,18 +70,6 @@ gemmi8_status gemmi8_qdu8_pack_size(size_t n, size_t k, size_t* size)
   return qd_pack_size(gemmi8_type_qdu8, n, k, size);
 }
 
-/* 1 if none of the count floats is NaN or infinite. */
-static int all_finite(const float* x, size_t count)
-{
-  uint32_t bad = 0;
-  for (size_t i = 0; i < count; i++) {
-    uint32_t bits;
-    memcpy(&bits, &x[i], sizeof(bits));
-    bad |= (uint32_t) ((bits & 0x7f800000u) == 0x7f800000u);
-  }
-  return bad == 0;
-}
-
 /* Everything but the destination; *size the packed size. */
 static gemmi8_status check_source(uint32_t type, size_t n, size_t k, const int8_t* b,
                                   size_t b_stride, uint32_t flags, const float* scale,
@@ -94,8 +82,8 @@ static gemmi8_status check_source(uint32_t type, size_t n, size_t k, const int8_
   if (status != gemmi8_status_success) return status;
   const size_t rows = (flags & GEMMI8_B_KN) ? k : n, cols = (flags & GEMMI8_B_KN) ? n : k;
   size_t extent;
-  if (!gemmi8_extent(rows, cols, b_stride, 1, &extent) || !all_finite(scale, n) ||
-      (bias != NULL && !all_finite(bias, n))) {
+  if (!gemmi8_extent(rows, cols, b_stride, 1, &extent) || !gemmi8_qrow_valid(n, scale, 0) ||
+      (bias != NULL && !gemmi8_qrow_valid(n, bias, 0))) {
     return gemmi8_status_invalid_parameter;
   }
   return gemmi8_status_success;
@@ -118,13 +106,8 @@ static gemmi8_status qd_pack(uint32_t type, size_t n, size_t k, const int8_t* b,
     gemmi8_qpack_into(cfg, type, n, k, &src, 0, NULL, NULL, packed);
   } else {
     /* as gemmi8_qu8s8_pack: B + 128 with zero point 128 on the qu8 kernels */
-    size_t zp_bytes;
-    int32_t* zp = gemmi8_mul(n, sizeof(int32_t), &zp_bytes) ? malloc(zp_bytes) : NULL;
-    if (zp == NULL) return gemmi8_status_out_of_memory;
-    for (size_t j = 0; j < n; j++) zp[j] = 128;
-    const struct gemmi8_qpack_source src = {(const uint8_t*) b, b_stride, kn, 0, 0x80};
-    gemmi8_qpack_into(cfg, type, n, k, &src, 0, zp, NULL, packed);
-    free(zp);
+    status = gemmi8_qpack_qu8s8_into(cfg, type, n, k, b, b_stride, kn, 0, NULL, packed);
+    if (status != gemmi8_status_success) return status;
   }
   uint8_t* tail = (uint8_t*) packed + blocks;
   int32_t* col_sum = (int32_t*) tail;
@@ -194,7 +177,7 @@ static int rows_valid(size_t m, const float* scale, const int32_t* zp, int32_t l
 {
   int32_t bad = 0;
   for (size_t i = 0; i < m; i++) bad |= (zp[i] < lo) | (zp[i] > hi);
-  return bad == 0 && all_finite(scale, m);
+  return bad == 0 && gemmi8_qrow_valid(m, scale, 0);
 }
 
 /* Pointers, extents and the packed weights of a GEMM call: the family's (qgemm) or 4-bit

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "qrows.h"
 
 /* src/ compiles with -Os, which does not vectorise: the array loops ask for -O2, whose
  * cost model (GCC 12 on) vectorises the blocks of 16 below and leaves the scalar tails
@@ -528,9 +529,7 @@ gemmi8_status gemmi8_calibration_update(gemmi8_calibration* cal, size_t count, c
       __builtin_add_overflow(cal->count, (uint64_t) (count / cal->channels), &total)) {
     return gemmi8_status_invalid_parameter;
   }
-  for (size_t i = 0; i < count; i++) {
-    if (!finite_f32(x[i])) return gemmi8_status_invalid_parameter;
-  }
+  if (!gemmi8_qrow_valid(count, x, 0)) return gemmi8_status_invalid_parameter;
   const size_t channels = cal->channels, rows = count / channels;
   for (size_t c = 0; c < channels; c++) {
     struct qh_channel* ch = &cal->ch[c];

@@ -247,7 +247,7 @@ class CnnQ8:
         self._addresses = (
             ({"onnx": 0, "tflite": 1}[scheme], 0, 0, 1, 64, self.x.ctypes.data,
              self.in_scale.ctypes.data, self.in_zp.ctypes.data, self.xq.ctypes.data),
-            self.conv1._op, self.dw._op, self.pw._op,
+            self.conv1._handle(), self.dw._handle(), self.pw._handle(),
             (1, 10, 512, self.a3.ctypes.data, 512, self.fc.address, self.acc.ctypes.data, 10))
 
     def forward(self, pixels):

@@ -557,20 +557,62 @@ def isa_env_status():
 
 
 # ---------------------------------------------------------------------------------
-# Thread pool
+# Objects of the library: thread pool, calibration, convolution
 # ---------------------------------------------------------------------------------
 
 
-class ThreadPool:
+class _Owner:
+    """The owner of a handle of the library: self._h (None before it is made and once
+    freed), freed by the class's _destroy through close() (again: nothing), at the
+    end of a with block, or when the object goes. self._lock serializes the calls
+    that use the handle."""
+
+    _destroy = None  # each subclass: staticmethod(the C function that frees the handle)
+    _h = None
+
+    def __init__(self):
+        self._lock = threading.Lock()
+
+    def _handle(self):
+        if not self._h:
+            raise ValueError("%s: closed" % type(self).__name__)
+        return self._h
+
+    def _closed(self):
+        """Called under the lock by close() once the handle is freed."""
+
+    def close(self):
+        """Frees the library's object (again: nothing)."""
+        if self._h:
+            with self._lock:
+                h, self._h = self._h, None
+                self._destroy(h)
+                self._closed()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        h = self._h
+        if h:
+            self._h = None
+            self._destroy(h)
+
+
+class ThreadPool(_Owner):
     """gemmi8's thread pool: threads threads in all, the calling one included (0: one
     per CPU this process may use). Pass it as pool= to the GEMMs and
-    Convolution.run; usable as a context manager (close() on exit). Calls with one
-    pool are serialized by a lock (the library runs one parallel-for at a time)."""
+    Convolution.run; usable as a context manager (close() on exit: joins the threads
+    and frees the pool). Calls with one pool are serialized by a lock (the library
+    runs one parallel-for at a time)."""
 
-    _destroy = _f.threadpool_destroy
+    _destroy = staticmethod(_f.threadpool_destroy)
 
     def __init__(self, threads=0, spin_us=None):
-        self._pool = None
+        super().__init__()
         threads = _int_in(threads, 0, 2**63, "threads", "gemmi8_threadpool_create")
         opts = _PoolOptions()
         _f.threadpool_options_init(ctypes.byref(opts))
@@ -580,10 +622,9 @@ class ThreadPool:
         st = _f.threadpool_create(threads, ctypes.byref(opts), ctypes.byref(handle))
         if st:
             _raise("gemmi8_threadpool_create", st)
-        self._pool = handle.value
-        self._lock = threading.Lock()
+        self._h = handle.value
         self._parallel = _Parallel()
-        st = _f.threadpool_parallel(self._pool, ctypes.byref(self._parallel))
+        st = _f.threadpool_parallel(self._h, ctypes.byref(self._parallel))
         if st:
             self.close()
             _raise("gemmi8_threadpool_parallel", st)
@@ -592,31 +633,12 @@ class ThreadPool:
     @property
     def threads(self):
         """Threads of the pool, the calling thread included (0 once closed)."""
-        return _f.threadpool_threads(self._pool) if self._pool else 0
+        return _f.threadpool_threads(self._h) if self._h else 0
 
     def _par(self):
-        if not self._pool:
+        if not self._h:
             raise ValueError("ThreadPool: the pool is closed")
         return self._ptr
-
-    def close(self):
-        """Joins the pool's threads and frees it (again: nothing)."""
-        if self._pool:
-            with self._lock:
-                pool, self._pool = self._pool, None
-                self._destroy(pool)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        pool = getattr(self, "_pool", None)
-        if pool:
-            self._pool = None
-            self._destroy(pool)
 
     def __repr__(self):
         return "ThreadPool(threads=%d)" % self.threads
@@ -628,6 +650,20 @@ def _with_pool(pool, call):
         raise TypeError("pool must be a gemmi8.ThreadPool, not %s" % type(pool).__name__)
     with pool._lock:
         return call(pool._par())
+
+
+def _call(name, pool, plain, ex, *args):
+    """plain(*args) without a pool, else ex(*args, the pool's parallel-for) under its
+    lock (plain None: ex(*args, None) without a pool); raises Error for a status
+    other than success."""
+    if pool is not None:
+        st = _with_pool(pool, lambda par: ex(*args, par))
+    elif plain is not None:
+        st = plain(*args)
+    else:
+        st = ex(*args, None)
+    if st:
+        _raise(name, st)
 
 
 # ---------------------------------------------------------------------------------
@@ -857,6 +893,16 @@ def _qparams_arrays(scale, zero_point, count, fn):
     return s, sp, zp, zpp
 
 
+def _out_like(out, shape, dt, fn):
+    """out (checked: C-contiguous, writeable, of shape and dt), or a new array."""
+    if out is None:
+        return np.empty(shape, dt)
+    _contig(out, dt, "out", fn)
+    if out.shape != shape or not out.flags.writeable:
+        raise ValueError("%s: out must be a writeable array of shape %s" % (fn, shape))
+    return out
+
+
 def quantize_f32(x, scale, zero_point=0, qrange="u8", scheme="onnx", axis="tensor", out=None):
     """Quantizes a C-contiguous float32 array (gemmi8_quantize_f32) into uint8 ("u8")
     or int8 of the same shape. axis "tensor": one scale and zero point; "row": one a
@@ -872,13 +918,7 @@ def quantize_f32(x, scale, zero_point=0, qrange="u8", scheme="onnx", axis="tenso
     ax = _enum(axis, _QAXES, "axis", fn)
     rows, cols, count = _axis_shape(x.shape, ax, fn)
     s, sp, zp, zpp = _qparams_arrays(scale, zero_point, count, fn)
-    dt = _U8 if rng == 0 else _S8
-    if out is None:
-        out = np.empty(x.shape, dt)
-    else:
-        _contig(out, dt, "out", fn)
-        if out.shape != x.shape or not out.flags.writeable:
-            raise ValueError("%s: out must be a writeable array of shape %s" % (fn, x.shape))
+    out = _out_like(out, x.shape, _U8 if rng == 0 else _S8, fn)
     st = c(sch, rng, ax, rows, cols, px, sp, zpp, out.ctypes.data)
     if st:
         _raise(fn, st)
@@ -902,12 +942,7 @@ def dequantize_f32(q, scale, zero_point=0, axis="tensor", qrange=None, out=None)
     ax = _enum(axis, _QAXES, "axis", fn)
     rows, cols, count = _axis_shape(q.shape, ax, fn)
     s, sp, zp, zpp = _qparams_arrays(scale, zero_point, count, fn)
-    if out is None:
-        out = np.empty(q.shape, _F32)
-    else:
-        _contig(out, _F32, "out", fn)
-        if out.shape != q.shape or not out.flags.writeable:
-            raise ValueError("%s: out must be a writeable array of shape %s" % (fn, q.shape))
+    out = _out_like(out, q.shape, _F32, fn)
     st = c(rng, ax, rows, cols, pq, sp, zpp, out.ctypes.data)
     if st:
         _raise(fn, st)
@@ -952,28 +987,23 @@ def requant_scales(a_scale, w_scale, c_scale, scheme="onnx"):
     return scale, mult, shift
 
 
-class Calibration:
+class Calibration(_Owner):
     """Ranges of activations over sample inputs (gemmi8_calibration_*). channels 1:
     one range over every value; C > 1: a range per channel of values given as rows of
     C (the last dimension of NHWC pixels). Usable as a context manager."""
 
+    _destroy = staticmethod(_f.calibration_destroy)
+
     def __init__(self, channels=1):
         fn = "gemmi8_calibration_create"
         c = _need(fn)
-        self._cal = None
-        self._destroy = _f.calibration_destroy
+        super().__init__()
         self.channels = _int_in(channels, 0, 2**63, "channels", fn)
         h = ctypes.c_void_p()
         st = c(self.channels, ctypes.byref(h))
         if st:
             _raise(fn, st)
-        self._cal = h.value
-        self._lock = threading.Lock()
-
-    def _handle(self):
-        if not self._cal:
-            raise ValueError("Calibration: closed")
-        return self._cal
+        self._h = h.value
 
     def update(self, x):
         """Records the values of a C-contiguous float32 array (size a multiple of
@@ -996,24 +1026,6 @@ class Calibration:
         if st:
             _raise(fn, st)
         return lo, hi
-
-    def close(self):
-        if self._cal:
-            with self._lock:
-                cal, self._cal = self._cal, None
-                self._destroy(cal)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        cal = getattr(self, "_cal", None)
-        if cal:
-            self._cal = None
-            self._destroy(cal)
 
 
 # ---------------------------------------------------------------------------------
@@ -1169,6 +1181,15 @@ def _opt_vec(x, dt, n, name, fn):
     return None if x is None else _vec(x, dt, n, name, fn)
 
 
+def _b_zero_point(b_zero_point, n, fn):
+    """qu8's weight zero point, an int or a uint8 array of n: (the array, which the
+    caller holds through the call, its address, 1 per channel or 0 per tensor)."""
+    if isinstance(b_zero_point, np.ndarray):
+        return b_zero_point, _vec(b_zero_point, _U8, n, "b_zero_point", fn), 1
+    bzp = np.array([_int_in(b_zero_point, 0, 255, "b_zero_point", fn)], _U8)
+    return bzp, bzp.ctypes.data, 0
+
+
 def pack_qu8(b, a_zero_point, b_zero_point, bias=None, layout="nk", buffer=None):
     """Packs uint8 weights, N x K (layout "nk") or K x N ("kn"). b_zero_point: an int
     (per tensor) or a uint8 array of N (per channel); bias: int32 array of N or None.
@@ -1177,14 +1198,7 @@ def pack_qu8(b, a_zero_point, b_zero_point, bias=None, layout="nk", buffer=None)
     fn = "gemmi8_qu8_pack"
     flags, n, k, pb, bs = _pack_common(b, _U8, layout, fn)
     azp = _int_in(a_zero_point, 0, 255, "a_zero_point", fn)
-    if isinstance(b_zero_point, np.ndarray):
-        bzp = b_zero_point
-        pz = _vec(bzp, _U8, n, "b_zero_point", fn)
-        per = 1
-    else:
-        bzp = np.array([_int_in(b_zero_point, 0, 255, "b_zero_point", fn)], _U8)
-        pz = bzp.ctypes.data
-        per = 0
+    bzp, pz, per = _b_zero_point(b_zero_point, n, fn)
     pbias = _opt_vec(bias, _S32, n, "bias", fn)
     return _finish_pack(
         "qu8", n, k, fn,
@@ -1193,55 +1207,45 @@ def pack_qu8(b, a_zero_point, b_zero_point, bias=None, layout="nk", buffer=None)
         buffer)
 
 
-def pack_qs8(b, a_zero_point, bias=None, layout="nk", buffer=None):
-    """Packs int8 symmetric weights for int8 activations of zero point a_zero_point."""
-    fn = "gemmi8_qs8_pack"
-    flags, n, k, pb, bs = _pack_common(b, _S8, layout, fn)
-    azp = _int_in(a_zero_point, -128, 127, "a_zero_point", fn)
-    pbias = _opt_vec(bias, _S32, n, "bias", fn)
-    return _finish_pack(
-        "qs8", n, k, fn,
-        lambda h: _f.qs8_pack_alloc(n, k, pb, bs, flags, azp, pbias, h),
-        lambda p, size: _f.qs8_pack(n, k, pb, bs, flags, azp, pbias, p, size),
-        buffer)
-
-
-def pack_qu8s8(b, a_zero_point, bias=None, layout="nk", buffer=None):
-    """Packs int8 symmetric weights for uint8 activations of zero point a_zero_point."""
-    fn = "gemmi8_qu8s8_pack"
-    flags, n, k, pb, bs = _pack_common(b, _S8, layout, fn)
-    azp = _int_in(a_zero_point, 0, 255, "a_zero_point", fn)
-    pbias = _opt_vec(bias, _S32, n, "bias", fn)
-    return _finish_pack(
-        "qu8s8", n, k, fn,
-        lambda h: _f.qu8s8_pack_alloc(n, k, pb, bs, flags, azp, pbias, h),
-        lambda p, size: _f.qu8s8_pack(n, k, pb, bs, flags, azp, pbias, p, size),
-        buffer)
-
-
-def _pack_qd(kind, b, scale, bias, layout, buffer):
+def _pack_s8(kind, b, first, bias, layout, buffer):
+    """Packs int8 weights for kind "qs8" or "qu8s8" (first: the activations' zero
+    point; bias int32) or "qd8" or "qdu8" (first: the weights' float32 scales; bias
+    float32)."""
     fn = "gemmi8_%s_pack" % kind
     flags, n, k, pb, bs = _pack_common(b, _S8, layout, fn)
-    ps = _vec(scale, _F32, n, "scale", fn)
-    pbias = _opt_vec(bias, _F32, n, "bias", fn)
+    if kind in ("qd8", "qdu8"):
+        args = (_vec(first, _F32, n, "scale", fn), _opt_vec(bias, _F32, n, "bias", fn))
+    else:
+        lo, hi = (-128, 127) if kind == "qs8" else (0, 255)
+        args = (_int_in(first, lo, hi, "a_zero_point", fn), _opt_vec(bias, _S32, n, "bias", fn))
     alloc = getattr(_f, kind + "_pack_alloc")
     into = getattr(_f, kind + "_pack")
     return _finish_pack(
         kind, n, k, fn,
-        lambda h: alloc(n, k, pb, bs, flags, ps, pbias, h),
-        lambda p, size: into(n, k, pb, bs, flags, ps, pbias, p, size),
+        lambda h: alloc(n, k, pb, bs, flags, *args, h),
+        lambda p, size: into(n, k, pb, bs, flags, *args, p, size),
         buffer)
+
+
+def pack_qs8(b, a_zero_point, bias=None, layout="nk", buffer=None):
+    """Packs int8 symmetric weights for int8 activations of zero point a_zero_point."""
+    return _pack_s8("qs8", b, a_zero_point, bias, layout, buffer)
+
+
+def pack_qu8s8(b, a_zero_point, bias=None, layout="nk", buffer=None):
+    """Packs int8 symmetric weights for uint8 activations of zero point a_zero_point."""
+    return _pack_s8("qu8s8", b, a_zero_point, bias, layout, buffer)
 
 
 def pack_qd8(b, scale, bias=None, layout="nk", buffer=None):
     """Packs int8 weights with a float32 scale a channel (and float32 bias or None)
     for qd8_gemm_f32 / qd8_linear_f32 (int8 rows)."""
-    return _pack_qd("qd8", b, scale, bias, layout, buffer)
+    return _pack_s8("qd8", b, scale, bias, layout, buffer)
 
 
 def pack_qdu8(b, scale, bias=None, layout="nk", buffer=None):
     """As pack_qd8, for qdu8_gemm_f32 / qdu8_linear_f32 (uint8 rows)."""
-    return _pack_qd("qdu8", b, scale, bias, layout, buffer)
+    return _pack_s8("qdu8", b, scale, bias, layout, buffer)
 
 
 def pack_qd8_q4(b, k, scale, zero_point=None, bias=None, block=0, buffer=None):
@@ -1308,26 +1312,28 @@ def _packed(p, kind, fn):
 # ---------------------------------------------------------------------------------
 
 
+def _operands(a, dt, what, packed, kind, name):
+    """A (M x K, dt) and weights packed for kind: (M, N, K, A's address, A's row
+    stride, the packed weights' address)."""
+    n, k, pb = _packed(packed, kind, name)
+    m, ka, pa, sa = _mat(a, dt, what, name)
+    if ka != k:
+        raise ValueError("%s: %s has %d columns, the weights K = %d" % (name, what, ka, k))
+    return m, n, k, pa, sa, pb
+
+
 def _make_gemm(kind, in_dt, out_dt, signed):
     name = "gemmi8_%s_gemm" % kind
     plain = getattr(_f, kind + "_gemm")
     ex = getattr(_f, kind + "_gemm_ex")
 
     def gemm(a, packed, requant, out=None, pool=None):
-        n, k, pb = _packed(packed, kind, name)
-        m, ka, pa, sa = _mat(a, in_dt, "a", name)
-        if ka != k:
-            raise ValueError("%s: a has %d columns, the weights K = %d" % (name, ka, k))
+        m, n, k, pa, sa, pb = _operands(a, in_dt, "a", packed, kind, name)
         if not isinstance(requant, Requant):
             raise TypeError("%s: requant must be a gemmi8.Requant" % name)
         rq = requant._ptr(n, signed, name)
         c, pc, sc = _out_mat(out, m, n, out_dt, "out", name)
-        if pool is None:
-            st = plain(m, n, k, pa, sa, pb, rq, pc, sc)
-        else:
-            st = _with_pool(pool, lambda par: ex(m, n, k, pa, sa, pb, rq, pc, sc, par))
-        if st:
-            _raise(name, st)
+        _call(name, pool, plain, ex, m, n, k, pa, sa, pb, rq, pc, sc)
         return c
 
     gemm.__name__ = gemm.__qualname__ = kind + "_gemm"
@@ -1344,17 +1350,9 @@ def _make_gemm_s32(kind, in_dt):
     ex = getattr(_f, kind + "_gemm_s32_ex")
 
     def gemm_s32(a, packed, out=None, pool=None):
-        n, k, pb = _packed(packed, kind, name)
-        m, ka, pa, sa = _mat(a, in_dt, "a", name)
-        if ka != k:
-            raise ValueError("%s: a has %d columns, the weights K = %d" % (name, ka, k))
+        m, n, k, pa, sa, pb = _operands(a, in_dt, "a", packed, kind, name)
         c, pc, sc = _out_mat(out, m, n, _S32, "out", name)
-        if pool is None:
-            st = plain(m, n, k, pa, sa, pb, pc, sc)
-        else:
-            st = _with_pool(pool, lambda par: ex(m, n, k, pa, sa, pb, pc, sc, par))
-        if st:
-            _raise(name, st)
+        _call(name, pool, plain, ex, m, n, k, pa, sa, pb, pc, sc)
         return c
 
     gemm_s32.__name__ = gemm_s32.__qualname__ = kind + "_gemm_s32"
@@ -1383,22 +1381,13 @@ def _make_qd_gemm(kind, in_dt):
 
     def gemm_f32(a, a_scale, a_zero_point, packed, out_min=-math.inf, out_max=math.inf,
                  out=None, pool=None):
-        n, k, pb = _packed(packed, kind, name)
-        m, ka, pa, sa = _mat(a, in_dt, "a", name)
-        if ka != k:
-            raise ValueError("%s: a has %d columns, the weights K = %d" % (name, ka, k))
+        m, n, k, pa, sa, pb = _operands(a, in_dt, "a", packed, kind, name)
         ps = _vec(a_scale, _F32, m, "a_scale", name)
         pz = _vec(a_zero_point, _S32, m, "a_zero_point", name)
         lo = _float(out_min, "out_min", name)
         hi = _float(out_max, "out_max", name)
         c, pc, sc = _out_mat(out, m, n, _F32, "out", name)
-        if pool is None:
-            st = plain(m, n, k, pa, sa, ps, pz, pb, lo, hi, pc, sc)
-        else:
-            st = _with_pool(pool, lambda par: ex(m, n, k, pa, sa, ps, pz, pb, lo, hi, pc,
-                                                 sc, par))
-        if st:
-            _raise(name, st)
+        _call(name, pool, plain, ex, m, n, k, pa, sa, ps, pz, pb, lo, hi, pc, sc)
         return c
 
     gemm_f32.__name__ = gemm_f32.__qualname__ = kind + "_gemm_f32"
@@ -1433,10 +1422,7 @@ def _make_linear(kind):
 
     def linear_f32(x, packed, out_min=-math.inf, out_max=math.inf, out=None,
                    workspace=None, pool=None):
-        n, k, pb = _packed(packed, kind, name)
-        m, kx, px, sx = _mat(x, _F32, "x", name)
-        if kx != k:
-            raise ValueError("%s: x has %d columns, the weights K = %d" % (name, kx, k))
+        m, n, k, px, sx, pb = _operands(x, _F32, "x", packed, kind, name)
         lo = _float(out_min, "out_min", name)
         hi = _float(out_max, "out_max", name)
         c, pc, sc = _out_mat(out, m, n, _F32, "out", name)
@@ -1449,13 +1435,7 @@ def _make_linear(kind):
                 raise ValueError("%s: workspace must be a writeable contiguous uint8 "
                                  "array at a 64-byte boundary (linear_workspace())" % name)
             pw, ws = workspace.ctypes.data, workspace.shape[0]
-        if pool is None:
-            st = cfn(m, n, k, px, sx, pb, lo, hi, pc, sc, pw, ws, None)
-        else:
-            st = _with_pool(pool, lambda par: cfn(m, n, k, px, sx, pb, lo, hi, pc, sc, pw,
-                                                  ws, par))
-        if st:
-            _raise(name, st)
+        _call(name, pool, None, cfn, m, n, k, px, sx, pb, lo, hi, pc, sc, pw, ws)
         return c
 
     linear_f32.__name__ = linear_f32.__qualname__ = kind + "_linear_f32"
@@ -1517,52 +1497,33 @@ def bin_gemm_s32(a, packed, out=None, pool=None):
     name = "gemmi8_bin_gemm_s32"
     n, k, pb, m, pa, sa = _bin_a(a, packed, name)
     c, pc, sc = _out_mat(out, m, n, _S32, "out", name)
-    if pool is None:
-        st = _f.bin_gemm_s32(m, n, k, pa, sa, pb, pc, sc)
-    else:
-        st = _with_pool(pool, lambda par: _f.bin_gemm_s32_ex(m, n, k, pa, sa, pb, pc, sc,
-                                                             par))
-    if st:
-        _raise(name, st)
+    _call(name, pool, _f.bin_gemm_s32, _f.bin_gemm_s32_ex, m, n, k, pa, sa, pb, pc, sc)
     return c
 
 
-def _bin_epilogue(scale, bias, n, name):
+def _bin_gemm_scaled(name, plain, ex, bits, a, packed, scale, bias, out, pool):
+    """bin_gemm_f32 (bits False) and bin_gemm_bits (bits True)."""
+    n, k, pb, m, pa, sa = _bin_a(a, packed, name)
     ps = _opt_vec(scale, _F32, n, "scale", name)
     pbias = _opt_vec(bias, _F32, n, "bias", name)
-    return ps, pbias
+    if bits:
+        c, pc, sc = _out_mat(out, m, bin_words(n), _U64, "out", name)
+    else:
+        c, pc, sc = _out_mat(out, m, n, _F32, "out", name)
+    _call(name, pool, plain, ex, m, n, k, pa, sa, pb, ps, pbias, pc, sc)
+    return c
 
 
 def bin_gemm_f32(a, packed, scale=None, bias=None, out=None, pool=None):
     """C (M x N, float32) = acc * scale[n] + bias[n] (float32 arrays of N or None)."""
-    name = "gemmi8_bin_gemm_f32"
-    n, k, pb, m, pa, sa = _bin_a(a, packed, name)
-    ps, pbias = _bin_epilogue(scale, bias, n, name)
-    c, pc, sc = _out_mat(out, m, n, _F32, "out", name)
-    if pool is None:
-        st = _f.bin_gemm_f32(m, n, k, pa, sa, pb, ps, pbias, pc, sc)
-    else:
-        st = _with_pool(pool, lambda par: _f.bin_gemm_f32_ex(m, n, k, pa, sa, pb, ps, pbias,
-                                                             pc, sc, par))
-    if st:
-        _raise(name, st)
-    return c
+    return _bin_gemm_scaled("gemmi8_bin_gemm_f32", _f.bin_gemm_f32, _f.bin_gemm_f32_ex,
+                            False, a, packed, scale, bias, out, pool)
 
 
 def bin_gemm_bits(a, packed, scale=None, bias=None, out=None, pool=None):
     """C (M x bin_words(N), uint64): bit n set where acc * scale[n] + bias[n] < 0."""
-    name = "gemmi8_bin_gemm_bits"
-    n, k, pb, m, pa, sa = _bin_a(a, packed, name)
-    ps, pbias = _bin_epilogue(scale, bias, n, name)
-    c, pc, sc = _out_mat(out, m, bin_words(n), _U64, "out", name)
-    if pool is None:
-        st = _f.bin_gemm_bits(m, n, k, pa, sa, pb, ps, pbias, pc, sc)
-    else:
-        st = _with_pool(pool, lambda par: _f.bin_gemm_bits_ex(m, n, k, pa, sa, pb, ps, pbias,
-                                                              pc, sc, par))
-    if st:
-        _raise(name, st)
-    return c
+    return _bin_gemm_scaled("gemmi8_bin_gemm_bits", _f.bin_gemm_bits, _f.bin_gemm_bits_ex,
+                            True, a, packed, scale, bias, out, pool)
 
 
 def bin_max_pool(input, channels, pool_size, stride=None, padding=0, out=None):
@@ -1615,7 +1576,7 @@ def conv_output_size(size, kernel, stride=1, dilation=1, padding_before=0, paddi
     return (total - span) // stride + 1
 
 
-class Convolution:
+class Convolution(_Owner):
     """A 2-D NHWC convolution operator (gemmi8_*_convolution_create, setup, run,
     memory, destroy).
 
@@ -1640,15 +1601,14 @@ class Convolution:
     references to both until the next setup.
     """
 
-    _destroy = _f.convolution_destroy
+    _destroy = staticmethod(_f.convolution_destroy)
 
     def __init__(self, type, weights, *, groups=1, stride=1, dilation=1, padding=0,
                  a_zero_point=0, b_zero_point=0, bias=None, requant=None,
                  input_channels=None, output="s32", multiplier=None,
                  output_min=-math.inf, output_max=math.inf, threshold=None, greater=None,
                  zero_padding=False):
-        self._op = None
-        self._lock = threading.Lock()
+        super().__init__()
         self.type = type
         if type not in ("qu8", "qs8", "qu8s8", "bin"):
             raise ValueError("Convolution: type must be 'qu8', 'qs8', 'qu8s8' or 'bin', "
@@ -1722,14 +1682,7 @@ class Convolution:
                     raise TypeError("%s: requant must be a gemmi8.Requant" % fn)
                 rq = requant._ptr(n, signed, fn)
             if type == "qu8":
-                if isinstance(b_zero_point, np.ndarray):
-                    bzp = b_zero_point
-                    pz = _vec(bzp, _U8, n, "b_zero_point", fn)
-                    per = 1
-                else:
-                    bzp = np.array([_int_in(b_zero_point, 0, 255, "b_zero_point", fn)], _U8)
-                    pz = bzp.ctypes.data
-                    per = 0
+                bzp, pz, per = _b_zero_point(b_zero_point, n, fn)
                 if rq is not None:
                     st = _f.qu8_convolution_create(ctypes.byref(g), pw, azp, pz, per, pbias,
                                                    rq, ctypes.byref(h))
@@ -1749,7 +1702,7 @@ class Convolution:
             self.out_channels = n
         if st:
             _raise(fn, st)
-        self._op = h.value
+        self._h = h.value
         self._key = None
         self._input = None
         self._output = None
@@ -1763,11 +1716,6 @@ class Convolution:
                 conv_output_size(input_width, g["kernel_width"], g["stride_width"],
                                  g["dilation_width"], g["padding_left"], g["padding_right"]),
                 self.out_channels)
-
-    def _handle(self):
-        if not self._op:
-            raise ValueError("Convolution: closed")
-        return self._op
 
     def _setup(self, input, out):
         fn = "gemmi8_convolution_setup"
@@ -1853,25 +1801,9 @@ class Convolution:
             _raise("gemmi8_convolution_memory", st)
         return a.value, b.value
 
-    def close(self):
-        """Frees the operator (again: nothing)."""
-        if self._op:
-            with self._lock:
-                op, self._op = self._op, None
-                self._destroy(op)
-                self._input = self._output = self._key = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        op = getattr(self, "_op", None)
-        if op:
-            self._op = None
-            self._destroy(op)
+    def _closed(self):
+        # the input and output the freed operator pointed into, and its setup
+        self._input = self._output = self._key = None
 
     def __repr__(self):
         g = self.geometry

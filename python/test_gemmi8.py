@@ -528,13 +528,18 @@ class TestGemm8(Case):
 # ---------------------------------------------------------------------------------
 
 
+def ref_rows_range(x):
+    """rmin, rmax of each row: its min and max, widened to take in 0."""
+    f = F32
+    lo = x.min(axis=1)
+    hi = x.max(axis=1)
+    return np.where(lo < f(0), lo, f(0)).astype(f), np.where(hi > f(0), hi, f(0)).astype(f)
+
+
 def ref_rows_u8(x):
     f = F32
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        lo = x.min(axis=1)
-        hi = x.max(axis=1)
-        rmin = np.where(lo < f(0), lo, f(0)).astype(f)
-        rmax = np.where(hi > f(0), hi, f(0)).astype(f)
+        rmin, rmax = ref_rows_range(x)
         scale = np.where(rmax == rmin, f(1), (rmax - rmin) / f(255)).astype(f)
         z = (f(0) - rmin / scale).astype(f)
         z = np.where(z < f(255), z, f(255))
@@ -550,10 +555,7 @@ def ref_rows_u8(x):
 def ref_rows_s8(x):
     f = F32
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        lo = x.min(axis=1)
-        hi = x.max(axis=1)
-        rmin = np.where(lo < f(0), lo, f(0)).astype(f)
-        rmax = np.where(hi > f(0), hi, f(0)).astype(f)
+        rmin, rmax = ref_rows_range(x)
         inv = np.where(rmin == rmax, f(1), f(255) / (rmax - rmin)).astype(f)
         dmin = (rmin * inv).astype(f)
         dmax = (rmax * inv).astype(f)
@@ -1023,22 +1025,18 @@ class TestThreads(Case):
                     one = gemm(a, p, rq)
                     self.assertEqualArrays(gemm(a, p, rq, pool=pool), one, t)
                 self.assertEqualArrays(gemm_s32(a, p, pool=pool), gemm_s32(a, p), t)
-            if "qs8" in TYPES:
+            for t, kind, quantize_rows in (("qs8", "qd8", gemmi8.quantize_rows_s8),
+                                           ("qu8s8", "qdu8", gemmi8.quantize_rows_u8)):
+                if t not in TYPES:
+                    continue
                 x = self.rng.normal(0, 1, (m, k)).astype(F32)
-                p = gemmi8.pack_qd8(self.s8(n, k), np.full(n, 0.01, F32))
-                self.assertBitsEqual(gemmi8.qd8_linear_f32(x, p, pool=pool),
-                                     gemmi8.qd8_linear_f32(x, p))
-                y, s, z = gemmi8.quantize_rows_s8(x)
-                self.assertBitsEqual(gemmi8.qd8_gemm_f32(y, s, z, p, pool=pool),
-                                     gemmi8.qd8_gemm_f32(y, s, z, p))
-            if "qu8s8" in TYPES:
-                x = self.rng.normal(0, 1, (m, k)).astype(F32)
-                p = gemmi8.pack_qdu8(self.s8(n, k), np.full(n, 0.01, F32))
-                self.assertBitsEqual(gemmi8.qdu8_linear_f32(x, p, pool=pool),
-                                     gemmi8.qdu8_linear_f32(x, p))
-                y, s, z = gemmi8.quantize_rows_u8(x)
-                self.assertBitsEqual(gemmi8.qdu8_gemm_f32(y, s, z, p, pool=pool),
-                                     gemmi8.qdu8_gemm_f32(y, s, z, p))
+                p = getattr(gemmi8, "pack_" + kind)(self.s8(n, k), np.full(n, 0.01, F32))
+                linear = getattr(gemmi8, kind + "_linear_f32")
+                gemm_f32 = getattr(gemmi8, kind + "_gemm_f32")
+                self.assertBitsEqual(linear(x, p, pool=pool), linear(x, p), kind)
+                y, s, z = quantize_rows(x)
+                self.assertBitsEqual(gemm_f32(y, s, z, p, pool=pool), gemm_f32(y, s, z, p),
+                                     kind)
             if "bin" in TYPES:
                 kb = 1000
                 a = bits_of(1 - 2 * self.rng.integers(0, 2, (m, kb)))

@@ -62,19 +62,20 @@ def sign(v):
     return np.where(v >= 0, np.float32(1), np.float32(-1)).astype(np.float32)
 
 
-def conv2d(x, w, stride, pad_top, pad_left, out_h, out_w):
-    """Dense convolution, no bias.
+def conv_loops(x, w, stride, pad_top, pad_left, out_h, out_w, out_c, tap):
+    """The loop nest of both convolutions, no bias.
 
-    x: [N, H, W, C] float32, w: [O, KH, KW, C] float32 -> [N, out_h, out_w, O].
-    Taps outside the input contribute 0 (zero padding).
+    x: [N, H, W, C] float32, w: [O, KH, KW, I] float32 -> [N, out_h, out_w, out_c].
+    Output pixel (oy, ox) is the sum over the taps (ky, kx) inside the input of
+    tap(x[:, iy, ix, :], w[:, ky, kx, :]), an [N, out_c] array; taps outside the
+    input contribute 0 (zero padding).
     """
     n, h, wd, c = x.shape
-    o, kh, kw, wc = w.shape
-    assert wc == c
-    out = np.zeros((n, out_h, out_w, o), np.float32)
+    kh, kw = w.shape[1], w.shape[2]
+    out = np.zeros((n, out_h, out_w, out_c), np.float32)
     for oy in range(out_h):
         for ox in range(out_w):
-            acc = np.zeros((n, o), np.float32)
+            acc = np.zeros((n, out_c), np.float32)
             for ky in range(kh):
                 iy = stride * oy - pad_top + ky
                 if iy < 0 or iy >= h:
@@ -83,34 +84,31 @@ def conv2d(x, w, stride, pad_top, pad_left, out_h, out_w):
                     ix = stride * ox - pad_left + kx
                     if ix < 0 or ix >= wd:
                         continue
-                    acc += x[:, iy, ix, :] @ w[:, ky, kx, :].T
+                    acc += tap(x[:, iy, ix, :], w[:, ky, kx, :])
             out[:, oy, ox, :] = acc
     return out
+
+
+def conv2d(x, w, stride, pad_top, pad_left, out_h, out_w):
+    """Dense convolution, no bias.
+
+    x: [N, H, W, C] float32, w: [O, KH, KW, C] float32 -> [N, out_h, out_w, O].
+    Each tap adds pixel [N, C] @ weights[O, C].T.
+    """
+    assert w.shape[3] == x.shape[3]
+    return conv_loops(x, w, stride, pad_top, pad_left, out_h, out_w, w.shape[0],
+                      lambda pixel, weights: pixel @ weights.T)
 
 
 def depthwise_conv2d(x, w, stride, pad_top, pad_left, out_h, out_w):
     """Depthwise convolution, no bias.
 
     x: [N, H, W, C] float32, w: [C, KH, KW, 1] float32 -> [N, out_h, out_w, C].
+    Each tap adds pixel [N, C] * weights[C, 0], channel by channel.
     """
-    n, h, wd, c = x.shape
-    wc, kh, kw, one = w.shape
-    assert wc == c and one == 1
-    out = np.zeros((n, out_h, out_w, c), np.float32)
-    for oy in range(out_h):
-        for ox in range(out_w):
-            acc = np.zeros((n, c), np.float32)
-            for ky in range(kh):
-                iy = stride * oy - pad_top + ky
-                if iy < 0 or iy >= h:
-                    continue
-                for kx in range(kw):
-                    ix = stride * ox - pad_left + kx
-                    if ix < 0 or ix >= wd:
-                        continue
-                    acc += x[:, iy, ix, :] * w[:, ky, kx, 0]
-            out[:, oy, ox, :] = acc
-    return out
+    assert w.shape[0] == x.shape[3] and w.shape[3] == 1
+    return conv_loops(x, w, stride, pad_top, pad_left, out_h, out_w, x.shape[3],
+                      lambda pixel, weights: pixel * weights[:, 0])
 
 
 def relu(v):

@@ -87,6 +87,40 @@ def sign(v):
 
 
 # ---------------------------------------------------------------------------
+# the layers both networks have: conv1, a real 3x3 stride 1 convolution of the
+# image (c1w [C, 9], c1b [C]), and fc on the flattened NHWC activations
+# (fcw [10, H*W*C], fcb [10])
+
+def conv1_forward(p, x):
+    """conv1's im2col columns [n,8,8,9] and its sums [n,8,8,C]."""
+    cols1 = im2col(x, 3, 1, PAD_SAME)
+    return cols1, cols1 @ p["c1w"].T + p["c1b"]
+
+
+def conv1_backward(g, cols1, ds1):
+    """conv1's gradients into g, from ds1 = d loss / d its sums."""
+    g["c1w"] = ds1.reshape(-1, ds1.shape[-1]).T @ cols1.reshape(-1, 9)
+    g["c1b"] = ds1.sum((0, 1, 2))
+
+
+def fc_forward(p, h):
+    """fc's input h flattened [n, H*W*C] and the logits [n, 10]."""
+    f = h.reshape(h.shape[0], -1)
+    return f, f @ p["fcw"].T + p["fcb"]
+
+
+def fc_backward(p, f, logits, y, shape):
+    """The loss of the logits against labels y and fc's backward step: (the
+    loss, the gradients dict holding fc's, d loss / d fc's input reshaped to
+    shape)."""
+    loss, dl = softmax_xent(logits, y)
+    g = {}
+    g["fcw"] = dl.T @ f
+    g["fcb"] = dl.sum(0)
+    return loss, g, (dl @ p["fcw"]).reshape(shape)
+
+
+# ---------------------------------------------------------------------------
 # cnn: conv1 3x3 1->16 ReLU, dw 3x3/2 ReLU, pw 1x1 16->32 ReLU, fc 512->10
 # Parameters (training layout):
 #   c1w [16, 9]  (out, ky*3+kx)         c1b [16]
@@ -107,23 +141,17 @@ def cnn_init(rng):
 
 def cnn_loss_grad(p, x, y, want_grad=True):
     n = x.shape[0]
-    cols1 = im2col(x, 3, 1, PAD_SAME)                      # n,8,8,9
-    s1 = cols1 @ p["c1w"].T + p["c1b"]                     # n,8,8,16
+    cols1, s1 = conv1_forward(p, x)                        # n,8,8,16
     h1 = np.maximum(s1, 0)
     cols2 = im2col(h1, 3, 2, PAD_DOWN).reshape(n, 4, 4, 9, 16)
     s2 = np.einsum("nhwkc,kc->nhwc", cols2, p["dww"]) + p["dwb"]
     h2 = np.maximum(s2, 0)                                 # n,4,4,16
     s3 = h2 @ p["pww"].T + p["pwb"]                        # n,4,4,32
     h3 = np.maximum(s3, 0)
-    f = h3.reshape(n, 512)
-    logits = f @ p["fcw"].T + p["fcb"]
+    f, logits = fc_forward(p, h3)                          # f: n,512
     if not want_grad:
         return logits
-    loss, dl = softmax_xent(logits, y)
-    g = {}
-    g["fcw"] = dl.T @ f
-    g["fcb"] = dl.sum(0)
-    dh3 = (dl @ p["fcw"]).reshape(n, 4, 4, 32)
+    loss, g, dh3 = fc_backward(p, f, logits, y, h3.shape)  # n,4,4,32
     ds3 = dh3 * (s3 > 0)
     g["pww"] = ds3.reshape(-1, 32).T @ h2.reshape(-1, 16)
     g["pwb"] = ds3.sum((0, 1, 2))
@@ -133,9 +161,7 @@ def cnn_loss_grad(p, x, y, want_grad=True):
     g["dwb"] = ds2.sum((0, 1, 2))
     dcols2 = ds2[:, :, :, None, :] * p["dww"]              # n,4,4,9,16
     dh1 = col2im(dcols2.reshape(n, 4, 4, 144), h1.shape, 3, 2, PAD_DOWN)
-    ds1 = dh1 * (s1 > 0)
-    g["c1w"] = ds1.reshape(-1, 16).T @ cols1.reshape(-1, 9)
-    g["c1b"] = ds1.sum((0, 1, 2))
+    conv1_backward(g, cols1, dh1 * (s1 > 0))
     return loss, logits, g
 
 
@@ -179,14 +205,12 @@ def bnn_init(rng):
 
 
 def bnn_loss_grad(p, x, y, want_grad=True, binarize=True):
-    n = x.shape[0]
     if binarize:
         q = sign
     else:
         def q(v):
             return np.clip(v, -1, 1)
-    cols1 = im2col(x, 3, 1, PAD_SAME)                      # n,8,8,9
-    s1 = cols1 @ p["c1w"].T + p["c1b"]                     # n,8,8,32
+    cols1, s1 = conv1_forward(p, x)                        # n,8,8,32
     a1 = q(s1)
     b2 = q(p["w2"])
     cols2 = im2col(a1, 3, 1, PAD_SAME)                     # n,8,8,288
@@ -197,15 +221,10 @@ def bnn_loss_grad(p, x, y, want_grad=True, binarize=True):
     cols3 = im2col(h2, 3, 2, PAD_DOWN)                     # n,4,4,288
     acc3 = cols3 @ b3.T                                    # n,4,4,64
     z3 = acc3 * p["m3"] + p["a3"]
-    f = z3.reshape(n, 1024)
-    logits = f @ p["fcw"].T + p["fcb"]
+    f, logits = fc_forward(p, z3)                          # f: n,1024
     if not want_grad:
         return logits
-    loss, dl = softmax_xent(logits, y)
-    g = {}
-    g["fcw"] = dl.T @ f
-    g["fcb"] = dl.sum(0)
-    dz3 = (dl @ p["fcw"]).reshape(n, 4, 4, 64)
+    loss, g, dz3 = fc_backward(p, f, logits, y, z3.shape)  # n,4,4,64
     g["m3"] = (dz3 * acc3).sum((0, 1, 2))
     g["a3"] = dz3.sum((0, 1, 2))
     dacc3 = dz3 * p["m3"]
@@ -217,9 +236,7 @@ def bnn_loss_grad(p, x, y, want_grad=True, binarize=True):
     dacc2 = dz2 * p["m2"]
     g["w2"] = (dacc2.reshape(-1, 32).T @ cols2.reshape(-1, 288)) * (np.abs(p["w2"]) <= 1)
     da1 = col2im(dacc2 @ b2, a1.shape, 3, 1, PAD_SAME)
-    ds1 = da1 * (np.abs(s1) <= 1)
-    g["c1w"] = ds1.reshape(-1, 32).T @ cols1.reshape(-1, 9)
-    g["c1b"] = ds1.sum((0, 1, 2))
+    conv1_backward(g, cols1, da1 * (np.abs(s1) <= 1))
     return loss, logits, g
 
 

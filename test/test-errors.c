@@ -832,6 +832,47 @@ static void qd_pack_errors(int u8, const fixture* fx)
   if (st == SUCCESS) gemmi8_packed_free(packed);
 }
 
+/* The argument checks the float GEMMs on rows quantized at run time share (int8 rows,
+ * or uint8 ones with u8; packed holds int8 or 4-bit weights for N x K, a M rows of K):
+ * NULLs, zero and overflowing sizes and strides, N or K other than the packed ones. */
+static void qd_gemm_arg_errors(const char* fn, int u8, const void* a, const float* a_scale,
+                               const int32_t* a_zp, const void* packed, float* c)
+{
+#define QD(m_, n_, k_, a_, as_, sc_, zp_, pk_, mn_, mx_, c_, cs_)                               \
+  (u8 ? gemmi8_qdu8_gemm_f32(m_, n_, k_, a_, as_, sc_, zp_, pk_, mn_, mx_, c_, cs_)             \
+      : gemmi8_qd8_gemm_f32(m_, n_, k_, (const int8_t*) (a_), as_, sc_, zp_, pk_, mn_, mx_, c_, \
+                            cs_))
+#define RUN(m_, n_, k_, a_, as_, pk_, c_, cs_) \
+  QD(m_, n_, k_, a_, as_, a_scale, a_zp, pk_, -INFINITY, INFINITY, c_, cs_)
+  expect(fn, "a NULL", RUN(M, N, K, NULL, K, packed, c, N), INVALID);
+  expect(fn, "packed_b NULL", RUN(M, N, K, a, K, NULL, c, N), INVALID);
+  expect(fn, "c NULL", RUN(M, N, K, a, K, packed, NULL, N), INVALID);
+  expect(fn, "a_scale NULL", QD(M, N, K, a, K, NULL, a_zp, packed, -INFINITY, INFINITY, c, N),
+         INVALID);
+  expect(fn, "a_zero_point NULL",
+         QD(M, N, K, a, K, a_scale, NULL, packed, -INFINITY, INFINITY, c, N), INVALID);
+  expect(fn, "m 0", RUN(0, N, K, a, K, packed, c, N), INVALID);
+  expect(fn, "n 0", RUN(M, 0, K, a, K, packed, c, N), INVALID);
+  expect(fn, "k 0", RUN(M, N, 0, a, K, packed, c, N), INVALID);
+  expect(fn, "a_stride k - 1", RUN(M, N, K, a, K - 1, packed, c, N), INVALID);
+  expect(fn, "c_stride n - 1", RUN(M, N, K, a, K, packed, c, N - 1), INVALID);
+  expect(fn, "m SIZE_MAX / 2 (m * a_stride overflows)", RUN(HUGE_SIZE, N, K, a, K, packed, c, N),
+         INVALID);
+  expect(fn, "m SIZE_MAX", RUN(SIZE_MAX, N, K, a, K, packed, c, N), INVALID);
+  expect(fn, "a_stride SIZE_MAX / 2 (overflows over 3 rows)",
+         RUN(M, N, K, a, HUGE_SIZE, packed, c, N), INVALID);
+  expect(fn, "c_stride SIZE_MAX / 2 (overflows over 3 rows)",
+         RUN(M, N, K, a, K, packed, c, HUGE_SIZE), INVALID);
+  expect(fn, "c_stride SIZE_MAX / 8 (the float extent overflows)",
+         RUN(M, N, K, a, K, packed, c, SIZE_MAX / 8), INVALID);
+  expect(fn, "n + 1 (not the packed n)", RUN(M, N + 1, K, a, K, packed, c, N + 1), INVALID);
+  expect(fn, "n - 1 (not the packed n)", RUN(M, N - 1, K, a, K, packed, c, N), INVALID);
+  expect(fn, "k + 1 (not the packed k)", RUN(M, N, K + 1, a, K + 1, packed, c, N), INVALID);
+  expect(fn, "k - 1 (not the packed k)", RUN(M, N, K - 1, a, K, packed, c, N), INVALID);
+#undef RUN
+#undef QD
+}
+
 /* gemmi8_qd*_gemm_f32 and _ex, gemmi8_qd*_linear_f32, gemmi8_qd8_linear_workspace_size. */
 static void qd_gemm_errors(int u8, const fixture* fx)
 {
@@ -866,31 +907,7 @@ static void qd_gemm_errors(int u8, const fixture* fx)
 #define RUN(m_, n_, k_, a_, as_, pk_, c_, cs_) \
   QD(m_, n_, k_, a_, as_, a_scale, a_zp, pk_, -INFINITY, INFINITY, c_, cs_)
   expect(fn, "valid call", RUN(M, N, K, a, K, packed, c, N), SUCCESS);
-  expect(fn, "a NULL", RUN(M, N, K, NULL, K, packed, c, N), INVALID);
-  expect(fn, "packed_b NULL", RUN(M, N, K, a, K, NULL, c, N), INVALID);
-  expect(fn, "c NULL", RUN(M, N, K, a, K, packed, NULL, N), INVALID);
-  expect(fn, "a_scale NULL", QD(M, N, K, a, K, NULL, a_zp, packed, -INFINITY, INFINITY, c, N),
-         INVALID);
-  expect(fn, "a_zero_point NULL",
-         QD(M, N, K, a, K, a_scale, NULL, packed, -INFINITY, INFINITY, c, N), INVALID);
-  expect(fn, "m 0", RUN(0, N, K, a, K, packed, c, N), INVALID);
-  expect(fn, "n 0", RUN(M, 0, K, a, K, packed, c, N), INVALID);
-  expect(fn, "k 0", RUN(M, N, 0, a, K, packed, c, N), INVALID);
-  expect(fn, "a_stride k - 1", RUN(M, N, K, a, K - 1, packed, c, N), INVALID);
-  expect(fn, "c_stride n - 1", RUN(M, N, K, a, K, packed, c, N - 1), INVALID);
-  expect(fn, "m SIZE_MAX / 2 (m * a_stride overflows)", RUN(HUGE_SIZE, N, K, a, K, packed, c, N),
-         INVALID);
-  expect(fn, "m SIZE_MAX", RUN(SIZE_MAX, N, K, a, K, packed, c, N), INVALID);
-  expect(fn, "a_stride SIZE_MAX / 2 (overflows over 3 rows)",
-         RUN(M, N, K, a, HUGE_SIZE, packed, c, N), INVALID);
-  expect(fn, "c_stride SIZE_MAX / 2 (overflows over 3 rows)",
-         RUN(M, N, K, a, K, packed, c, HUGE_SIZE), INVALID);
-  expect(fn, "c_stride SIZE_MAX / 8 (the float extent overflows)",
-         RUN(M, N, K, a, K, packed, c, SIZE_MAX / 8), INVALID);
-  expect(fn, "n + 1 (not the packed n)", RUN(M, N + 1, K, a, K, packed, c, N + 1), INVALID);
-  expect(fn, "n - 1 (not the packed n)", RUN(M, N - 1, K, a, K, packed, c, N), INVALID);
-  expect(fn, "k + 1 (not the packed k)", RUN(M, N, K + 1, a, K + 1, packed, c, N), INVALID);
-  expect(fn, "k - 1 (not the packed k)", RUN(M, N, K - 1, a, K, packed, c, N), INVALID);
+  qd_gemm_arg_errors(fn, u8, a, a_scale, a_zp, packed, c);
   /* K past the limit with weights of another K: the header gives no order */
   expect2(fn, "k GEMMI8_QD8_MAX_K + 1",
           RUN(1, N, GEMMI8_QD8_MAX_K + 1, a, GEMMI8_QD8_MAX_K + 1, packed, c, N), INVALID,
@@ -1365,31 +1382,7 @@ static void q4_gemm_errors(const fixture* fx)
   expect(fn, "valid call", RUN(M, N, K, a, K, packed, c, N), SUCCESS);
   expect(fn, "valid call, qc4w", RUN(M, N, K, a, K, packed_c, c, N), SUCCESS);
   expect(fn, "valid call, K - 1", RUN(M, N, K - 1, a, K, other_k, c, N), SUCCESS);
-  expect(fn, "a NULL", RUN(M, N, K, NULL, K, packed, c, N), INVALID);
-  expect(fn, "packed_b NULL", RUN(M, N, K, a, K, NULL, c, N), INVALID);
-  expect(fn, "c NULL", RUN(M, N, K, a, K, packed, NULL, N), INVALID);
-  expect(fn, "a_scale NULL", QD(M, N, K, a, K, NULL, a_zp, packed, -INFINITY, INFINITY, c, N),
-         INVALID);
-  expect(fn, "a_zero_point NULL",
-         QD(M, N, K, a, K, a_scale, NULL, packed, -INFINITY, INFINITY, c, N), INVALID);
-  expect(fn, "m 0", RUN(0, N, K, a, K, packed, c, N), INVALID);
-  expect(fn, "n 0", RUN(M, 0, K, a, K, packed, c, N), INVALID);
-  expect(fn, "k 0", RUN(M, N, 0, a, K, packed, c, N), INVALID);
-  expect(fn, "a_stride k - 1", RUN(M, N, K, a, K - 1, packed, c, N), INVALID);
-  expect(fn, "c_stride n - 1", RUN(M, N, K, a, K, packed, c, N - 1), INVALID);
-  expect(fn, "m SIZE_MAX / 2 (m * a_stride overflows)", RUN(HUGE_SIZE, N, K, a, K, packed, c, N),
-         INVALID);
-  expect(fn, "m SIZE_MAX", RUN(SIZE_MAX, N, K, a, K, packed, c, N), INVALID);
-  expect(fn, "a_stride SIZE_MAX / 2 (overflows over 3 rows)",
-         RUN(M, N, K, a, HUGE_SIZE, packed, c, N), INVALID);
-  expect(fn, "c_stride SIZE_MAX / 2 (overflows over 3 rows)",
-         RUN(M, N, K, a, K, packed, c, HUGE_SIZE), INVALID);
-  expect(fn, "c_stride SIZE_MAX / 8 (the float extent overflows)",
-         RUN(M, N, K, a, K, packed, c, SIZE_MAX / 8), INVALID);
-  expect(fn, "n + 1 (not the packed n)", RUN(M, N + 1, K, a, K, packed, c, N + 1), INVALID);
-  expect(fn, "n - 1 (not the packed n)", RUN(M, N - 1, K, a, K, packed, c, N), INVALID);
-  expect(fn, "k + 1 (not the packed k)", RUN(M, N, K + 1, a, K + 1, packed, c, N), INVALID);
-  expect(fn, "k - 1 (not the packed k)", RUN(M, N, K - 1, a, K, packed, c, N), INVALID);
+  qd_gemm_arg_errors(fn, 0, a, a_scale, a_zp, packed, c);
   expect(fn, "weights packed for k - 1", RUN(M, N, K, a, K, other_k, c, N), INVALID);
   expect2(fn, "k GEMMI8_QD8_MAX_K + 1",
           RUN(1, N, GEMMI8_QD8_MAX_K + 1, a, GEMMI8_QD8_MAX_K + 1, packed, c, N), INVALID,

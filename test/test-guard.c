@@ -1192,14 +1192,12 @@ static float d_ref(const ddata* d, const uint8_t* row, int32_t zp, float scale, 
   return v;
 }
 
-static void d_make(ddata* d, int u8, size_t m, size_t n, size_t k, unsigned serial_number)
+/* The pieces of the test data the int8 and 4-bit weights share, drawn in this order
+ * where each is called. A (m x k bytes) with its row scales and zero points (in the
+ * range of the row type: uint8 with u8). */
+static void d_rows(ddata* d, int u8)
 {
-  memset(d, 0, sizeof(*d));
-  d->u8 = u8;
-  d->m = m;
-  d->n = n;
-  d->k = k;
-  d->lay = layouts_of(serial_number);
+  const size_t m = d->m, k = d->k;
   d->a = t_alloc(m * k);
   t_fill_random(d->a, m * k);
   d->a_scale = t_alloc(m * sizeof(float));
@@ -1208,14 +1206,24 @@ static void d_make(ddata* d, int u8, size_t m, size_t n, size_t k, unsigned seri
     d->a_scale[i] = (float) (0.001 + 0.01 * t_unit());
     d->a_zp[i] = (int32_t) (u8 ? t_range(0, 255) : t_range(-128, 127));
   }
-  d->b = t_alloc(n * k);
-  t_fill_random(d->b, n * k);
-  d->b_scale = t_alloc(n * sizeof(float));
-  for (size_t j = 0; j < n; j++) d->b_scale[j] = (float) (0.001 + 0.01 * t_unit());
+}
+
+/* n biases, or NULL a third of the time. */
+static float* d_bias(size_t n)
+{
+  float* bias = NULL;
   if (t_below(3) != 0) {
-    d->bias = t_alloc(n * sizeof(float));
-    for (size_t j = 0; j < n; j++) d->bias[j] = (float) (t_unit() - 0.5);
+    bias = t_alloc(n * sizeof(float));
+    for (size_t j = 0; j < n; j++) bias[j] = (float) (t_unit() - 0.5);
   }
+  return bias;
+}
+
+/* The linear layer's rows x, the clamp (none, or a window a third of the time), and
+ * room for the expected outputs. */
+static void d_floats(ddata* d)
+{
+  const size_t m = d->m, n = d->n, k = d->k;
   d->x = t_alloc(m * k * sizeof(float));
   for (size_t i = 0; i < m * k; i++) d->x[i] = (float) ((t_unit() - 0.4) * 8.0);
   d->out_min = -INFINITY;
@@ -1226,6 +1234,23 @@ static void d_make(ddata* d, int u8, size_t m, size_t n, size_t k, unsigned seri
   }
   d->want = t_alloc(m * n * sizeof(float));
   d->want_x = t_alloc(m * n * sizeof(float));
+}
+
+static void d_make(ddata* d, int u8, size_t m, size_t n, size_t k, unsigned serial_number)
+{
+  memset(d, 0, sizeof(*d));
+  d->u8 = u8;
+  d->m = m;
+  d->n = n;
+  d->k = k;
+  d->lay = layouts_of(serial_number);
+  d_rows(d, u8);
+  d->b = t_alloc(n * k);
+  t_fill_random(d->b, n * k);
+  d->b_scale = t_alloc(n * sizeof(float));
+  for (size_t j = 0; j < n; j++) d->b_scale[j] = (float) (0.001 + 0.01 * t_unit());
+  d->bias = d_bias(n);
+  d_floats(d);
   uint8_t* q = t_alloc(k);
   for (size_t i = 0; i < m; i++) {
     float scale;
@@ -1344,6 +1369,37 @@ static void d_linear(gcase* g, const ddata* d, const fenced* packed, int with_wo
   g_release(g, mark);
 }
 
+/* From the packing call x into p1 (size bytes): the allocating packer (alloc_entry,
+ * into *x->allocated), a copy of p1, and the GEMMs and linear layers on each; releases
+ * the case's buffers. */
+static void d_packed_runs(gcase* g, const ddata* d, const fenced* fa, api* x, fenced* p1,
+                          enum entry alloc_entry, size_t size)
+{
+  const enum entry pack_entry = x->entry;
+  if (!g_call(g, x, "packing", p1)) {
+    g_release(g, 0);
+    return;
+  }
+  x->entry = alloc_entry;
+  if (g_call(g, x, "packing", NULL)) {
+    t_expect((uintptr_t) *x->allocated % GEMMI8_PACK_ALIGNMENT == 0, entry_names[x->entry],
+             "%s, guard at the %s: the allocated buffer %p is not %d-byte aligned", g->desc,
+             side_name(g->side), *x->allocated, GEMMI8_PACK_ALIGNMENT);
+    d_gemm(g, d, fa, *x->allocated, "the allocated buffer", 0);
+    gemmi8_packed_free(*x->allocated);
+  }
+  fenced* p2 = g_packed(g, "the copy of the packed buffer", pack_entry, size);
+  memcpy(body(p2), body(p1), size);
+  t_fence_seal(&p2->f);
+  p1->input = p2->input = 1; /* from here on the GEMMs only read them */
+
+  d_gemm(g, d, fa, body(p1), p1->name, 0);
+  d_gemm(g, d, fa, body(p2), p2->name, 1);
+  d_linear(g, d, p1, 1);
+  d_linear(g, d, p2, 0);
+  g_release(g, 0);
+}
+
 static void d_side(const ddata* d, t_fence_side side)
 {
   gcase* g = g_begin(side);
@@ -1387,28 +1443,7 @@ static void d_side(const ddata* d, t_fence_side side)
     .out_stride = size,
     .allocated = &allocated,
   };
-  if (!g_call(g, &x, "packing", p1)) {
-    g_release(g, 0);
-    return;
-  }
-  x.entry = (enum entry)(E_QD8_PACK_ALLOC + d->u8);
-  if (g_call(g, &x, "packing", NULL)) {
-    t_expect((uintptr_t) allocated % GEMMI8_PACK_ALIGNMENT == 0, entry_names[x.entry],
-             "%s, guard at the %s: the allocated buffer %p is not %d-byte aligned", g->desc,
-             side_name(g->side), allocated, GEMMI8_PACK_ALIGNMENT);
-    d_gemm(g, d, fa, allocated, "the allocated buffer", 0);
-    gemmi8_packed_free(allocated);
-  }
-  fenced* p2 = g_packed(g, "the copy of the packed buffer", pack_entry, size);
-  memcpy(body(p2), body(p1), size);
-  t_fence_seal(&p2->f);
-  p1->input = p2->input = 1; /* from here on the GEMMs only read them */
-
-  d_gemm(g, d, fa, body(p1), p1->name, 0);
-  d_gemm(g, d, fa, body(p2), p2->name, 1);
-  d_linear(g, d, p1, 1);
-  d_linear(g, d, p2, 0);
-  g_release(g, 0);
+  d_packed_runs(g, d, fa, &x, p1, (enum entry)(E_QD8_PACK_ALLOC + d->u8), size);
 }
 
 static void d_case(int u8, size_t m, size_t n, size_t k)
@@ -1488,14 +1523,7 @@ static void q4_make(q4data* q, size_t m, size_t n, size_t k, unsigned serial_num
   q4_serial++;
   q->blocks = q->block != 0 ? (k + q->block - 1) / q->block : 1;
   q->row_bytes = (k + 1) / 2;
-  d->a = t_alloc(m * k);
-  t_fill_random(d->a, m * k);
-  d->a_scale = t_alloc(m * sizeof(float));
-  d->a_zp = t_alloc(m * sizeof(int32_t));
-  for (size_t i = 0; i < m; i++) {
-    d->a_scale[i] = (float) (0.001 + 0.01 * t_unit());
-    d->a_zp[i] = (int32_t) t_range(-128, 127);
-  }
+  d_rows(d, 0);
   q->b = t_alloc(n * q->row_bytes);
   t_fill_random(q->b, n * q->row_bytes); /* an odd K's pad nibbles too */
   q->scale = t_alloc(n * q->blocks * sizeof(float));
@@ -1504,20 +1532,8 @@ static void q4_make(q4data* q, size_t m, size_t n, size_t k, unsigned serial_num
     q->zp = t_alloc(n * q->blocks);
     for (size_t x = 0; x < n * q->blocks; x++) q->zp[x] = (uint8_t) t_below(16);
   }
-  if (t_below(3) != 0) {
-    q->bias = t_alloc(n * sizeof(float));
-    for (size_t j = 0; j < n; j++) q->bias[j] = (float) (t_unit() - 0.5);
-  }
-  d->x = t_alloc(m * k * sizeof(float));
-  for (size_t i = 0; i < m * k; i++) d->x[i] = (float) ((t_unit() - 0.4) * 8.0);
-  d->out_min = -INFINITY;
-  d->out_max = INFINITY;
-  if (t_below(3) == 0) {
-    d->out_min = (float) -t_unit();
-    d->out_max = (float) t_unit();
-  }
-  d->want = t_alloc(m * n * sizeof(float));
-  d->want_x = t_alloc(m * n * sizeof(float));
+  q->bias = d_bias(n);
+  d_floats(d);
   int8_t* row = t_alloc(k);
   for (size_t i = 0; i < m; i++) {
     float scale;
@@ -1581,28 +1597,7 @@ static void q4_side(const q4data* q, t_fence_side side)
     .out_stride = size,
     .allocated = &allocated,
   };
-  if (!g_call(g, &x, "packing", p1)) {
-    g_release(g, 0);
-    return;
-  }
-  x.entry = E_QD8_PACK_Q4_ALLOC;
-  if (g_call(g, &x, "packing", NULL)) {
-    t_expect((uintptr_t) allocated % GEMMI8_PACK_ALIGNMENT == 0, entry_names[x.entry],
-             "%s, guard at the %s: the allocated buffer %p is not %d-byte aligned", g->desc,
-             side_name(g->side), allocated, GEMMI8_PACK_ALIGNMENT);
-    d_gemm(g, d, fa, allocated, "the allocated buffer", 0);
-    gemmi8_packed_free(allocated);
-  }
-  fenced* p2 = g_packed(g, "the copy of the packed buffer", E_QD8_PACK_Q4, size);
-  memcpy(body(p2), body(p1), size);
-  t_fence_seal(&p2->f);
-  p1->input = p2->input = 1; /* from here on the GEMMs only read them */
-
-  d_gemm(g, d, fa, body(p1), p1->name, 0);
-  d_gemm(g, d, fa, body(p2), p2->name, 1);
-  d_linear(g, d, p1, 1);
-  d_linear(g, d, p2, 0);
-  g_release(g, 0);
+  d_packed_runs(g, d, fa, &x, p1, E_QD8_PACK_Q4_ALLOC, size);
 }
 
 static void q4_case(size_t m, size_t n, size_t k)

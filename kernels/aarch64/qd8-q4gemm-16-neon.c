@@ -11,11 +11,9 @@
  * < 2^15), then sadalp adds each pair of lanes into int32: per 2 columns one register,
  * [c0 d0+d1+d4+d5, c0 d2+d3+d6+d7, c1 ..., c1 ...], addp of two of them after the chunk
  * gives 4 columns. The rows are read in place, the last 1..7 bytes of a chunk copied
- * (no read past k). Then smull / smull2 of the column's (-zp, -sum of q - zp) and the
- * row's (sum, zero point) int16 pairs and an addp take the two cross terms off; the
- * float steps are scvtf, fmul, fadd (no fmla), the clamp fcmgt / bsl (v = out_min > v ?
- * out_min : v, then v = out_max < v ? out_max : v). The last nr % 4 columns are stored
- * 2 and 1 lanes, the bias copied in: no read or write past nr.
+ * (no read past k). After a chunk and after the last one, the float stage of
+ * q4-epilogue-neon.h (shared with the -neondot kernel): the cross terms, the scales,
+ * the clamp, the stores (no read or write past nr).
  * Registers (2 rows): vacc 16, nibbles 2, rows 4, products 2, the mask; the float sums
  * of the per-chunk scales (or the int32 sums of every chunk) live in L1.
  */
@@ -24,45 +22,13 @@
 
 #include "mca.h"
 #include "microkernel.h"
+#include "q4-epilogue-neon.h"
 
-#define NR 16
+#define NR Q4_NR
 
 #define Q4_MCA_BEGIN(MR)                                                                 \
   if (MR == 1) GEMMI8_MCA_BEGIN("gemmi8_qd8_q4gemm_ukernel_1x16__neon:MACS=128");        \
   else GEMMI8_MCA_BEGIN("gemmi8_qd8_q4gemm_ukernel_2x16__neon:MACS=256")
-
-/* The column pairs times the row's pair, summed per column: S * -zp + a_zp * -W. */
-static inline int32x4_t cross4(const int32_t* pairs, int32_t row_pair)
-{
-  const int16x8_t vp = vreinterpretq_s16_s32(vld1q_s32(pairs));
-  const int16x8_t vr = vreinterpretq_s16_s32(vdupq_n_s32(row_pair));
-  return vpaddq_s32(vmull_s16(vget_low_s16(vp), vget_low_s16(vr)), vmull_high_s16(vp, vr));
-}
-
-/* The last 1..7 bytes of a row's chunk, zero-extended: no read past k. */
-static inline uint64_t tail_bytes(const int8_t* p, size_t n)
-{
-  uint64_t v = 0;
-  for (size_t x = 0; x < n; x++) v |= (uint64_t) (uint8_t) p[x] << (8 * x);
-  return v;
-}
-
-/* n (0..4) floats, zeros after them: no read past n. */
-static inline float32x4_t load4(const float* x, size_t n)
-{
-  if (n >= 4) return vld1q_f32(x);
-  float32x4_t v = vdupq_n_f32(0.0f);
-  if (n > 0) v = vld1q_lane_f32(x, v, 0);
-  if (n > 1) v = vld1q_lane_f32(x + 1, v, 1);
-  if (n > 2) v = vld1q_lane_f32(x + 2, v, 2);
-  return v;
-}
-
-static inline float32x4_t clamp4(float32x4_t v, float32x4_t vmin, float32x4_t vmax)
-{
-  v = vbslq_f32(vcgtq_f32(vmin, v), vmin, v);
-  return vbslq_f32(vcltq_f32(vmax, v), vmax, v);
-}
 
 static inline int8x16_t dup4(const int8_t* p)
 {
@@ -163,54 +129,13 @@ static inline __attribute__((always_inline)) void q4gemm(
       #pragma GCC unroll 2
       for (size_t i = 0; i < MR; i++) {
         const int32x4_t vsum = vpaddq_s32(vacc[i][2 * j], vacc[i][2 * j + 1]);
-        const int32x4_t vt = vaddq_s32(vsum, cross4(pairs + 4 * j, rp[i][ci]));
-        if (per_chunk) {
-          const float32x4_t vp = vmulq_f32(vcvtq_f32_s32(vt), vs);
-          vst1q_f32(fsum[i] + 4 * j, vaddq_f32(vld1q_f32(fsum[i] + 4 * j), vp));
-        } else {
-          vst1q_s32(isum[i] + 4 * j, vaddq_s32(vld1q_s32(isum[i] + 4 * j), vt));
-        }
+        q4_chunk4(vsum, pairs + 4 * j, rp[i][ci], vs, per_chunk, fsum[i] + 4 * j,
+                  isum[i] + 4 * j);
       }
     }
     wp = q;
   }
-  float32x4_t vbias[4];
-  #pragma GCC unroll 4
-  for (size_t j = 0; j < 4; j++) vbias[j] = load4(p->col_bias + 4 * j, nr > 4 * j ? nr - 4 * j : 0);
-  const float32x4_t vmin = vdupq_n_f32(p->out_min), vmax = vdupq_n_f32(p->out_max);
-  #pragma GCC unroll 2
-  for (size_t i = 0; i < MR; i++) {
-    if (i >= mr) break;
-    const float32x4_t vrs = vdupq_n_f32(p->row_scale[i]);
-    float32x4_t vout[4];
-    #pragma GCC unroll 4
-    for (size_t j = 0; j < 4; j++) {
-      float32x4_t f = vld1q_f32(fsum[i] + 4 * j);
-      if (!per_chunk) {
-        /* +0.0f plus the product, as the generic kernel's */
-        const float32x4_t vp = vmulq_f32(vcvtq_f32_s32(vld1q_s32(isum[i] + 4 * j)),
-                                         vld1q_f32(scales + 4 * j));
-        f = vaddq_f32(f, vp);
-      }
-      f = vaddq_f32(vmulq_f32(f, vrs), vbias[j]);
-      vout[j] = clamp4(f, vmin, vmax);
-    }
-    float* cr = (float*) ((uint8_t*) c + i * c_stride);
-    if (nr == NR) {
-      #pragma GCC unroll 4
-      for (size_t j = 0; j < 4; j++) vst1q_f32(cr + 4 * j, vout[j]);
-    } else {
-      size_t j = 0;
-      for (; j + 4 <= nr; j += 4) vst1q_f32(cr + j, vout[j / 4]);
-      float32x4_t v = vout[j / 4];
-      if (nr & 2) {
-        vst1_f32(cr + j, vget_low_f32(v));
-        v = vextq_f32(v, v, 2);
-        j += 2;
-      }
-      if (nr & 1) vst1q_lane_f32(cr + j, v, 0);
-    }
-  }
+  q4_epilogue(MR, mr, nr, fsum, isum, scales, per_chunk, c, c_stride, p);
 }
 
 #define Q4GEMM_KERNEL(MR)                                                                    \

@@ -31,65 +31,11 @@
 #define OK FUZZ_BIT(gemmi8_status_success)
 #define INV FUZZ_BIT(gemmi8_status_invalid_parameter)
 #define UNS FUZZ_BIT(gemmi8_status_unsupported_parameter)
-#define HEADER 64 /* bytes of the packed header (include/gemmi8.h) */
 
 enum type { type_qu8, type_qs8, type_bin, type_qu8s8 };
 static const char* const type_name[] = {"qu8", "qs8", "bin", "qu8s8"};
 
 /* ---- sizes that make trouble ---------------------------------------------------- */
-
-/* 0, 1, just around `near`, around 2^31, 2^32, PTRDIFF_MAX and SIZE_MAX, a power of
- * two, or anything. */
-static size_t edgy_size(struct fuzz_reader* r, size_t near)
-{
-  const size_t d = fuzz_u8(r) % 4;
-  switch (fuzz_u8(r) % 12) {
-    case 0: return 0;
-    case 1: return 1;
-    case 2: return near + 1 + d;
-    case 3: return near > d ? near - 1 - d : 0;
-    case 4: return ((size_t) 1 << 31) - 2 + d;
-    case 5: return ((size_t) 1 << 32) - 2 + d;
-    case 6: return (size_t) PTRDIFF_MAX - 1 + d;
-    case 7: return SIZE_MAX - d;
-    case 8: return SIZE_MAX / 2 + d;
-    case 9: return ((size_t) 1 << fuzz_range(r, 6, 63)) - 2 + d;
-    default: return (size_t) fuzz_u64(r);
-  }
-}
-
-/* Around the largest stride for which rows x cols elements of elem bytes end within
- * PTRDIFF_MAX bytes (rows >= 2), or an edgy size. */
-static size_t boundary_stride(struct fuzz_reader* r, size_t rows, size_t cols, size_t elem)
-{
-  const size_t limit = (size_t) PTRDIFF_MAX / elem;
-  if (rows < 2 || cols == 0 || cols > limit || (fuzz_u8(r) & 3) == 0) return edgy_size(r, cols);
-  const size_t fits = (limit - cols) / (rows - 1);
-  return fits - 1 + fuzz_u8(r) % 4;
-}
-
-/* Around the largest row count for which the extent fits, or an edgy size. */
-static size_t boundary_rows(struct fuzz_reader* r, size_t cols, size_t stride, size_t elem,
-                            size_t near)
-{
-  const size_t limit = (size_t) PTRDIFF_MAX / elem;
-  if (cols == 0 || stride < cols || cols > limit || (fuzz_u8(r) & 3) == 0) {
-    return edgy_size(r, near);
-  }
-  const size_t fits = (limit - cols) / stride + 1;
-  return fits - 1 + fuzz_u8(r) % 4;
-}
-
-/* A stride: too small, huge, at the extent boundary, or a little larger (valid). */
-static size_t mutate_stride(struct fuzz_reader* r, size_t rows, size_t cols, size_t elem)
-{
-  switch (fuzz_u8(r) % 4) {
-    case 0: return cols > 0 ? cols - 1 - fuzz_range(r, 0, cols - 1) : 0;
-    case 1: return edgy_size(r, cols);
-    case 2: return boundary_stride(r, rows, cols, elem);
-    default: return cols + fuzz_range(r, 0, 8);
-  }
-}
 
 /* 1 when the described matrix fits in `have` bytes (and its extent is valid). */
 static int backed(size_t rows, size_t cols, size_t stride, size_t elem, size_t have)
@@ -221,7 +167,7 @@ static size_t max_k_of(enum type t)
 }
 
 /* Columns per packed block, learnt once per type from small sizes: the packed size is
- * HEADER + ceil(n / nr) * (bytes of a block at this k). */
+ * FUZZ_HEADER + ceil(n / nr) * (bytes of a block at this k). */
 static size_t columns_per_block(enum type t)
 {
   static size_t nr[4];
@@ -244,20 +190,20 @@ static int model_pack_size(enum type t, size_t n, size_t k, size_t* size)
 {
   size_t one;
   if (pack_size(t, 1, k, &one) != gemmi8_status_success) fuzz_fail("pack_size(1, %zu) failed", k);
-  if (one <= HEADER) fuzz_fail("pack_size(1, %zu) = %zu: no room for a block", k, one);
-  const size_t nr = columns_per_block(t), block = one - HEADER;
+  if (one <= FUZZ_HEADER) fuzz_fail("pack_size(1, %zu) = %zu: no room for a block", k, one);
+  const size_t nr = columns_per_block(t), block = one - FUZZ_HEADER;
   size_t bytes;
   const size_t blocks = n / nr + (n % nr != 0);
   return !__builtin_mul_overflow(blocks, block, &bytes) &&
-         !__builtin_add_overflow(bytes, (size_t) HEADER, size);
+         !__builtin_add_overflow(bytes, (size_t) FUZZ_HEADER, size);
 }
 
 static void run_pack_size(struct fuzz_reader* r)
 {
   const uint8_t f = fuzz_u8(r);
   const enum type t = (enum type) (f & 3);
-  size_t n = (f & 4) ? edgy_size(r, 64) : fuzz_range(r, 1, 300);
-  size_t k = (f & 8) ? edgy_size(r, max_k_of(t)) : fuzz_range(r, 1, 300);
+  size_t n = (f & 4) ? fuzz_edgy_size(r, 64) : fuzz_range(r, 1, 300);
+  size_t k = (f & 8) ? fuzz_edgy_size(r, max_k_of(t)) : fuzz_range(r, 1, 300);
   if ((f & 0x30) == 0x10) k = max_k_of(t) + fuzz_range(r, 0, 3) - 1;
   const int null_size = (f & 0xc0) == 0x40;
   fuzz_describe("%s_pack_size(n %zu, k %zu, %s)", type_name[t], n, k, null_size ? "NULL" : "size");
@@ -432,20 +378,18 @@ static void run_pack(struct fuzz_reader* r, int alloc)
   const int mutations = 1 + ((f & 0x18) == 0x18);
   char what[160] = "";
   for (int i = 0; i < mutations; i++) {
-    const uint8_t m = fuzz_u8(r) % 13;
-    size_t used = strlen(what);
-    snprintf(what + used, sizeof(what) - used, "%s%u", i ? "+" : "", m);
+    const uint8_t m = (uint8_t) fuzz_mutation(r, 13, what, sizeof(what));
     switch (m) {
       case 0: c.b = NULL; break;
       case 1: c.null_packed = 1; break;
-      case 2: c.n = (fuzz_u8(r) & 1) ? 0 : edgy_size(r, n0); break;
-      case 3: c.k = (fuzz_u8(r) & 1) ? 0 : edgy_size(r, max_k_of(t)); break;
+      case 2: c.n = (fuzz_u8(r) & 1) ? 0 : fuzz_edgy_size(r, n0); break;
+      case 3: c.k = (fuzz_u8(r) & 1) ? 0 : fuzz_edgy_size(r, max_k_of(t)); break;
       case 4: /* a shape just past the exact limit, with a stride that fits it */
         c.k = max_k_of(t) + 1 + fuzz_range(r, 0, 2);
         if (!w.kn) c.stride = t == type_bin ? fuzz_words(c.k) : c.k;
         break;
       case 5: { /* rows enough to overflow the extent or the packed size */
-        const size_t rows = boundary_rows(r, w_cols(&w), c.stride, w_elem(&w), n0);
+        const size_t rows = fuzz_boundary_rows(r, w_cols(&w), c.stride, w_elem(&w), n0);
         if (w.kn) {
           c.k = rows;
         } else {
@@ -456,7 +400,7 @@ static void run_pack(struct fuzz_reader* r, int alloc)
       case 6: {
         const size_t rows = w.kn ? c.k : c.n;
         const size_t cols = t == type_bin ? fuzz_words(w.kn ? c.n : c.k) : (w.kn ? c.n : c.k);
-        c.stride = mutate_stride(r, rows, cols, w_elem(&w));
+        c.stride = fuzz_mutate_stride(r, rows, cols, w_elem(&w));
         break;
       }
       case 7: /* unknown flag bits, or the other layout */
@@ -468,7 +412,7 @@ static void run_pack(struct fuzz_reader* r, int alloc)
         break;
       case 10: c.b_zp = NULL; break;
       case 11: c.zp_per_channel = (fuzz_u8(r) & 1) ? -1 : 2 + (int) (fuzz_u32(r) % 1000); break;
-      default: c.packed_size = edgy_size(r, size0); break; /* claims (valid only if it fits) */
+      default: c.packed_size = fuzz_edgy_size(r, size0); break; /* claims (valid only if it fits) */
     }
   }
   /* A caller cannot own more than the buffer; a claim past it that the contract would
@@ -565,41 +509,6 @@ struct packed_arg {
   size_t agree;
 };
 
-/* Offset of the first 8-byte-aligned little-endian uint64 of the header equal to v,
- * or -1. (The header's layout is private: its shape fields are found by value.) */
-static int header_offset_of(const uint8_t* h, size_t v)
-{
-  for (int off = 0; off + 8 <= HEADER; off += 8) {
-    uint64_t x = 0;
-    for (int i = 7; i >= 0; i--) x = (x << 8) | h[off + i];
-    if (x == (uint64_t) v) return off;
-  }
-  return -1;
-}
-
-/* Flips bytes of the header of p (size bytes): in one 32-bit word (always detectable
- * by the checksum) or in several. */
-static void damage_header(struct fuzz_reader* r, uint8_t* p, char* what, size_t what_size)
-{
-  const int words = (fuzz_u8(r) & 3) == 0 ? (int) fuzz_range(r, 2, 4) : 1;
-  size_t used = 0;
-  unsigned done = 0;
-  for (int i = 0; i < words; i++) {
-    unsigned word = (unsigned) fuzz_range(r, 0, 15);
-    while (done & (1u << word)) word = (word + 1) % 16;
-    done |= 1u << word;
-    const unsigned bytes = 1 + (unsigned) fuzz_range(r, 0, 14); /* nonempty subset of 4 */
-    for (unsigned b = 0; b < 4; b++) {
-      if (!(bytes & (1u << b))) continue;
-      uint8_t x = fuzz_u8(r);
-      if (x == 0) x = 0x80;
-      p[word * 4 + b] ^= x;
-      used += (size_t) snprintf(what + used, what_size > used ? what_size - used : 0,
-                                " byte %u ^= 0x%02x", word * 4 + b, x);
-    }
-  }
-}
-
 /* Builds the packed argument of a GEMM on weights w (valid buffer `valid`). */
 static void spoil_packed(struct fuzz_reader* r, const struct weights* w, const void* valid,
                          size_t size, struct packed_arg* p, char* what, size_t what_size)
@@ -634,15 +543,16 @@ static void spoil_packed(struct fuzz_reader* r, const struct weights* w, const v
       if (weights) {
         /* the weights are not checksummed: the GEMM runs and reads only its buffer */
         const size_t flips = fuzz_range(r, 1, 8);
-        for (size_t i = 0; i < flips && size > HEADER; i++) {
-          q[HEADER + fuzz_range(r, 0, size - HEADER - 1)] ^= (uint8_t) (1 + fuzz_u8(r) % 255);
+        for (size_t i = 0; i < flips && size > FUZZ_HEADER; i++) {
+          const size_t at = FUZZ_HEADER + fuzz_range(r, 0, size - FUZZ_HEADER - 1);
+          q[at] ^= (uint8_t) (1 + fuzz_u8(r) % 255);
         }
         snprintf(what, what_size, "packed weights damaged");
         p->spoil = spoil_weights;
       } else {
         const int field = (s & 0x40) ? 1 + (fuzz_u8(r) & 1) : 0;
         const size_t value = field == 1 ? w->n : w->k;
-        const int off = field ? header_offset_of(q, value) : -1;
+        const int off = field ? fuzz_header_offset_of(q, value) : -1;
         if (off >= 0) {
           /* N or K damaged, and the call will say the damaged value: only a check of
            * the header's integrity can tell (the contract: damaged is invalid) */
@@ -655,7 +565,7 @@ static void spoil_packed(struct fuzz_reader* r, const struct weights* w, const v
                    "and the call agrees", off, x, field == 1 ? "n" : "k", value, p->agree);
         } else {
           const int n = snprintf(what, what_size, "packed header damaged:");
-          damage_header(r, q, what + n, what_size - (size_t) n);
+          fuzz_damage_header(r, q, what + n, what_size - (size_t) n);
         }
         p->spoil = spoil_header;
       }
@@ -723,7 +633,7 @@ static void decode_ex(struct fuzz_reader* r, struct ex_arg* e)
     e->invalid = 1;
   } else if (s % 6 == 5) {
     const size_t over[] = {GEMMI8_MAX_THREADS + 1, GEMMI8_MAX_THREADS + 2, SIZE_MAX,
-                           (size_t) 1 << 32, edgy_size(r, GEMMI8_MAX_THREADS)};
+                           (size_t) 1 << 32, fuzz_edgy_size(r, GEMMI8_MAX_THREADS)};
     e->shuffled.parallel.threads = over[fuzz_u8(r) % 5];
     e->invalid = e->shuffled.parallel.threads > GEMMI8_MAX_THREADS;
   }
@@ -804,28 +714,27 @@ static void run_qgemm(struct fuzz_reader* r, int requant)
   int bad_channel_kind = -1; /* value mutations applied once the arrays exist */
   size_t bad_channel = 0;
   for (int i = 0; i < mutations; i++) {
-    const uint8_t m = fuzz_u8(r) % (requant ? 16 : 9);
-    size_t used = strlen(what);
-    snprintf(what + used, sizeof(what) - used, "%s%u", i ? "+" : "", m);
+    const uint8_t m = (uint8_t) fuzz_mutation(r, (requant ? 16 : 9), what, sizeof(what));
     switch (m) {
       case 0: c.a = NULL; break;
       case 1: c.null_packed = 1; break;
       case 2: c.null_c = 1; break;
       case 3:
-        c.m = (fuzz_u8(r) & 1) ? boundary_rows(r, c.k, c.a_stride, 1, m0)
-                               : boundary_rows(r, c.n, c.c_stride, c_elem, m0);
+        c.m = (fuzz_u8(r) & 1) ? fuzz_boundary_rows(r, c.k, c.a_stride, 1, m0)
+                               : fuzz_boundary_rows(r, c.n, c.c_stride, c_elem, m0);
         break;
-      case 4: c.n = (fuzz_u8(r) & 1) ? edgy_size(r, n0) : n0 + fuzz_range(r, 0, 4) - 2; break;
-      case 5: c.k = (fuzz_u8(r) & 1) ? edgy_size(r, max_k_of(t)) : k0 + fuzz_range(r, 0, 4) - 2;
+      case 4: c.n = (fuzz_u8(r) & 1) ? fuzz_edgy_size(r, n0) : n0 + fuzz_range(r, 0, 4) - 2; break;
+      case 5:
+        c.k = (fuzz_u8(r) & 1) ? fuzz_edgy_size(r, max_k_of(t)) : k0 + fuzz_range(r, 0, 4) - 2;
         break;
-      case 6: c.a_stride = mutate_stride(r, c.m, c.k, 1); break;
-      case 7: c.c_stride = mutate_stride(r, c.m, c.n, c_elem); break;
+      case 6: c.a_stride = fuzz_mutate_stride(r, c.m, c.k, 1); break;
+      case 7: c.c_stride = fuzz_mutate_stride(r, c.m, c.n, c_elem); break;
       case 8: /* one row: any stride is valid */
         c.m = 1;
         if (fuzz_u8(r) & 1) {
-          c.a_stride = edgy_size(r, c.k);
+          c.a_stride = fuzz_edgy_size(r, c.k);
         } else {
-          c.c_stride = edgy_size(r, c.n);
+          c.c_stride = fuzz_edgy_size(r, c.n);
         }
         break;
       case 9: c.null_rq = 1; break;
@@ -1050,29 +959,28 @@ static void run_bgemm(struct fuzz_reader* r)
   const int mutations = (f & 0x30) == 0 ? 0 : 1 + ((f & 0x30) == 0x30);
   char what[64] = "";
   for (int i = 0; i < mutations; i++) {
-    const uint8_t mu = fuzz_u8(r) % 9;
-    size_t used = strlen(what);
-    snprintf(what + used, sizeof(what) - used, "%s%u", i ? "+" : "", mu);
+    const uint8_t mu = (uint8_t) fuzz_mutation(r, 9, what, sizeof(what));
     const size_t c_row = out_kind == bout_bits ? fuzz_words(n) : n;
     switch (mu) {
       case 0: null_a = 1; break;
       case 1: null_packed = 1; break;
       case 2: null_c = 1; break;
       case 3:
-        m = (fuzz_u8(r) & 1) ? boundary_rows(r, fuzz_words(k), a_stride, 8, m0)
-                             : boundary_rows(r, c_row, c_stride, c_elem, m0);
+        m = (fuzz_u8(r) & 1) ? fuzz_boundary_rows(r, fuzz_words(k), a_stride, 8, m0)
+                             : fuzz_boundary_rows(r, c_row, c_stride, c_elem, m0);
         break;
-      case 4: n = (fuzz_u8(r) & 1) ? edgy_size(r, n0) : n0 + fuzz_range(r, 0, 4) - 2; break;
-      case 5: k = (fuzz_u8(r) & 1) ? edgy_size(r, GEMMI8_BIN_MAX_K) : k0 + fuzz_range(r, 0, 4) - 2;
+      case 4: n = (fuzz_u8(r) & 1) ? fuzz_edgy_size(r, n0) : n0 + fuzz_range(r, 0, 4) - 2; break;
+      case 5:
+        k = (fuzz_u8(r) & 1) ? fuzz_edgy_size(r, GEMMI8_BIN_MAX_K) : k0 + fuzz_range(r, 0, 4) - 2;
         break;
-      case 6: a_stride = mutate_stride(r, m, fuzz_words(k), 8); break;
-      case 7: c_stride = mutate_stride(r, m, c_row, c_elem); break;
+      case 6: a_stride = fuzz_mutate_stride(r, m, fuzz_words(k), 8); break;
+      case 7: c_stride = fuzz_mutate_stride(r, m, c_row, c_elem); break;
       default:
         m = 1;
         if (fuzz_u8(r) & 1) {
-          a_stride = edgy_size(r, fuzz_words(k));
+          a_stride = fuzz_edgy_size(r, fuzz_words(k));
         } else {
-          c_stride = edgy_size(r, c_row);
+          c_stride = fuzz_edgy_size(r, c_row);
         }
         break;
     }
@@ -1223,19 +1131,17 @@ static void run_bitpack(struct fuzz_reader* r)
   const int mutations = (f & 0x0c) == 0 ? 0 : 1 + ((f & 0x0c) == 0x0c);
   char what[64] = "";
   for (int i = 0; i < mutations; i++) {
-    const uint8_t mu = fuzz_u8(r) % 8;
-    size_t used = strlen(what);
-    snprintf(what + used, sizeof(what) - used, "%s%u", i ? "+" : "", mu);
+    const uint8_t mu = (uint8_t) fuzz_mutation(r, 8, what, sizeof(what));
     switch (mu) {
       case 0: null_x = 1; break;
       case 1: null_out = 1; break;
       case 2:
-        rows = (fuzz_u8(r) & 1) ? boundary_rows(r, k, x_stride, elem, rows0)
-                                : boundary_rows(r, fuzz_words(k), out_stride, 8, rows0);
+        rows = (fuzz_u8(r) & 1) ? fuzz_boundary_rows(r, k, x_stride, elem, rows0)
+                                : fuzz_boundary_rows(r, fuzz_words(k), out_stride, 8, rows0);
         break;
-      case 3: k = edgy_size(r, k0); break;
-      case 4: x_stride = mutate_stride(r, rows, k, elem); break;
-      case 5: out_stride = mutate_stride(r, rows, fuzz_words(k), 8); break;
+      case 3: k = fuzz_edgy_size(r, k0); break;
+      case 4: x_stride = fuzz_mutate_stride(r, rows, k, elem); break;
+      case 5: out_stride = fuzz_mutate_stride(r, rows, fuzz_words(k), 8); break;
       case 6: /* a row as long as the extent allows */
         k = (fuzz_u8(r) & 1) ? (size_t) PTRDIFF_MAX / elem + fuzz_range(r, 0, 2) - 1
                              : SIZE_MAX - fuzz_range(r, 0, 63);
@@ -1245,9 +1151,9 @@ static void run_bitpack(struct fuzz_reader* r)
       default:
         rows = 1;
         if (fuzz_u8(r) & 1) {
-          x_stride = edgy_size(r, k);
+          x_stride = fuzz_edgy_size(r, k);
         } else {
-          out_stride = edgy_size(r, fuzz_words(k));
+          out_stride = fuzz_edgy_size(r, fuzz_words(k));
         }
         break;
     }
@@ -1349,7 +1255,7 @@ static void run_names(struct fuzz_reader* r)
   }
 
   /* thread pools: bad arguments leave *pool alone; one thread creates no thread */
-  const size_t threads = (how & 16) ? edgy_size(r, GEMMI8_MAX_THREADS) : 1;
+  const size_t threads = (how & 16) ? fuzz_edgy_size(r, GEMMI8_MAX_THREADS) : 1;
   const int null_pool = (how & 32) != 0;
   /* options: the defaults, a spin out of range or a reserved word set */
   gemmi8_threadpool_options options;

@@ -56,7 +56,6 @@
 #define OK FUZZ_BIT(gemmi8_status_success)
 #define INV FUZZ_BIT(gemmi8_status_invalid_parameter)
 #define UNS FUZZ_BIT(gemmi8_status_unsupported_parameter)
-#define HEADER 64 /* bytes of the packed header (include/gemmi8.h) */
 #define MAX_K ((size_t) GEMMI8_QD8_MAX_K)
 /* Keeps the reference (M * N * K multiply-adds) to a few milliseconds a run. */
 #define WORK_BUDGET (UINT64_C(4) << 20)
@@ -67,140 +66,7 @@ static const char* const type_name[] = { "qd8", "qdu8" };
 
 /* ---- sizes that make trouble (as fuzz-errors.c) --------------------------------- */
 
-static size_t edgy_size(struct fuzz_reader* r, size_t near)
-{
-  const size_t d = fuzz_u8(r) % 4;
-  switch (fuzz_u8(r) % 12) {
-    case 0: return 0;
-    case 1: return 1;
-    case 2: return near + 1 + d;
-    case 3: return near > d ? near - 1 - d : 0;
-    case 4: return ((size_t) 1 << 31) - 2 + d;
-    case 5: return ((size_t) 1 << 32) - 2 + d;
-    case 6: return (size_t) PTRDIFF_MAX - 1 + d;
-    case 7: return SIZE_MAX - d;
-    case 8: return SIZE_MAX / 2 + d;
-    case 9: return ((size_t) 1 << fuzz_range(r, 6, 63)) - 2 + d;
-    default: return (size_t) fuzz_u64(r);
-  }
-}
-
-/* Around the largest stride for which rows x cols elements end within PTRDIFF_MAX
- * bytes (rows >= 2), or an edgy size. */
-static size_t boundary_stride(struct fuzz_reader* r, size_t rows, size_t cols, size_t elem)
-{
-  const size_t limit = (size_t) PTRDIFF_MAX / elem;
-  if (rows < 2 || cols == 0 || cols > limit || (fuzz_u8(r) & 3) == 0) return edgy_size(r, cols);
-  const size_t fits = (limit - cols) / (rows - 1);
-  return fits - 1 + fuzz_u8(r) % 4;
-}
-
-/* Around the largest row count for which the extent fits, or an edgy size. */
-static size_t boundary_rows(struct fuzz_reader* r, size_t cols, size_t stride, size_t elem,
-                            size_t near)
-{
-  const size_t limit = (size_t) PTRDIFF_MAX / elem;
-  if (cols == 0 || stride < cols || cols > limit || (fuzz_u8(r) & 3) == 0) {
-    return edgy_size(r, near);
-  }
-  const size_t fits = (limit - cols) / stride + 1;
-  return fits - 1 + fuzz_u8(r) % 4;
-}
-
-/* A stride: too small, huge, at the extent boundary, or a little larger (valid). */
-static size_t mutate_stride(struct fuzz_reader* r, size_t rows, size_t cols, size_t elem)
-{
-  switch (fuzz_u8(r) % 4) {
-    case 0: return cols > 0 ? cols - 1 - fuzz_range(r, 0, cols - 1) : 0;
-    case 1: return edgy_size(r, cols);
-    case 2: return boundary_stride(r, rows, cols, elem);
-    default: return cols + fuzz_range(r, 0, 8);
-  }
-}
-
-/* A size mutated: 0, near the old one, or edgy. */
-static size_t mutate_size(struct fuzz_reader* r, size_t old)
-{
-  switch (fuzz_u8(r) % 4) {
-    case 0: return 0;
-    case 1: return old + 1 + fuzz_range(r, 0, 3);
-    case 2: return old > 1 ? old - 1 - fuzz_range(r, 0, old - 2) : old + 1;
-    default: return edgy_size(r, old);
-  }
-}
-
 /* ---- floats --------------------------------------------------------------------- */
-
-static uint32_t bits_of(float f)
-{
-  uint32_t b;
-  memcpy(&b, &f, sizeof(b));
-  return b;
-}
-
-static float float_of(uint32_t b)
-{
-  float f;
-  memcpy(&f, &b, sizeof(f));
-  return f;
-}
-
-static int is_finite(float f)
-{
-  return (bits_of(f) & 0x7f800000u) != 0x7f800000u;
-}
-
-/* Infinities and NaNs made finite (the exponent lowered by one, sign and mantissa kept). */
-static float make_finite(float f)
-{
-  uint32_t b = bits_of(f);
-  if ((b & 0x7f800000u) == 0x7f800000u) b &= ~(UINT32_C(1) << 23);
-  return float_of(b);
-}
-
-static float nonfinite(struct fuzz_reader* r)
-{
-  const uint8_t s = fuzz_u8(r);
-  if (s % 4 == 0) return INFINITY;
-  if (s % 4 == 1) return -INFINITY;
-  uint32_t bits = UINT32_C(0x7f800000) | (fuzz_u32(r) & UINT32_C(0x807fffff));
-  if ((bits & UINT32_C(0x007fffff)) == 0) bits |= UINT32_C(0x00400000);
-  return float_of(bits);
-}
-
-/* A generated magnitude that keeps the outputs in a useful range, either sign. */
-static float useful(struct fuzz_reader* r, int exp_lo, int exp_hi)
-{
-  const uint64_t g = fuzz_random(r);
-  const int e = exp_lo + (int) ((g >> 16) % (uint64_t) (exp_hi - exp_lo + 1));
-  const float v = ldexpf((float) (1 + (g & 0xffff)) / 65536.0f, e);
-  return (g >> 40) & 1 ? -v : v;
-}
-
-/* count finite floats: useful magnitudes (mostly positive), the special menu made
- * finite (+-0, denormals, FLT_MIN, FLT_MAX, any pattern), one constant, or a mix of
- * useful values and huge ones whose products overflow. */
-static void fill_scales(struct fuzz_reader* r, float* v, size_t count, int exp_lo, int exp_hi)
-{
-  const uint8_t kind = fuzz_u8(r) % 6;
-  const float constant = make_finite(fuzz_f32_special(r));
-  for (size_t i = 0; i < count; i++) {
-    switch (kind) {
-      case 0:
-      case 1: v[i] = fabsf(useful(r, exp_lo, exp_hi)); break;
-      case 2: v[i] = useful(r, exp_lo, exp_hi); break;
-      case 3: v[i] = make_finite(fuzz_f32_special_any(r)); break;
-      case 4: v[i] = constant; break;
-      default: {
-        const uint64_t g = fuzz_random(r);
-        v[i] = (g & 3)
-                   ? fabsf(useful(r, exp_lo, exp_hi))
-                   : ldexpf(1.0f + (float) ((g >> 8) & 255) / 256.0f, 100 + (int) ((g >> 16) % 28));
-        break;
-      }
-    }
-  }
-}
 
 /* ---- the reference ---------------------------------------------------------------- */
 
@@ -273,15 +139,15 @@ static void weights_init(struct fuzz_reader* r, struct weights* w, size_t n, siz
   w->b = fuzz_exact(r, w->b_bytes, 0, &w->b_block);
   fill_b(r, w, extremes ? 5 : (s >> 1) % 8, (int8_t) fuzz_u8(r));
   w->scale = fuzz_exact(r, n * sizeof(float), 0, &w->scale_block);
-  fill_scales(r, w->scale, n, -12, 0);
+  fuzz_fill_scales(r, w->scale, n, -12, 0, 0);
   const uint8_t bias_kind = fuzz_u8(r) % 5;
   if (bias_kind != 0) {
     w->bias = fuzz_exact(r, n * sizeof(float), 0, &w->bias_block);
     for (size_t j = 0; j < n; j++) {
       switch (bias_kind) {
         case 1: w->bias[j] = (fuzz_random(r) & 1) ? -0.0f : 0.0f; break;
-        case 2: w->bias[j] = make_finite(fuzz_f32_special_any(r)); break;
-        default: w->bias[j] = useful(r, -8, 4); break;
+        case 2: w->bias[j] = fuzz_make_finite(fuzz_f32_special_any(r)); break;
+        default: w->bias[j] = fuzz_useful(r, -8, 4); break;
       }
     }
   }
@@ -343,7 +209,7 @@ static void* pack_valid(struct fuzz_reader* r, int u8, const struct weights* w, 
 {
   gemmi8_status s = pack_size(u8, w->n, w->k, size);
   fuzz_expect_status(s, OK, "pack_size (valid)");
-  if (*size <= HEADER || *size % GEMMI8_PACK_ALIGNMENT != 0) {
+  if (*size <= FUZZ_HEADER || *size % GEMMI8_PACK_ALIGNMENT != 0) {
     fuzz_fail("pack_size(%zu, %zu) = %zu: not a multiple of %d past the header", w->n, w->k, *size,
               GEMMI8_PACK_ALIGNMENT);
   }
@@ -375,18 +241,6 @@ static void* pack_valid(struct fuzz_reader* r, int u8, const struct weights* w, 
 
 /* ---- packed arguments ------------------------------------------------------------- */
 
-/* Offset of the first 8-byte-aligned little-endian uint64 of the header equal to v,
- * or -1. (The header's layout is private: its shape fields are found by value.) */
-static int header_offset_of(const uint8_t* h, size_t v)
-{
-  for (int off = 0; off + 8 <= HEADER; off += 8) {
-    uint64_t x = 0;
-    for (int i = 7; i >= 0; i--) x = (x << 8) | h[off + i];
-    if (x == (uint64_t) v) return off;
-  }
-  return -1;
-}
-
 /* The packed argument of a GEMM or linear call, valid or spoilt. */
 struct packed_arg {
   void* owned;     /* freed with free() */
@@ -399,31 +253,6 @@ struct packed_arg {
   size_t agree;
   char text[200];
 };
-
-/* Flips bytes of the header of p: in one 32-bit word (always detectable by the
- * checksum) or in several. */
-static void damage_header(struct fuzz_reader* r, uint8_t* p, char* what, size_t what_size)
-{
-  const int words = (fuzz_u8(r) & 3) == 0 ? (int) fuzz_range(r, 2, 4) : 1;
-  size_t used = strlen(what);
-  unsigned done = 0;
-  for (int i = 0; i < words; i++) {
-    unsigned word = (unsigned) fuzz_range(r, 0, 15);
-    while (done & (1u << word)) word = (word + 1) % 16;
-    done |= 1u << word;
-    const unsigned bytes = 1 + (unsigned) fuzz_range(r, 0, 14); /* nonempty subset of 4 */
-    for (unsigned b = 0; b < 4; b++) {
-      if (!(bytes & (1u << b))) continue;
-      uint8_t x = fuzz_u8(r);
-      if (x == 0) x = 0x80;
-      p[word * 4 + b] ^= x;
-      if (used < what_size) {
-        used +=
-            (size_t) snprintf(what + used, what_size - used, " byte %u ^= 0x%02x", word * 4 + b, x);
-      }
-    }
-  }
-}
 
 /* Weights of another type packed from w's matrix (the same shape): qs8, qu8s8, qu8,
  * bin (random bits), or the other row type. */
@@ -507,7 +336,7 @@ static void spoil_packed(struct fuzz_reader* r, const struct weights* w, int u8,
       p->matches = 0;
       const int field = (s & 2) ? 1 + ((s >> 2) & 1) : 0;
       const size_t value = field == 1 ? w->n : w->k;
-      const int off = field ? header_offset_of(q, value) : -1;
+      const int off = field ? fuzz_header_offset_of(q, value) : -1;
       if (off >= 0) {
         /* N or K damaged, and the call says the damaged value: only a check of the
          * header's integrity can tell */
@@ -521,7 +350,7 @@ static void spoil_packed(struct fuzz_reader* r, const struct weights* w, int u8,
                  field == 1 ? "n" : "k", value, p->agree);
       } else {
         snprintf(p->text, sizeof(p->text), "packed header damaged:");
-        damage_header(r, q, p->text, sizeof(p->text));
+        fuzz_damage_header(r, q, p->text, sizeof(p->text));
       }
       break;
     }
@@ -534,11 +363,11 @@ static void spoil_packed(struct fuzz_reader* r, const struct weights* w, int u8,
       p->damaged = 1;
       const size_t flips = fuzz_range(r, 1, 8);
       const int tail = fuzz_u8(r) & 1;
-      const size_t body = size - HEADER;
+      const size_t body = size - FUZZ_HEADER;
       for (size_t i = 0; i < flips; i++) {
         const size_t span = tail ? (body < 12 * w->n + 64 ? body : 12 * w->n + 64) : body;
         const size_t at =
-            tail ? size - 1 - fuzz_range(r, 0, span - 1) : HEADER + fuzz_range(r, 0, body - 1);
+            tail ? size - 1 - fuzz_range(r, 0, span - 1) : FUZZ_HEADER + fuzz_range(r, 0, body - 1);
         q[at] ^= (uint8_t) (1 + fuzz_u8(r) % 255);
       }
       snprintf(p->text, sizeof(p->text), "packed %s damaged (%zu bytes)", tail ? "tail" : "weights",
@@ -584,57 +413,6 @@ static void packed_arg_free(struct packed_arg* p)
 }
 
 /* ---- threads ---------------------------------------------------------------------- */
-
-/* How a GEMM runs: the plain entry point, or the _ex one with no parallel-for, a
- * shuffled one on the calling thread, or gemmi8's pool of 2 threads. */
-enum run_how { run_plain, run_ex_null, run_shuffled, run_pool };
-static const char* const run_name[] = { "plain", "ex(NULL)", "ex(shuffled)", "ex(pool)" };
-
-struct ex_arg {
-  enum run_how run;
-  int invalid;
-  struct fuzz_parallel shuffled;
-  const gemmi8_parallel* par;
-  char text[64];
-};
-
-static void ex_init(struct fuzz_reader* r, struct ex_arg* e, enum run_how run, size_t threads)
-{
-  memset(e, 0, sizeof(*e));
-  e->run = run;
-  fuzz_parallel_init(&e->shuffled, r, threads);
-  e->par = run == run_shuffled ? &e->shuffled.parallel
-           : run == run_pool   ? fuzz_parallel_pool()
-                               : NULL;
-  snprintf(e->text, sizeof(e->text), "%s threads %zu", run_name[run], threads);
-}
-
-/* A parallel argument that is not valid: parallel_for NULL or too many threads. */
-static void ex_spoil(struct fuzz_reader* r, struct ex_arg* e)
-{
-  e->run = run_shuffled;
-  e->par = &e->shuffled.parallel;
-  e->invalid = 1;
-  if (fuzz_u8(r) & 1) {
-    e->shuffled.parallel.parallel_for = NULL;
-  } else {
-    const size_t over[] = { GEMMI8_MAX_THREADS + 1, GEMMI8_MAX_THREADS + 2, SIZE_MAX,
-                            (size_t) 1 << 32 };
-    e->shuffled.parallel.threads = over[fuzz_u8(r) % 4];
-  }
-  snprintf(e->text, sizeof(e->text), "ex(for %s, threads %zu)",
-           e->shuffled.parallel.parallel_for ? "set" : "NULL", e->shuffled.parallel.threads);
-}
-
-static void ex_check(const struct ex_arg* e)
-{
-  if (e->run != run_shuffled || e->invalid) return;
-  fuzz_describe_more(" (parallel_for calls %zu, tasks %zu)", e->shuffled.calls, e->shuffled.tasks);
-  if (e->shuffled.parallel.threads <= 1 && e->shuffled.calls != 0) {
-    fuzz_fail("parallel_for called %zu times for %zu threads", e->shuffled.calls,
-              e->shuffled.parallel.threads);
-  }
-}
 
 /* ---- rows and clamps ------------------------------------------------------------------ */
 
@@ -682,66 +460,14 @@ static void fill_rows(struct fuzz_reader* r, int u8, uint8_t* a, size_t m, size_
   }
 }
 
-/* The clamp: none, a window, a point, one side, +-0, finite specials. */
-static void decode_clamp(struct fuzz_reader* r, float* lo, float* hi)
-{
-  float a = useful(r, -6, 6), b = useful(r, -6, 6);
-  switch (fuzz_u8(r) % 9) {
-    case 0:
-    case 1: *lo = -INFINITY, *hi = INFINITY; return;
-    case 2: break;
-    case 3: *lo = *hi = a; return;
-    case 4: *lo = -INFINITY, *hi = a; return;
-    case 5: *lo = a, *hi = INFINITY; return;
-    case 6: { /* +-0 either way round: -0.0f <= 0.0f and 0.0f <= -0.0f */
-      const uint8_t s = fuzz_u8(r);
-      *lo = (s & 1) ? -0.0f : 0.0f;
-      *hi = (s & 2) ? -0.0f : 0.0f;
-      return;
-    }
-    case 7:
-      a = make_finite(fuzz_f32_special(r));
-      b = make_finite(fuzz_f32_special(r));
-      break;
-    default: b = fabsf(a), a = -b; break;
-  }
-  *lo = a < b ? a : b;
-  *hi = a < b ? b : a;
-}
-
-/* A clamp the header refuses: a NaN, or min > max. */
-static void spoil_clamp(struct fuzz_reader* r, float* lo, float* hi)
-{
-  const float nan = float_of(UINT32_C(0x7fc00000) | (fuzz_u32(r) & UINT32_C(0x803fffff)));
-  switch (fuzz_u8(r) % 4) {
-    case 0: *lo = nan; return;
-    case 1: *hi = nan; return;
-    case 2: *lo = *hi = nan; return;
-    default:
-      if (*lo < *hi) {
-        const float t = *lo;
-        *lo = *hi;
-        *hi = t;
-      } else {
-        *lo = 1.0f, *hi = -1.0f;
-      }
-      return;
-  }
-}
-
-static int clamp_ok(float lo, float hi)
-{
-  return lo <= hi;
-}
-
 /* ---- calls ---------------------------------------------------------------------------- */
 
-static gemmi8_status gemm_call(int u8, const struct ex_arg* e, size_t m, size_t n, size_t k,
+static gemmi8_status gemm_call(int u8, const struct fuzz_ex* e, size_t m, size_t n, size_t k,
                                const void* a, size_t a_stride, const float* a_scale,
                                const int32_t* a_zp, const void* packed, float lo, float hi,
                                float* c, size_t c_stride)
 {
-  if (e->run == run_plain) {
+  if (e->run == fuzz_run_plain) {
     return u8 ? gemmi8_qdu8_gemm_f32(m, n, k, a, a_stride, a_scale, a_zp, packed, lo, hi, c,
                                      c_stride)
               : gemmi8_qd8_gemm_f32(m, n, k, a, a_stride, a_scale, a_zp, packed, lo, hi, c,
@@ -751,36 +477,6 @@ static gemmi8_status gemm_call(int u8, const struct ex_arg* e, size_t m, size_t 
                                       c_stride, e->par)
             : gemmi8_qd8_gemm_f32_ex(m, n, k, a, a_stride, a_scale, a_zp, packed, lo, hi, c,
                                      c_stride, e->par);
-}
-
-/* An exact-size copy of count elements of elem bytes at src (NULL stays NULL). */
-static void* exact_copy(struct fuzz_reader* r, const void* src, size_t count, size_t elem,
-                        size_t offset, void** block)
-{
-  *block = NULL;
-  if (src == NULL || count == 0) return (void*) src;
-  void* p = fuzz_exact(r, count * elem, offset, block);
-  memcpy(p, src, count * elem);
-  return p;
-}
-
-/* Checks C: elements (want: m x n, or NULL for no check), the gaps, the guards. */
-static void check_c(struct fuzz_out* c, const float* want, size_t m, size_t n, size_t c_stride)
-{
-  fuzz_out_check_guards(c, "C");
-  fuzz_out_check_gaps(c, m, n * sizeof(float), c_stride * sizeof(float), "C between rows");
-  if (want == NULL) return;
-  for (size_t i = 0; i < m; i++) {
-    for (size_t j = 0; j < n; j++) {
-      float got;
-      memcpy(&got, c->data + (i * c_stride + j) * sizeof(float), sizeof(got));
-      if (bits_of(got) != bits_of(want[i * n + j])) {
-        fuzz_fail("C[%zu][%zu] = %a (0x%08x), expected %a (0x%08x)", i, j, (double) got,
-                  (unsigned) bits_of(got), (double) want[i * n + j],
-                  (unsigned) bits_of(want[i * n + j]));
-      }
-    }
-  }
 }
 
 /* ---- gemm ---------------------------------------------------------------------------- */
@@ -834,9 +530,9 @@ static void run_gemm(struct fuzz_reader* r, int u8)
   int extremes;
   decode_shape(r, &m0, &n0, &k0, (f & 7) % 5, &extremes);
   const enum pack_how how = (enum pack_how)((f >> 3) & 3);
-  struct ex_arg e;
+  struct fuzz_ex e;
   const uint8_t t = fuzz_u8(r);
-  ex_init(r, &e, (enum run_how)(t & 3), t >> 4);
+  fuzz_ex_init(r, &e, (enum fuzz_run)(t & 3), t >> 4);
 
   struct weights w;
   weights_init(r, &w, n0, k0, extremes);
@@ -855,49 +551,46 @@ static void run_gemm(struct fuzz_reader* r, int u8)
   uint8_t* a = fuzz_exact(r, a_have, a_offset, &a_block);
   float* a_scale = fuzz_exact(r, m0 * sizeof(float), 0, &scale_block);
   int32_t* a_zp = fuzz_exact(r, m0 * sizeof(int32_t), 0, &zp_block);
-  fill_scales(r, a_scale, m0, -10, 0);
+  fuzz_fill_scales(r, a_scale, m0, -10, 0, 0);
   fill_zero_points(r, u8, a_zp, m0);
   const uint8_t a_fill = fuzz_u8(r), a_const = fuzz_u8(r);
   fill_rows(r, u8, a, m0, k0, c.a_stride, a_zp, extremes ? 5 : a_fill % 8, a_const);
-  decode_clamp(r, &c.lo, &c.hi);
+  fuzz_decode_clamp(r, &c.lo, &c.hi);
   c.a = a;
   c.a_scale = a_scale;
   c.a_zp = a_zp;
 
   struct packed_arg p;
   spoil_packed(r, &w, u8, valid, size0, 99, &p);
-  const uint8_t mut = fuzz_u8(r);
-  const int mutations = mut % 4 == 0 ? 0 : (mut % 4 == 3 ? 2 : 1);
+  const int mutations = fuzz_mutation_count(r);
   char what[64] = "";
   for (int i = 0; i < mutations; i++) {
-    const uint8_t mu = fuzz_u8(r) % 20;
-    const size_t used = strlen(what);
-    snprintf(what + used, sizeof(what) - used, "%s%u", i ? "+" : "", mu);
+    const uint8_t mu = (uint8_t) fuzz_mutation(r, 20, what, sizeof(what));
     switch (mu) {
       case 0: c.a = NULL; break;
       case 1: c.a_scale = NULL; break;
       case 2: c.a_zp = NULL; break;
       case 3: c.null_packed = 1; break;
       case 4: c.null_c = 1; break;
-      case 5: c.m = mutate_size(r, m0); break;
-      case 6: c.n = mutate_size(r, n0); break;
+      case 5: c.m = fuzz_mutate_size(r, m0); break;
+      case 6: c.n = fuzz_mutate_size(r, n0); break;
       case 7:
         if (fuzz_u8(r) & 1) {
           c.k = MAX_K + 1 + fuzz_range(r, 0, 2);
           c.a_stride = c.k;
         } else {
-          c.k = mutate_size(r, k0);
+          c.k = fuzz_mutate_size(r, k0);
         }
         break;
       case 8:
-        c.m = (fuzz_u8(r) & 1) ? boundary_rows(r, c.k, c.a_stride, 1, m0)
-                               : boundary_rows(r, c.n, c.c_stride, sizeof(float), m0);
+        c.m = (fuzz_u8(r) & 1) ? fuzz_boundary_rows(r, c.k, c.a_stride, 1, m0)
+                               : fuzz_boundary_rows(r, c.n, c.c_stride, sizeof(float), m0);
         break;
-      case 9: c.a_stride = mutate_stride(r, c.m, c.k, 1); break;
-      case 10: c.c_stride = mutate_stride(r, c.m, c.n, sizeof(float)); break;
+      case 9: c.a_stride = fuzz_mutate_stride(r, c.m, c.k, 1); break;
+      case 10: c.c_stride = fuzz_mutate_stride(r, c.m, c.n, sizeof(float)); break;
       case 11: {
         const size_t row = fuzz_range(r, 0, m0 - 1);
-        a_scale[row] = nonfinite(r);
+        a_scale[row] = fuzz_nonfinite(r);
         break;
       }
       case 12: {
@@ -908,7 +601,7 @@ static void run_gemm(struct fuzz_reader* r, int u8)
         a_zp[row] = bad[fuzz_u8(r) % 6];
         break;
       }
-      case 13: spoil_clamp(r, &c.lo, &c.hi); break;
+      case 13: fuzz_spoil_clamp(r, &c.lo, &c.hi); break;
       case 14:
       case 15:
       case 16:
@@ -923,7 +616,7 @@ static void run_gemm(struct fuzz_reader* r, int u8)
           }
         }
         break;
-      case 17: ex_spoil(r, &e); break;
+      case 17: fuzz_ex_spoil(r, &e); break;
       case 18: c.other_entry = p.allocated == NULL; break; /* not on foreign weights */
       default: /* one row at strides near SIZE_MAX: valid */
         c.m = 1;
@@ -950,10 +643,12 @@ static void run_gemm(struct fuzz_reader* r, int u8)
   if (!matches) want |= INV, early = 1;
   if (e.invalid) want |= INV, early = 1;
   const int rows_backed = c.m <= m0;
-  if (!clamp_ok(c.lo, c.hi)) want |= INV;
+  if (!fuzz_clamp_ok(c.lo, c.hi)) want |= INV;
   if (rows_backed && c.a_scale != NULL && c.a_zp != NULL) {
     for (size_t i = 0; i < c.m; i++) {
-      if (!is_finite(c.a_scale[i]) || c.a_zp[i] < zp_lo(u8) || c.a_zp[i] > zp_hi(u8)) want |= INV;
+      if (!fuzz_is_finite(c.a_scale[i]) || c.a_zp[i] < zp_lo(u8) || c.a_zp[i] > zp_hi(u8)) {
+        want |= INV;
+      }
     }
   }
   if (want == 0) want = OK;
@@ -973,13 +668,13 @@ static void run_gemm(struct fuzz_reader* r, int u8)
   void *a_copy_block = NULL, *scale_copy_block = NULL, *zp_copy_block = NULL;
   const uint8_t* a_arg = c.a;
   if (c.a != NULL && a_extent && a_bytes <= a_have) {
-    a_arg = exact_copy(r, c.a, a_bytes, 1, a_offset, &a_copy_block);
+    a_arg = fuzz_exact_copy(r, c.a, a_bytes, 1, a_offset, &a_copy_block);
   }
   const float* scale_arg = c.a_scale;
   const int32_t* zp_arg = c.a_zp;
   if (rows_backed) {
-    scale_arg = exact_copy(r, c.a_scale, c.m, sizeof(float), 0, &scale_copy_block);
-    zp_arg = exact_copy(r, c.a_zp, c.m, sizeof(int32_t), 0, &zp_copy_block);
+    scale_arg = fuzz_exact_copy(r, c.a_scale, c.m, sizeof(float), 0, &scale_copy_block);
+    zp_arg = fuzz_exact_copy(r, c.a_zp, c.m, sizeof(int32_t), 0, &zp_copy_block);
   }
   float* ref = NULL;
   if (want == OK && !p.damaged) {
@@ -1011,13 +706,13 @@ static void run_gemm(struct fuzz_reader* r, int u8)
     s = gemm_call(u8, &e, c.m, c.n, c.k, a_arg, c.a_stride, scale_arg, zp_arg, packed_arg, c.lo,
                   c.hi, c_arg, c.c_stride);
   }
-  ex_check(&e);
+  fuzz_ex_check(&e);
   fuzz_expect_status(s, want, "gemm");
   if (memcmp(packed_saved, p.ptr, p.size) != 0) fuzz_fail("the call wrote its packed weights");
   if (s != gemmi8_status_success) {
     fuzz_out_check_untouched(&out, "C");
   } else {
-    check_c(&out, ref, c.m, c.n, c.c_stride);
+    fuzz_check_c(&out, ref, c.m, c.n, c.c_stride);
   }
   free(packed_saved);
   fuzz_out_free(&out);
@@ -1035,18 +730,6 @@ done:
 }
 
 /* ---- linear ------------------------------------------------------------------------- */
-
-/* 1 if max(row, 0) - min(row, 0) overflows float: the row's scale would be infinite
- * (gemmi8_quantize_rows_*: rmax - rmin). */
-static int range_overflows(const float* x, size_t k)
-{
-  float lo = 0.0f, hi = 0.0f;
-  for (size_t j = 0; j < k; j++) {
-    lo = x[j] < lo ? x[j] : lo;
-    hi = x[j] > hi ? x[j] : hi;
-  }
-  return !is_finite(hi - lo);
-}
 
 struct linear_call {
   size_t m, n, k, x_stride, c_stride;
@@ -1075,10 +758,11 @@ static void run_linear(struct fuzz_reader* r, int u8)
   }
   while ((uint64_t) m0 * n0 * k0 > WORK_BUDGET && m0 > 1) m0 /= 2;
   const enum pack_how how = (enum pack_how)((f >> 2) & 3);
-  struct ex_arg e;
+  struct fuzz_ex e;
   const uint8_t t = fuzz_u8(r);
   /* the linear layer has one entry point: plain is the _ex one with NULL */
-  ex_init(r, &e, (t & 3) == run_plain ? run_ex_null : (enum run_how)(t & 3), t >> 4);
+  fuzz_ex_init(r, &e, (t & 3) == fuzz_run_plain ? fuzz_run_ex_null : (enum fuzz_run)(t & 3),
+               t >> 4);
 
   struct weights w;
   weights_init(r, &w, n0, k0, 0);
@@ -1099,7 +783,7 @@ static void run_linear(struct fuzz_reader* r, int u8)
   float* x = fuzz_exact(r, x_have, x_offset, &x_block); /* gaps: any bits, NaN too */
   const unsigned values = fuzz_u8(r) % 6;
   const int exponent = (int) fuzz_range(r, 0, 60) - 30;
-  const float constant = make_finite(fuzz_f32_special(r));
+  const float constant = fuzz_make_finite(fuzz_f32_special(r));
   for (size_t i = 0; i < m0; i++) {
     const int zero_row = (fuzz_random(r) % 8) == 0;
     for (size_t j = 0; j < k0; j++) {
@@ -1109,16 +793,16 @@ static void run_linear(struct fuzz_reader* r, int u8)
         continue;
       }
       switch (values) {
-        case 0: *v = make_finite(fuzz_f32_special_any(r)); break;
-        case 1: *v = make_finite(*v); break; /* any finite bit pattern */
+        case 0: *v = fuzz_make_finite(fuzz_f32_special_any(r)); break;
+        case 1: *v = fuzz_make_finite(*v); break; /* any finite bit pattern */
         case 2: *v = ldexpf((float) (int8_t) fuzz_random(r), exponent); break;
         case 3: *v = (fuzz_random(r) & 7) ? constant : 0.0f; break;
-        case 4: *v = float_of((uint32_t) fuzz_random(r) & 0x807fffffu); break; /* subnormal */
-        default: *v = useful(r, -8, 8); break;
+        case 4: *v = fuzz_float_of((uint32_t) fuzz_random(r) & 0x807fffffu); break; /* subnormal */
+        default: *v = fuzz_useful(r, -8, 8); break;
       }
     }
   }
-  decode_clamp(r, &c.lo, &c.hi);
+  fuzz_decode_clamp(r, &c.lo, &c.hi);
   c.x = x;
 
   size_t ws_need0 = 0;
@@ -1133,60 +817,34 @@ static void run_linear(struct fuzz_reader* r, int u8)
 
   struct packed_arg p;
   spoil_packed(r, &w, u8, valid, size0, 99, &p);
-  const uint8_t mut = fuzz_u8(r);
-  const int mutations = mut % 4 == 0 ? 0 : (mut % 4 == 3 ? 2 : 1);
+  const int mutations = fuzz_mutation_count(r);
   char what[64] = "";
   for (int i = 0; i < mutations; i++) {
-    const uint8_t mu = fuzz_u8(r) % 18;
-    const size_t used = strlen(what);
-    snprintf(what + used, sizeof(what) - used, "%s%u", i ? "+" : "", mu);
+    const uint8_t mu = (uint8_t) fuzz_mutation(r, 18, what, sizeof(what));
     switch (mu) {
       case 0: c.x = NULL; break;
       case 1: c.null_packed = 1; break;
       case 2: c.null_c = 1; break;
-      case 3: c.m = mutate_size(r, m0); break;
-      case 4: c.n = mutate_size(r, n0); break;
+      case 3: c.m = fuzz_mutate_size(r, m0); break;
+      case 4: c.n = fuzz_mutate_size(r, n0); break;
       case 5:
         if (fuzz_u8(r) & 1) {
           c.k = MAX_K + 1 + fuzz_range(r, 0, 2);
           c.x_stride = c.k;
         } else {
-          c.k = mutate_size(r, k0);
+          c.k = fuzz_mutate_size(r, k0);
         }
         break;
       case 6:
-        c.m = (fuzz_u8(r) & 1) ? boundary_rows(r, c.k, c.x_stride, sizeof(float), m0)
-                               : boundary_rows(r, c.n, c.c_stride, sizeof(float), m0);
+        c.m = (fuzz_u8(r) & 1) ? fuzz_boundary_rows(r, c.k, c.x_stride, sizeof(float), m0)
+                               : fuzz_boundary_rows(r, c.n, c.c_stride, sizeof(float), m0);
         break;
-      case 7: c.x_stride = mutate_stride(r, c.m, c.k, sizeof(float)); break;
-      case 8: c.c_stride = mutate_stride(r, c.m, c.n, sizeof(float)); break;
-      case 9: {
-        const size_t row = fuzz_range(r, 0, m0 - 1);
-        const size_t at = row * x_stride0 + fuzz_range(r, 0, k0 - 1);
-        x[at] = nonfinite(r);
-        break;
-      }
-      case 10: /* in a gap between rows: never read */
-        if (m0 > 1 && x_stride0 > k0) {
-          const size_t row = fuzz_range(r, 0, m0 - 2);
-          const size_t at = row * x_stride0 + fuzz_range(r, k0, x_stride0 - 1);
-          x[at] = nonfinite(r);
-        }
-        break;
-      case 11: /* a row whose range overflows (or just does not) */
-        if (k0 >= 2) {
-          const size_t row = fuzz_range(r, 0, m0 - 1) * x_stride0;
-          const size_t j1 = fuzz_range(r, 0, k0 - 1);
-          const size_t j2 = (j1 + 1 + fuzz_range(r, 0, k0 - 2)) % k0;
-          const uint8_t h1 = fuzz_u8(r), h2 = fuzz_u8(r), ex = fuzz_u8(r);
-          x[row + j1] = ldexpf(1.0f + (float) (h1 >> 1) / 128.0f, 126 + (ex & 1));
-          x[row + j2] = -ldexpf(1.0f + (float) (h2 >> 1) / 128.0f, 126 + ((ex >> 1) & 1));
-        } else {
-          const size_t row = fuzz_range(r, 0, m0 - 1);
-          x[row * x_stride0] = (fuzz_u8(r) & 1) ? FLT_MAX : -FLT_MAX;
-        }
-        break;
-      case 12: spoil_clamp(r, &c.lo, &c.hi); break;
+      case 7: c.x_stride = fuzz_mutate_stride(r, c.m, c.k, sizeof(float)); break;
+      case 8: c.c_stride = fuzz_mutate_stride(r, c.m, c.n, sizeof(float)); break;
+      case 9:
+      case 10:
+      case 11: fuzz_spoil_rows_f32(r, x, m0, k0, x_stride0, mu - 9u); break;
+      case 12: fuzz_spoil_clamp(r, &c.lo, &c.hi); break;
       case 13:
       case 14:
       case 15:
@@ -1200,13 +858,13 @@ static void run_linear(struct fuzz_reader* r, int u8)
           }
         }
         break;
-      case 16: ex_spoil(r, &e); break;
+      case 16: fuzz_ex_spoil(r, &e); break;
       default: /* the workspace: misaligned, too small, NULL, a claim */
         switch (fuzz_u8(r) % 4) {
           case 0: c.ws_null = 0, c.ws_offset = fuzz_range(r, 1, 63); break;
           case 1: c.ws_null = 0, c.ws_size = ws_need0 - 1 - fuzz_range(r, 0, ws_need0 - 1); break;
-          case 2: c.ws_null = 1, c.ws_size = edgy_size(r, ws_need0); break;
-          default: c.ws_null = 0, c.ws_size = edgy_size(r, ws_need0); break;
+          case 2: c.ws_null = 1, c.ws_size = fuzz_edgy_size(r, ws_need0); break;
+          default: c.ws_null = 0, c.ws_size = fuzz_edgy_size(r, ws_need0); break;
         }
         break;
     }
@@ -1231,15 +889,15 @@ static void run_linear(struct fuzz_reader* r, int u8)
   if (c.k > MAX_K) want |= UNS, early = 1;
   if (!matches) want |= INV, early = 1;
   if (e.invalid) want |= INV, early = 1;
-  if (!clamp_ok(c.lo, c.hi)) want |= INV, early = 1;
+  if (!fuzz_clamp_ok(c.lo, c.hi)) want |= INV, early = 1;
   const int x_backed = x_extent && x_bytes <= x_have;
   if (c.x != NULL && x_backed) {
     for (size_t i = 0; i < c.m; i++) {
       const float* row = c.x + i * c.x_stride;
       for (size_t j = 0; j < c.k; j++) {
-        if (!is_finite(row[j])) want |= INV;
+        if (!fuzz_is_finite(row[j])) want |= INV;
       }
-      if (!(want & INV) && range_overflows(row, c.k)) want |= INV;
+      if (!(want & INV) && fuzz_range_overflows(row, c.k)) want |= INV;
     }
   }
   if (want == 0) want = OK;
@@ -1260,7 +918,8 @@ static void run_linear(struct fuzz_reader* r, int u8)
   void* x_copy_block = NULL;
   const float* x_arg = c.x;
   if (c.x != NULL && x_backed) {
-    x_arg = exact_copy(r, c.x, x_bytes / sizeof(float), sizeof(float), x_offset, &x_copy_block);
+    x_arg =
+        fuzz_exact_copy(r, c.x, x_bytes / sizeof(float), sizeof(float), x_offset, &x_copy_block);
   }
   float* ref = NULL;
   if (want == OK && !p.damaged) {
@@ -1296,14 +955,14 @@ static void run_linear(struct fuzz_reader* r, int u8)
                                   c.c_stride, ws_arg, c.ws_size, e.par)
          : gemmi8_qd8_linear_f32(c.m, c.n, c.k, x_arg, c.x_stride, packed_arg, c.lo, c.hi, c_arg,
                                  c.c_stride, ws_arg, c.ws_size, e.par);
-  ex_check(&e);
+  fuzz_ex_check(&e);
   fuzz_expect_status(s, want, "linear");
   if (memcmp(packed_saved, p.ptr, p.size) != 0) fuzz_fail("the call wrote its packed weights");
   if (s != gemmi8_status_success) {
     fuzz_out_check_untouched(&out, "C");
     fuzz_out_check_untouched(&ws, "workspace");
   } else {
-    check_c(&out, ref, c.m, c.n, c.c_stride);
+    fuzz_check_c(&out, ref, c.m, c.n, c.c_stride);
     fuzz_out_check_guards(&ws, "workspace");
     if (c.ws_null) fuzz_out_check_untouched(&ws, "workspace (NULL passed)");
   }
@@ -1352,27 +1011,24 @@ static void run_pack(struct fuzz_reader* r, int u8, int alloc)
     .flags = w.kn ? GEMMI8_B_KN : GEMMI8_B_NK,
   };
   const size_t have = c.packed_size; /* bytes the buffer really has */
-  const uint8_t mut = fuzz_u8(r);
-  const int mutations = mut % 4 == 0 ? 0 : (mut % 4 == 3 ? 2 : 1);
+  const int mutations = fuzz_mutation_count(r);
   int same_bias = 1;
   float *bad_scale = NULL, *bad_bias = NULL; /* copies with a value NaN or infinite */
   char what[64] = "";
   for (int i = 0; i < mutations; i++) {
-    const uint8_t mu = fuzz_u8(r) % 15;
-    const size_t used = strlen(what);
-    snprintf(what + used, sizeof(what) - used, "%s%u", i ? "+" : "", mu);
+    const uint8_t mu = (uint8_t) fuzz_mutation(r, 15, what, sizeof(what));
     switch (mu) {
       case 0: c.b = NULL; break;
       case 1: c.scale = NULL; break;
       case 2: c.null_packed = 1; break;
-      case 3: c.n = mutate_size(r, w.n); break;
-      case 4: c.k = mutate_size(r, k0); break;
+      case 3: c.n = fuzz_mutate_size(r, w.n); break;
+      case 4: c.k = fuzz_mutate_size(r, k0); break;
       case 5: /* just past the limit, with a stride that fits it */
         c.k = MAX_K + 1 + fuzz_range(r, 0, 2);
         if (!w.kn) c.stride = c.k;
         break;
       case 6: { /* rows enough to overflow the extent or the packed size */
-        const size_t rows = boundary_rows(r, w.kn ? c.n : c.k, c.stride, 1, w.n);
+        const size_t rows = fuzz_boundary_rows(r, w.kn ? c.n : c.k, c.stride, 1, w.n);
         if (w.kn) {
           c.k = rows;
         } else {
@@ -1380,7 +1036,7 @@ static void run_pack(struct fuzz_reader* r, int u8, int alloc)
         }
         break;
       }
-      case 7: c.stride = mutate_stride(r, w.kn ? c.k : c.n, w.kn ? c.n : c.k, 1); break;
+      case 7: c.stride = fuzz_mutate_stride(r, w.kn ? c.k : c.n, w.kn ? c.n : c.k, 1); break;
       case 8:
         c.flags = (fuzz_u8(r) & 1) ? c.flags ^ GEMMI8_B_KN : c.flags | (fuzz_u32(r) & ~1u) | 2u;
         break;
@@ -1388,14 +1044,14 @@ static void run_pack(struct fuzz_reader* r, int u8, int alloc)
       case 10:
         c.packed_size = (fuzz_u8(r) & 1) ? 0 : size0 - 1 - fuzz_range(r, 0, size0 - 1);
         break;
-      case 11: c.packed_size = edgy_size(r, size0); break; /* a claim */
+      case 11: c.packed_size = fuzz_edgy_size(r, size0); break; /* a claim */
       case 12:
         if (bad_scale == NULL) {
           bad_scale = malloc(w.n * sizeof(float));
           if (bad_scale == NULL) fuzz_fail("out of memory");
           memcpy(bad_scale, w.scale, w.n * sizeof(float));
           const size_t j = fuzz_range(r, 0, w.n - 1);
-          bad_scale[j] = nonfinite(r);
+          bad_scale[j] = fuzz_nonfinite(r);
           if (c.scale != NULL) c.scale = bad_scale;
         }
         break;
@@ -1405,7 +1061,7 @@ static void run_pack(struct fuzz_reader* r, int u8, int alloc)
           if (bad_bias == NULL) fuzz_fail("out of memory");
           if (w.bias != NULL) memcpy(bad_bias, w.bias, w.n * sizeof(float));
           const size_t j = fuzz_range(r, 0, w.n - 1);
-          bad_bias[j] = nonfinite(r);
+          bad_bias[j] = fuzz_nonfinite(r);
           c.bias = bad_bias;
           same_bias = 0;
         }
@@ -1439,7 +1095,9 @@ static void run_pack(struct fuzz_reader* r, int u8, int alloc)
   const int arrays_backed = c.n <= w.n;
   if (arrays_backed && c.scale != NULL) {
     for (size_t j = 0; j < c.n; j++) {
-      if (!is_finite(c.scale[j]) || (c.bias != NULL && !is_finite(c.bias[j]))) want |= INV;
+      if (!fuzz_is_finite(c.scale[j]) || (c.bias != NULL && !fuzz_is_finite(c.bias[j]))) {
+        want |= INV;
+      }
     }
   }
   if (want == 0) want = OK;
@@ -1461,12 +1119,12 @@ static void run_pack(struct fuzz_reader* r, int u8, int alloc)
   void *b_copy = NULL, *scale_copy = NULL, *bias_copy = NULL;
   const int8_t* b_arg = c.b;
   if (c.b != NULL && extent_ok && extent <= w.b_bytes)
-    b_arg = exact_copy(r, c.b, extent, 1, 0, &b_copy);
+    b_arg = fuzz_exact_copy(r, c.b, extent, 1, 0, &b_copy);
   const float* scale_arg = c.scale;
   const float* bias_arg = c.bias;
   if (arrays_backed) {
-    scale_arg = exact_copy(r, c.scale, c.n, sizeof(float), 0, &scale_copy);
-    bias_arg = exact_copy(r, c.bias, c.n, sizeof(float), 0, &bias_copy);
+    scale_arg = fuzz_exact_copy(r, c.scale, c.n, sizeof(float), 0, &scale_copy);
+    bias_arg = fuzz_exact_copy(r, c.bias, c.n, sizeof(float), 0, &bias_copy);
   }
   if (alloc) {
     struct fuzz_out slot;
@@ -1526,8 +1184,8 @@ static void run_sizes(struct fuzz_reader* r, int u8)
 {
   const uint8_t f = fuzz_u8(r);
   const int workspace = f & 1;
-  size_t n = (f & 2) ? edgy_size(r, 64) : fuzz_range(r, 1, 300);
-  size_t k = (f & 4) ? edgy_size(r, MAX_K) : fuzz_range(r, 1, 300);
+  size_t n = (f & 2) ? fuzz_edgy_size(r, 64) : fuzz_range(r, 1, 300);
+  size_t k = (f & 4) ? fuzz_edgy_size(r, MAX_K) : fuzz_range(r, 1, 300);
   if ((f & 0x18) == 0x08) k = MAX_K + fuzz_range(r, 0, 3) - 1;
   if ((f & 0x18) == 0x10) n = (size_t) 1 << fuzz_range(r, 30, 63);
   const int null_size = (f & 0xe0) == 0x20;
@@ -1564,7 +1222,7 @@ static void run_sizes(struct fuzz_reader* r, int u8)
     size_t got;
     memcpy(&got, out.data, sizeof(got));
     if (got < low) fuzz_fail("size %zu, below the %zu bytes it must hold", got, low);
-    if (!workspace && (got % GEMMI8_PACK_ALIGNMENT != 0 || got <= HEADER)) {
+    if (!workspace && (got % GEMMI8_PACK_ALIGNMENT != 0 || got <= FUZZ_HEADER)) {
       fuzz_fail("packed size %zu: not a multiple of %d past the header", got,
                 GEMMI8_PACK_ALIGNMENT);
     }

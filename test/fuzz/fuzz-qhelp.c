@@ -42,12 +42,7 @@ static float decode_value(struct fuzz_reader* r, float unit)
 {
   switch (fuzz_u8(r) % 4) {
     case 0: return fuzz_f32_special(r);
-    case 1: {
-      const uint32_t bits = fuzz_u32(r);
-      float v;
-      memcpy(&v, &bits, sizeof(v));
-      return v;
-    }
+    case 1: return fuzz_float_of(fuzz_u32(r));
     case 2: return (float) ((int) fuzz_range(r, 0, 1200) - 600) * 0.5f * unit;
     default: return (float) ((double) fuzz_u16(r) / 65536.0 * 2.0 - 1.0) * unit * 300.0f;
   }

@@ -19,13 +19,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
-static int finite(float v)
-{
-  uint32_t bits;
-  memcpy(&bits, &v, sizeof(bits));
-  return (bits & 0x7f800000u) != 0x7f800000u;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
   struct fuzz_reader r;
@@ -62,14 +55,11 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         case 1: break; /* any bit pattern, as generated */
         case 2: *v = (float) (int8_t) fuzz_random(&r) * unit; break;
         case 3: *v = (fuzz_random(&r) & 7) ? constant : 0.0f; break;
-        default: {
-          /* subnormals, zeros of both signs */
-          const uint32_t bits = (uint32_t) fuzz_random(&r) & 0x807fffffu;
-          memcpy(v, &bits, sizeof(bits));
+        default: /* subnormals, zeros of both signs */
+          *v = fuzz_float_of((uint32_t) fuzz_random(&r) & 0x807fffffu);
           break;
-        }
       }
-      all_finite &= finite(*v);
+      all_finite &= fuzz_is_finite(*v);
     }
   }
 

@@ -117,6 +117,103 @@ int fuzz_extent(size_t rows, size_t cols, size_t stride, size_t elem, size_t* by
 /* ceil(k / 64) without wrapping. */
 size_t fuzz_words(size_t k);
 
+/* ---- sizes that make trouble (the error-input part of fuzz-errors.c, fuzz-qd8.c,
+ * fuzz-q4.c) ------------------------------------------------------------------------ */
+
+/* 0, 1, just around `near`, around 2^31, 2^32, PTRDIFF_MAX and SIZE_MAX, a power of
+ * two, or anything. */
+size_t fuzz_edgy_size(struct fuzz_reader* r, size_t near);
+/* Around the largest stride for which rows x cols elements of elem bytes end within
+ * PTRDIFF_MAX bytes (rows >= 2), or an edgy size. */
+size_t fuzz_boundary_stride(struct fuzz_reader* r, size_t rows, size_t cols, size_t elem);
+/* Around the largest row count for which the extent fits, or an edgy size. */
+size_t fuzz_boundary_rows(struct fuzz_reader* r, size_t cols, size_t stride, size_t elem,
+                          size_t near);
+/* A stride: too small, huge, at the extent boundary, or a little larger (valid). */
+size_t fuzz_mutate_stride(struct fuzz_reader* r, size_t rows, size_t cols, size_t elem);
+/* A size mutated: 0, near the old one, or edgy. */
+size_t fuzz_mutate_size(struct fuzz_reader* r, size_t old);
+
+/* ---- floats (fuzz-qd8.c, fuzz-q4.c) ------------------------------------------------ */
+
+uint32_t fuzz_bits_of(float f);
+float fuzz_float_of(uint32_t b);
+int fuzz_is_finite(float f);
+/* Infinities and NaNs made finite (the exponent lowered by one, sign and mantissa kept). */
+float fuzz_make_finite(float f);
+/* +-infinity or a NaN of either sign and any payload. */
+float fuzz_nonfinite(struct fuzz_reader* r);
+/* A generated magnitude that keeps the outputs in a useful range, either sign. */
+float fuzz_useful(struct fuzz_reader* r, int exp_lo, int exp_hi);
+/* count finite floats: useful magnitudes, the special menu made finite (+-0,
+ * denormals, FLT_MIN, FLT_MAX, any pattern), one constant, or a mix of useful values
+ * and huge ones whose products overflow. signs 0: the useful ones (and the mix) all
+ * positive but in one kind of the six; signs 1: positive in one kind, either sign in
+ * two, the mix either sign. */
+void fuzz_fill_scales(struct fuzz_reader* r, float* v, size_t count, int exp_lo, int exp_hi,
+                      int signs);
+/* 1 if max(row, 0) - min(row, 0) overflows float: the row's scale would be infinite
+ * (gemmi8_quantize_rows_*: rmax - rmin). */
+int fuzz_range_overflows(const float* x, size_t k);
+/* The clamp: none, a window, a point, one side, +-0, finite specials. */
+void fuzz_decode_clamp(struct fuzz_reader* r, float* lo, float* hi);
+/* A clamp the header refuses: a NaN, or min > max. */
+void fuzz_spoil_clamp(struct fuzz_reader* r, float* lo, float* hi);
+/* What the header accepts: no NaN, lo <= hi. */
+int fuzz_clamp_ok(float lo, float hi);
+
+/* ---- mutations (fuzz-errors.c, fuzz-qd8.c, fuzz-q4.c) ----------------------------- */
+
+/* How many mutations a call gets, from one input byte: 0 (a quarter), 1 or 2. */
+int fuzz_mutation_count(struct fuzz_reader* r);
+/* The next mutation, below `kinds`, appended to the list in `what` ("3+17"). */
+unsigned fuzz_mutation(struct fuzz_reader* r, unsigned kinds, char* what, size_t what_size);
+/* Spoils the float rows x (m rows of k at stride, all there): how 0, a value NaN or
+ * infinite in a row (invalid); 1, one in a gap between rows (never read: valid); 2, a
+ * row whose range overflows float, or, with k = 1, a value at +-FLT_MAX (which does
+ * not). */
+void fuzz_spoil_rows_f32(struct fuzz_reader* r, float* x, size_t m, size_t k, size_t stride,
+                         unsigned how);
+
+/* ---- packed headers (fuzz-errors.c, fuzz-qd8.c, fuzz-q4.c) ------------------------- */
+
+#define FUZZ_HEADER 64 /* bytes of the packed header (include/gemmi8.h) */
+/* Offset of the first 8-byte-aligned little-endian uint64 of the header equal to v,
+ * or -1. (The header's layout is private: its shape fields are found by value.) */
+int fuzz_header_offset_of(const uint8_t* h, size_t v);
+/* Flips bytes of the header of p: in one 32-bit word (always detectable by the
+ * checksum) or in several; appends what it did to the string `what`. */
+void fuzz_damage_header(struct fuzz_reader* r, uint8_t* p, char* what, size_t what_size);
+
+/* ---- how a float GEMM runs (fuzz-qd8.c, fuzz-q4.c) --------------------------------- */
+
+/* The plain entry point, or the _ex one with no parallel-for, a shuffled one on the
+ * calling thread, or gemmi8's pool of 2 threads. */
+enum fuzz_run { fuzz_run_plain, fuzz_run_ex_null, fuzz_run_shuffled, fuzz_run_pool };
+extern const char* const fuzz_run_name[4];
+
+struct fuzz_ex {
+  enum fuzz_run run;
+  int invalid;
+  struct fuzz_parallel shuffled;
+  const gemmi8_parallel* par;
+  char text[64];
+};
+void fuzz_ex_init(struct fuzz_reader* r, struct fuzz_ex* e, enum fuzz_run run, size_t threads);
+/* A parallel argument that is not valid: parallel_for NULL or too many threads. */
+void fuzz_ex_spoil(struct fuzz_reader* r, struct fuzz_ex* e);
+/* After the call: a shuffled parallel-for claiming <= 1 thread was not called. */
+void fuzz_ex_check(const struct fuzz_ex* e);
+
+/* ---- inputs and float outputs (fuzz-qd8.c, fuzz-q4.c) ------------------------------ */
+
+/* An exact-size copy of count elements of elem bytes at src (NULL stays NULL). */
+void* fuzz_exact_copy(struct fuzz_reader* r, const void* src, size_t count, size_t elem,
+                      size_t offset, void** block);
+/* Checks a float C: elements (want: m x n, or NULL for no check) bit for bit, the gaps,
+ * the guards. */
+void fuzz_check_c(struct fuzz_out* c, const float* want, size_t m, size_t n, size_t c_stride);
+
 /* ---- reporting ------------------------------------------------------------------ */
 
 /* The case being run, printed with every failure (printf-style; replaces the last). */

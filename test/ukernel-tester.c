@@ -645,7 +645,7 @@ int uk_qtest_run(const uk_qkernel* kn, const uk_qtest* t)
                            (uint8_t*) out.body + n0 * c_size, c_stride * c_size, a_skip, zero,
                            &p};
     const int sig = indirect ? guarded(qicall_run, &icall) : guarded(qcall_run, &call);
-    char where[96];
+    char where[128];
     snprintf(where, sizeof(where), "call %zu of %zu (columns %zu..%zu)", bl + 1, blocks, n0,
              n1 - 1);
     if (sig != 0) {

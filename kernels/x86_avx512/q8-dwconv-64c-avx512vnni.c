@@ -7,11 +7,17 @@
  * j keeping byte j of each lane (channel 4i + j in lane i) and zeros elsewhere, and
  * four accumulators vacc<j> take one vpdpbusd each per tap: 64 channels x 1 tap in
  * four instructions, with no shuffle of the input (it is read as it lies in memory,
- * xored with 0x80 for int8 input). Two output pixels a pass share each weight vector;
- * a tile of 32 or fewer channels (the last of 96 or 144, MobileNetV2's first layer)
- * puts the two pixels in the halves of each vector, and a layer of 16 channels or
- * fewer (8-bit outputs) four pixels in its 128-bit lanes. The tail of the channels is a
- * masked load: no byte past the call's channels is read from a tap.
+ * xored with 0x80 for int8 input). A pass takes four output pixels (two when no tile
+ * has 32 channels or fewer) through every channel tile, each tile in the layout its
+ * width calls for: a tile of more than 32 channels two pixels at a time, sharing each
+ * weight vector; of 17 to 32 (the last of 96, 480, 672, MobileNetV2's first layer) the
+ * four pixels in the halves of two vectors (pixels 0 and 1, 2 and 3), each weight
+ * vector loaded once for both; of 16 or fewer (the last of 144 or 72, a layer of 16;
+ * 8-bit outputs) the four in the 128-bit lanes of one vector. A whole tile of 64, 32
+ * or (3x3) 16 channels reads its taps with plain loads, any other tail with masked
+ * loads (an ALU operation more): no byte past the call's channels is read from a tap.
+ * For uint8 input the 3x3 kernels' loops over whole tiles of 64 and 32 skip the xor
+ * (an ALU operation a vector and tap, on the ports vpdpbusd needs).
  *
  * The 8-bit outputs are requantized in the accumulators' channel order, with the
  * tile's constants prepared in that order (gemmi8_dwprepare_64c4__avx512vnni: the
@@ -249,6 +255,7 @@ static __attribute__((noinline)) void store_s32(size_t rows, size_t nc, uint8_t*
  * masked load costing an ALU operation more), or up to 32 in the halves of a vector. */
 #define GEMMI8_DW_W(k) _mm512_broadcast_i64x4(_mm256_load_si256((const __m256i*) (wt + 64 * (k))))
 #define GEMMI8_DW_LOAD_WHOLE(p) _mm512_xor_si512(_mm512_loadu_si512(p), vxor)
+#define GEMMI8_DW_LOAD_RAW(p) _mm512_loadu_si512(p)
 #define GEMMI8_DW_LOAD_PART(p) _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, p), vxor)
 #define GEMMI8_DW_TAP_FULL(t, LOAD)                                                         \
   do {                                                                                      \
@@ -269,22 +276,92 @@ static __attribute__((noinline)) void store_s32(size_t rows, size_t nc, uint8_t*
     vbcc3 = _mm512_dpbusd_epi32(vbcc3, vb, vw3);                                            \
     wt += 256;                                                                              \
   } while (0)
-#define GEMMI8_DW_TAP_PAIR(t) \
-  do { \
-  const uint8_t* pa = taps0[t]; \
-  const uint8_t* pb = taps1[t]; \
-  if (pa != (const uint8_t*) zero) pa += offset; \
-  if (pb != (const uint8_t*) zero) pb += offset; \
-  const __m512i vab = _mm512_inserti64x4( \
-  _mm512_castsi256_si512(_mm256_maskz_loadu_epi8(half, pa + c0)), \
-  _mm256_maskz_loadu_epi8(half, pb + c0), 1); \
-  const __m512i va = _mm512_xor_si512(vab, vxor); \
-  vacc0 = _mm512_dpbusd_epi32(vacc0, va, GEMMI8_DW_W(0)); \
-  vacc1 = _mm512_dpbusd_epi32(vacc1, va, GEMMI8_DW_W(1)); \
-  vacc2 = _mm512_dpbusd_epi32(vacc2, va, GEMMI8_DW_W(2)); \
-  vacc3 = _mm512_dpbusd_epi32(vacc3, va, GEMMI8_DW_W(3)); \
-  wt += 256; \
+/* A tap's channel c0 (offc = offset + c0, zeroc = zero + c0: a load without an index
+ * register where the offset is applied here). */
+#define GEMMI8_DW_PTR(x) \
+  (KS != 0 ? (x) + c0 : ((x) != (const uint8_t*) zero ? (x) + offc : zeroc))
+#define GEMMI8_DW_HALF_WHOLE(x) _mm256_loadu_si256((const __m256i*) GEMMI8_DW_PTR(x))
+#define GEMMI8_DW_HALF_PART(x) _mm256_maskz_loadu_epi8(half, GEMMI8_DW_PTR(x))
+#define GEMMI8_DW_XOR(v) _mm512_xor_si512(v, vxor)
+#define GEMMI8_DW_RAW(v) (v)
+/* One tap of four pixels, up to 32 channels: pixels 0 and 1 in the halves of one
+ * vector, 2 and 3 in another, each weight vector loaded once for both. */
+#define GEMMI8_DW_TAP_PAIRS(t, LOAD, XOR)                                                   \
+  do {                                                                                      \
+    const __m512i vab =                                                                     \
+        XOR(_mm512_inserti64x4(_mm512_castsi256_si512(LOAD(taps0[t])), LOAD(taps1[t]), 1)); \
+    const __m512i vcd =                                                                     \
+        XOR(_mm512_inserti64x4(_mm512_castsi256_si512(LOAD(taps2[t])), LOAD(taps3[t]), 1)); \
+    const __m512i vw0 = GEMMI8_DW_W(0), vw1 = GEMMI8_DW_W(1);                               \
+    const __m512i vw2 = GEMMI8_DW_W(2), vw3 = GEMMI8_DW_W(3);                               \
+    vacc0 = _mm512_dpbusd_epi32(vacc0, vab, vw0);                                           \
+    vbcc0 = _mm512_dpbusd_epi32(vbcc0, vcd, vw0);                                           \
+    vacc1 = _mm512_dpbusd_epi32(vacc1, vab, vw1);                                           \
+    vbcc1 = _mm512_dpbusd_epi32(vbcc1, vcd, vw1);                                           \
+    vacc2 = _mm512_dpbusd_epi32(vacc2, vab, vw2);                                           \
+    vbcc2 = _mm512_dpbusd_epi32(vbcc2, vcd, vw2);                                           \
+    vacc3 = _mm512_dpbusd_epi32(vacc3, vab, vw3);                                           \
+    vbcc3 = _mm512_dpbusd_epi32(vbcc3, vcd, vw3);                                           \
+    wt += 256;                                                                              \
   } while (0)
+
+/* 16 channels or fewer (channels c0.. of a tile; 8-bit outputs) of four pixels (taps<r>:
+ * pixel r's taps, already offset when pre), in the 128-bit lanes of each vector (lane r:
+ * pixel r), the tile's first 16 channels' weights in all four; the prepared constants
+ * of such a tile repeat every 4 lanes. Stores n pixels. */
+static GEMMI8_ALWAYS_INLINE void dw_quad(
+    const size_t KS, const enum gemmi8_qoutput out, size_t ks, const uint8_t* const* taps0,
+    const uint8_t* const* taps1, const uint8_t* const* taps2, const uint8_t* const* taps3,
+    const uint8_t* tile, size_t nc, size_t c0, const int pre, size_t offset, const void* zero,
+    __m512i vxor, const struct dw_output* oc, const __m512i* pc, uint8_t* o,
+    size_t output_stride, size_t n)
+{
+  const __mmask16 m16 = (__mmask16) (0xFFFFu >> (16 - nc));
+  const size_t offc = offset + c0;
+  const uint8_t* zeroc = (const uint8_t*) zero + c0;
+#define QUAD_W(k) _mm512_broadcast_i32x4(_mm_load_si128((const __m128i*) (wt + 64 * (k))))
+  const uint8_t* wt = tile;
+  __m512i vacc0 = QUAD_W(0), vacc1 = QUAD_W(1), vacc2 = QUAD_W(2), vacc3 = QUAD_W(3);
+  wt += 256;
+#define QUAD_PTR(x) (pre ? (x) + c0 : ((x) != (const uint8_t*) zero ? (x) + offc : zeroc))
+#define QUAD_PART(x) _mm_maskz_loadu_epi8(m16, QUAD_PTR(x))
+#define QUAD_WHOLE(x) _mm_loadu_si128((const __m128i*) QUAD_PTR(x))
+#define QUAD_TAP(t, LOAD)                                                                    \
+  do {                                                                                       \
+    __m512i va = _mm512_castsi128_si512(LOAD(taps0[t]));                                     \
+    va = _mm512_inserti32x4(va, LOAD(taps1[t]), 1);                                          \
+    va = _mm512_inserti32x4(va, LOAD(taps2[t]), 2);                                          \
+    va = _mm512_inserti32x4(va, LOAD(taps3[t]), 3);                                          \
+    va = _mm512_xor_si512(va, vxor);                                                         \
+    vacc0 = _mm512_dpbusd_epi32(vacc0, va, QUAD_W(0));                                       \
+    vacc1 = _mm512_dpbusd_epi32(vacc1, va, QUAD_W(1));                                       \
+    vacc2 = _mm512_dpbusd_epi32(vacc2, va, QUAD_W(2));                                       \
+    vacc3 = _mm512_dpbusd_epi32(vacc3, va, QUAD_W(3));                                       \
+    wt += 256;                                                                               \
+  } while (0)
+  if (KS == 9 && nc == 16) {
+    /* 16 channels (a layer of 16, the last tile of 144): plain loads */
+    __asm__("" : "+r"(taps0), "+r"(taps1), "+r"(taps2), "+r"(taps3), "+r"(wt));
+#pragma GCC unroll 9
+    for (size_t t = 0; t < 9; t++) QUAD_TAP(t, QUAD_WHOLE);
+  } else {
+    /* 3x3 unrolled, other counts as a loop */
+#pragma GCC unroll 9
+    for (size_t t = 0; KS == 9 && t < 9; t++) QUAD_TAP(t, QUAD_PART);
+#pragma GCC unroll 1
+    for (size_t t = 0; KS != 9 && t < ks; t++) QUAD_TAP(t, QUAD_PART);
+  }
+#undef QUAD_TAP
+#undef QUAD_PART
+#undef QUAD_PTR
+#undef QUAD_WHOLE
+#undef QUAD_W
+  const __m512i b = output_bytes(out, oc, pc, vacc0, vacc1, vacc2, vacc3);
+  _mm_mask_storeu_epi8(o + c0, m16, _mm512_castsi512_si128(b));
+  if (n > 1) _mm_mask_storeu_epi8(o + output_stride + c0, m16, _mm512_extracti32x4_epi32(b, 1));
+  if (n > 2) _mm_mask_storeu_epi8(o + 2 * output_stride + c0, m16, _mm512_extracti32x4_epi32(b, 2));
+  if (n > 3) _mm_mask_storeu_epi8(o + 3 * output_stride + c0, m16, _mm512_extracti32x4_epi32(b, 3));
+}
 
 /* The kernel of KS taps (0: any), for every output kind (the entry points below). */
 static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out,
@@ -296,82 +373,62 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
   if (KS != 0) ks = KS;
   const size_t bytes = 256 + 256 * ks, out_size = out == gemmi8_qoutput_s32 ? 4 : 1;
   const __m512i vxor = _mm512_set1_epi8((char) params->input_xor);
+  /* uint8 input (qu8, qu8s8): the 3x3 kernel's hot loops without the xor */
+  const int raw = params->input_xor == 0;
   const struct gemmi8_qparams* q = &params->q;
   struct dw_output oc;
   if (out != gemmi8_qoutput_s32) output_constants(params, &oc);
-  if (channels <= 16 && out != gemmi8_qoutput_s32) {
-    /* 16 channels or fewer, 8-bit outputs: four pixels in the 128-bit lanes of each
-     * vector (lane r: pixel p + r), the tile's first 16 channels' weights in all four */
-    const __mmask16 m16 = (__mmask16) (0xFFFFu >> (16 - channels));
-    const uint8_t* tile = w;
+  if (KS == 0 && channels <= 16 && out != gemmi8_qoutput_s32) {
+    /* a layer of 16 channels or fewer, any tap count (a qu8 3x3 layer whose weights
+     * take two int8 parts: 18 taps): its one tile, four pixels a pass, with none of the
+     * main loop's cost a pass */
     for (size_t p = 0; p < pixels; p += 4) {
       const size_t n = gemmi8_min(4, pixels - p);
       const uint8_t* const* in0 = (const uint8_t* const*) input + p * ks;
-      const uint8_t* const* in1 = in0 + (n > 1 ? ks : 0);
-      const uint8_t* const* in2 = in0 + (n > 2 ? 2 * ks : 0);
-      const uint8_t* const* in3 = in0 + (n > 3 ? 3 * ks : 0);
-#define QUAD_W(k) _mm512_broadcast_i32x4(_mm_load_si128((const __m128i*) (tile + 64 * (k))))
-      __m512i vacc0 = QUAD_W(0), vacc1 = QUAD_W(1), vacc2 = QUAD_W(2), vacc3 = QUAD_W(3);
-#undef QUAD_W
-      const uint8_t* wt = tile + 256;
-#define QUAD_PTR(x) ((x) != (const uint8_t*) zero ? (x) + input_offset : (x))
-#define QUAD_W(k) _mm512_broadcast_i32x4(_mm_load_si128((const __m128i*) (wt + 64 * (k))))
-#define QUAD_TAP(t)                                                                          \
-  do {                                                                                       \
-    __m512i va = _mm512_castsi128_si512(_mm_maskz_loadu_epi8(m16, QUAD_PTR(in0[t])));         \
-    va = _mm512_inserti32x4(va, _mm_maskz_loadu_epi8(m16, QUAD_PTR(in1[t])), 1);              \
-    va = _mm512_inserti32x4(va, _mm_maskz_loadu_epi8(m16, QUAD_PTR(in2[t])), 2);              \
-    va = _mm512_inserti32x4(va, _mm_maskz_loadu_epi8(m16, QUAD_PTR(in3[t])), 3);              \
-    va = _mm512_xor_si512(va, vxor);                                                         \
-    vacc0 = _mm512_dpbusd_epi32(vacc0, va, QUAD_W(0));                                       \
-    vacc1 = _mm512_dpbusd_epi32(vacc1, va, QUAD_W(1));                                       \
-    vacc2 = _mm512_dpbusd_epi32(vacc2, va, QUAD_W(2));                                       \
-    vacc3 = _mm512_dpbusd_epi32(vacc3, va, QUAD_W(3));                                       \
-    wt += 256;                                                                               \
-  } while (0)
-      /* 3x3 unrolled, other counts as a loop */
-#pragma GCC unroll 9
-      for (size_t t = 0; KS == 9 && t < 9; t++) QUAD_TAP(t);
-#pragma GCC unroll 1
-      for (size_t t = 0; KS != 9 && t < ks; t++) QUAD_TAP(t);
-#undef QUAD_TAP
-#undef QUAD_W
-#undef QUAD_PTR
-      /* the prepared constants of a tile of 16 channels or fewer repeat every 4 lanes */
-      const __m512i b = output_bytes(out, &oc, (const __m512i*) q->prepared, vacc0,
-                                     vacc1, vacc2, vacc3);
-      uint8_t* o = (uint8_t*) output + p * output_stride;
-      _mm_mask_storeu_epi8(o, m16, _mm512_castsi512_si128(b));
-      if (n > 1) _mm_mask_storeu_epi8(o + output_stride, m16, _mm512_extracti32x4_epi32(b, 1));
-      if (n > 2) _mm_mask_storeu_epi8(o + 2 * output_stride, m16, _mm512_extracti32x4_epi32(b, 2));
-      if (n > 3) _mm_mask_storeu_epi8(o + 3 * output_stride, m16, _mm512_extracti32x4_epi32(b, 3));
+      dw_quad(KS, out, ks, in0, in0 + (n > 1 ? ks : 0), in0 + (n > 2 ? 2 * ks : 0),
+              in0 + (n > 3 ? 3 * ks : 0), w, channels, 0, 0, input_offset, zero, vxor, &oc,
+              (const __m512i*) q->prepared, (uint8_t*) output + p * output_stride,
+              output_stride, n);
     }
     return;
   }
-  /* two pixels at a time: each weight vector loaded serves both */
-  for (size_t p = 0; p < pixels; p += 2) {
-    const size_t rows = pixels - p >= 2 ? 2 : 1;
+  /* four pixels a pass when the last tile has 32 channels or fewer, else two (pixel p +
+   * r; those past the last pixel alias the last one, read and computed, never stored),
+   * then each channel tile of them in the layout its width takes: more than 32
+   * channels, passes of two pixels; 17..32, two vectors of two pixels (the halves)
+   * sharing each weight vector; 16 or fewer (8-bit outputs), the four pixels in the
+   * 128-bit lanes of one vector */
+  const size_t offset = KS != 0 ? 0 : input_offset;
+  const size_t tail = channels % CR, step = tail != 0 && tail <= 32 ? 4 : 2;
+  for (size_t p = 0; p < pixels; p += step) {
+    const size_t n = gemmi8_min(step, pixels - p);
+    /* the pixels' taps (in scalars: an array here costs a pass stores and reloads) */
     const uint8_t* const* in0 = (const uint8_t* const*) input + p * ks;
-    const uint8_t* const* in1 = rows == 2 ? in0 + ks : in0;
-    /* the pixels' taps with the offset applied, once for all their channel tiles (a
-     * specialised tap count; otherwise per tile) */
-    const uint8_t* adjusted0[KS != 0 ? KS : 1];
-    const uint8_t* adjusted1[KS != 0 ? KS : 1];
-    const int adjust = KS != 0 && input_offset != 0;
-    if (adjust) {
-      for (size_t t = 0; t < KS; t++) {
-        adjusted0[t] = in0[t] != (const uint8_t*) zero ? in0[t] + input_offset : in0[t];
-        adjusted1[t] = in1[t] != (const uint8_t*) zero ? in1[t] + input_offset : in1[t];
+    const uint8_t* const* in1 = n > 1 ? in0 + ks : in0;
+    const uint8_t* const* in2 = n > 2 ? in0 + 2 * ks : in1;
+    const uint8_t* const* in3 = n > 3 ? in0 + 3 * ks : in2;
+    /* with the offset applied, once for all their channel tiles (a specialised tap
+     * count; otherwise per tile) */
+    const uint8_t* adjusted[4][KS != 0 ? KS : 1];
+    if (KS != 0 && input_offset != 0) {
+      const uint8_t* const* src[4] = {in0, in1, in2, in3};
+      for (size_t r = 0; r < 4; r++) {
+        for (size_t t = 0; t < KS; t++) {
+          adjusted[r][t] = src[r][t] != (const uint8_t*) zero ?
+              src[r][t] + input_offset : src[r][t];
+        }
       }
+      in0 = adjusted[0];
+      in1 = adjusted[1];
+      in2 = adjusted[2];
+      in3 = adjusted[3];
     }
-    const uint8_t* const* taps0 = adjust ? adjusted0 : in0;
-    const uint8_t* const* taps1 = adjust ? adjusted1 : in1;
-    const size_t offset = KS != 0 ? 0 : input_offset;
     uint8_t* o = (uint8_t*) output + p * output_stride;
     const uint8_t* tile = w;
     for (size_t c0 = 0; c0 < channels; c0 += CR, tile += bytes) {
       const size_t nc = gemmi8_min(CR, channels - c0);
-      const uint8_t* wt = tile + 256;
+      const size_t offc = offset + c0;
+      const uint8_t* zeroc = (const uint8_t*) zero + c0;
       /* the tile's prepared constants (8-bit outputs; none for int32) */
       const __m512i* pc =
           q->prepared != NULL
@@ -379,71 +436,129 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
               : NULL;
       if (nc > 32) {
         __mmask64 mask = nc == CR ? ~(__mmask64) 0 : ((__mmask64) 1 << nc) - 1;
-        __m512i vacc0 = _mm512_load_si512(tile), vacc1 = _mm512_load_si512(tile + 64);
-        __m512i vacc2 = _mm512_load_si512(tile + 128), vacc3 = _mm512_load_si512(tile + 192);
-        __m512i vbcc0 = vacc0, vbcc1 = vacc1, vbcc2 = vacc2, vbcc3 = vacc3;
-        if (nc == CR) {
-          /* a whole tile, plain loads (a masked load is an ALU operation more): 3x3
-           * unrolled, 5x5 by kernel rows, any count as a loop */
+        for (size_t h = 0; h < n; h += 2) {
+          const size_t rows = n - h >= 2 ? 2 : 1;
+          const uint8_t* const* taps0 = h == 0 ? in0 : in2;
+          const uint8_t* const* taps1 = h == 0 ? in1 : in3;
+          uint8_t* oh = o + h * output_stride;
+          const uint8_t* wt = tile + 256;
+          __m512i vacc0 = _mm512_load_si512(tile), vacc1 = _mm512_load_si512(tile + 64);
+          __m512i vacc2 = _mm512_load_si512(tile + 128), vacc3 = _mm512_load_si512(tile + 192);
+          __m512i vbcc0 = vacc0, vbcc1 = vacc1, vbcc2 = vacc2, vbcc3 = vacc3;
+          if (nc == CR) {
+            /* a whole tile, plain loads (a masked load is an ALU operation more): 3x3
+             * unrolled, 5x5 by kernel rows, any count as a loop */
+            if (KS == 9 && raw) {
+              /* opaque pointers: GCC would otherwise hoist the loads the two branches
+               * share above the branch, and spill them */
+              __asm__("" : "+r"(taps0), "+r"(taps1), "+r"(wt));
 #pragma GCC unroll 9
-          for (size_t t = 0; KS == 9 && t < 9; t++) GEMMI8_DW_TAP_FULL(t, GEMMI8_DW_LOAD_WHOLE);
+              for (size_t t = 0; t < 9; t++) GEMMI8_DW_TAP_FULL(t, GEMMI8_DW_LOAD_RAW);
+            } else {
+#pragma GCC unroll 9
+              for (size_t t = 0; KS == 9 && t < 9; t++) GEMMI8_DW_TAP_FULL(t, GEMMI8_DW_LOAD_WHOLE);
 #pragma GCC unroll 5
-          for (size_t t = 0; KS == 25 && t < 25; t++) GEMMI8_DW_TAP_FULL(t, GEMMI8_DW_LOAD_WHOLE);
+              for (size_t t = 0; KS == 25 && t < 25; t++) {
+                GEMMI8_DW_TAP_FULL(t, GEMMI8_DW_LOAD_WHOLE);
+              }
 #pragma GCC unroll 1
-          for (size_t t = 0; KS == 0 && t < ks; t++) GEMMI8_DW_TAP_FULL(t, GEMMI8_DW_LOAD_WHOLE);
-        } else {
-          /* 33..63 channels, the last tile of some layers: masked loads, as a loop (the
-           * empty asm keeps GCC from merging the two loops into the masked one) */
-          __asm__("" : "+r"(mask));
+              for (size_t t = 0; KS == 0 && t < ks; t++) {
+                GEMMI8_DW_TAP_FULL(t, GEMMI8_DW_LOAD_WHOLE);
+              }
+            }
+          } else {
+            /* 33..63 channels, the last tile of some layers: masked loads, as a loop (the
+             * empty asm keeps GCC from merging the two loops into the masked one) */
+            __asm__("" : "+r"(mask));
 #pragma GCC unroll 1
-          for (size_t t = 0; t < ks; t++) GEMMI8_DW_TAP_FULL(t, GEMMI8_DW_LOAD_PART);
-        }
-        if (out == gemmi8_qoutput_s32) {
-          __m512i vout[2][4];
-          deinterleave(vacc0, vacc1, vacc2, vacc3, vout[0]);
-          deinterleave(vbcc0, vbcc1, vbcc2, vbcc3, vout[1]);
-          store_s32(rows, nc, o + c0 * out_size, output_stride, vout);
-        } else {
-          _mm512_mask_storeu_epi8(
-              o + c0, mask, output_bytes(out, &oc, pc, vacc0, vacc1, vacc2, vacc3));
-          if (rows == 2) {
+            for (size_t t = 0; t < ks; t++) GEMMI8_DW_TAP_FULL(t, GEMMI8_DW_LOAD_PART);
+          }
+          if (out == gemmi8_qoutput_s32) {
+            __m512i vout[2][4];
+            deinterleave(vacc0, vacc1, vacc2, vacc3, vout[0]);
+            deinterleave(vbcc0, vbcc1, vbcc2, vbcc3, vout[1]);
+            store_s32(rows, nc, oh + c0 * out_size, output_stride, vout);
+          } else {
             _mm512_mask_storeu_epi8(
-                o + output_stride + c0, mask,
-                output_bytes(out, &oc, pc, vbcc0, vbcc1, vbcc2, vbcc3));
+                oh + c0, mask, output_bytes(out, &oc, pc, vacc0, vacc1, vacc2, vacc3));
+            if (rows == 2) {
+              _mm512_mask_storeu_epi8(
+                  oh + output_stride + c0, mask,
+                  output_bytes(out, &oc, pc, vbcc0, vbcc1, vbcc2, vbcc3));
+            }
           }
         }
+      } else if (nc <= 16 && out != gemmi8_qoutput_s32) {
+        /* 16 channels or fewer, 8-bit outputs: the four pixels in the 128-bit lanes of
+         * each vector (lane r: pixel p + r), the tile's first 16 channels' weights in all
+         * four; the prepared constants of such a tile repeat every 4 lanes */
+        dw_quad(KS, out, ks, in0, in1, in2, in3, tile, nc, c0, KS != 0, offset, zero,
+                vxor, &oc, pc, o, output_stride, n);
       } else {
-        /* 32 channels or fewer: the two pixels in the halves of each vector (low:
-         * pixel p), the weights of the tile's first 32 channels in both */
-        const __mmask32 half = (__mmask32) (((uint64_t) 1 << nc) - 1);
-        __m512i vacc0 = _mm512_broadcast_i64x4(_mm256_load_si256((const __m256i*) tile));
-        __m512i vacc1 = _mm512_broadcast_i64x4(_mm256_load_si256((const __m256i*) (tile + 64)));
-        __m512i vacc2 = _mm512_broadcast_i64x4(_mm256_load_si256((const __m256i*) (tile + 128)));
-        __m512i vacc3 = _mm512_broadcast_i64x4(_mm256_load_si256((const __m256i*) (tile + 192)));
-        /* 3x3 unrolled; 5x5 by kernel rows; any count as a loop */
+        /* 32 channels or fewer: two pixels in the halves of each vector (vacc: pixels p
+         * and p + 1, vbcc: p + 2 and p + 3), the weights of the tile's first 32 channels
+         * in both halves, each weight vector loaded once for the two */
+        __mmask32 half = (__mmask32) (((uint64_t) 1 << nc) - 1);
+        const uint8_t* const* taps0 = in0;
+        const uint8_t* const* taps1 = in1;
+        const uint8_t* const* taps2 = in2;
+        const uint8_t* const* taps3 = in3;
+        const uint8_t* wt = tile;
+        __m512i vacc0 = GEMMI8_DW_W(0), vacc1 = GEMMI8_DW_W(1);
+        __m512i vacc2 = GEMMI8_DW_W(2), vacc3 = GEMMI8_DW_W(3);
+        __m512i vbcc0 = vacc0, vbcc1 = vacc1, vbcc2 = vacc2, vbcc3 = vacc3;
+        wt += 256;
+        if (nc == 32) {
+          /* 32 channels (a layer of 32, the last tile of 96, 480, 672): plain loads, 3x3
+           * unrolled, 5x5 by kernel rows, any count as a loop */
+          if (KS == 9 && raw) {
+            __asm__("" : "+r"(taps0), "+r"(taps1), "+r"(taps2), "+r"(taps3), "+r"(wt));
 #pragma GCC unroll 9
-        for (size_t t = 0; KS == 9 && t < 9; t++) GEMMI8_DW_TAP_PAIR(t);
+            for (size_t t = 0; t < 9; t++) {
+              GEMMI8_DW_TAP_PAIRS(t, GEMMI8_DW_HALF_WHOLE, GEMMI8_DW_RAW);
+            }
+          } else {
+#pragma GCC unroll 9
+            for (size_t t = 0; KS == 9 && t < 9; t++)
+              GEMMI8_DW_TAP_PAIRS(t, GEMMI8_DW_HALF_WHOLE, GEMMI8_DW_XOR);
 #pragma GCC unroll 5
-        for (size_t t = 0; KS == 25 && t < 25; t++) GEMMI8_DW_TAP_PAIR(t);
+            for (size_t t = 0; KS == 25 && t < 25; t++)
+              GEMMI8_DW_TAP_PAIRS(t, GEMMI8_DW_HALF_WHOLE, GEMMI8_DW_XOR);
 #pragma GCC unroll 1
-        for (size_t t = 0; KS == 0 && t < ks; t++) GEMMI8_DW_TAP_PAIR(t);
-        if (out == gemmi8_qoutput_s32) {
-          /* lanes 8..15 read as channels 32..63: pixel p + 1's channels 0..31 */
-          __m512i v[4], vout[2][4];
-          deinterleave(vacc0, vacc1, vacc2, vacc3, v);
-          vout[0][0] = v[0];
-          vout[0][1] = v[1];
-          vout[1][0] = v[2];
-          vout[1][1] = v[3];
-          vout[0][2] = vout[0][3] = vout[1][2] = vout[1][3] = _mm512_setzero_si512();
-          store_s32(rows, nc, o + c0 * out_size, output_stride, vout);
+            for (size_t t = 0; KS == 0 && t < ks; t++)
+              GEMMI8_DW_TAP_PAIRS(t, GEMMI8_DW_HALF_WHOLE, GEMMI8_DW_XOR);
+          }
         } else {
-          /* bytes 0..31: pixel p, 32..63: pixel p + 1 */
-          const __m512i b = output_bytes(out, &oc, pc, vacc0, vacc1, vacc2, vacc3);
-          _mm256_mask_storeu_epi8(o + c0, half, _mm512_castsi512_si256(b));
-          if (rows == 2) {
-            _mm256_mask_storeu_epi8(o + output_stride + c0, half,
-                                    _mm512_extracti64x4_epi64(b, 1));
+          /* 17..31 channels (or 16 and fewer, int32 output): masked loads, as a loop */
+          __asm__("" : "+r"(half));
+#pragma GCC unroll 1
+          for (size_t t = 0; t < ks; t++) {
+            GEMMI8_DW_TAP_PAIRS(t, GEMMI8_DW_HALF_PART, GEMMI8_DW_XOR);
+          }
+        }
+        for (size_t h = 0; h < n; h += 2) {
+          const size_t rows = n - h >= 2 ? 2 : 1;
+          uint8_t* oh = o + h * output_stride;
+          const __m512i v0 = h == 0 ? vacc0 : vbcc0, v1 = h == 0 ? vacc1 : vbcc1;
+          const __m512i v2 = h == 0 ? vacc2 : vbcc2, v3 = h == 0 ? vacc3 : vbcc3;
+          if (out == gemmi8_qoutput_s32) {
+            /* lanes 8..15 read as channels 32..63: pixel p + h + 1's channels 0..31 */
+            __m512i v[4], vout[2][4];
+            deinterleave(v0, v1, v2, v3, v);
+            vout[0][0] = v[0];
+            vout[0][1] = v[1];
+            vout[1][0] = v[2];
+            vout[1][1] = v[3];
+            vout[0][2] = vout[0][3] = vout[1][2] = vout[1][3] = _mm512_setzero_si512();
+            store_s32(rows, nc, oh + c0 * out_size, output_stride, vout);
+          } else {
+            /* bytes 0..31: pixel p + h, 32..63: pixel p + h + 1 */
+            const __m512i b = output_bytes(out, &oc, pc, v0, v1, v2, v3);
+            _mm256_mask_storeu_epi8(oh + c0, half, _mm512_castsi512_si256(b));
+            if (rows == 2) {
+              _mm256_mask_storeu_epi8(oh + output_stride + c0, half,
+                                      _mm512_extracti64x4_epi64(b, 1));
+            }
           }
         }
       }

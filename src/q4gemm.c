@@ -86,8 +86,9 @@ static gemmi8_status check_source(size_t n, size_t k, const gemmi8_q4_weights* w
   const size_t blocks = w->block != 0 ? gemmi8_divide_round_up(k, w->block) : 1;
   size_t extent, scales;
   if (!gemmi8_extent(n, row_bytes, w->b_stride, 1, &extent) || !gemmi8_mul(n, blocks, &scales) ||
-      !gemmi8_extent(1, scales, scales, sizeof(float), &extent) || !gemmi8_qrow_valid(scales, w->scale, 0) ||
-      (w->bias != NULL && !gemmi8_qrow_valid(n, w->bias, 0))) {
+      !gemmi8_extent(1, scales, scales, sizeof(float), &extent) ||
+      !gemmi8_floats_finite(scales, w->scale) ||
+      (w->bias != NULL && !gemmi8_floats_finite(n, w->bias))) {
     return gemmi8_status_invalid_parameter;
   }
   if (w->zero_point != NULL) {

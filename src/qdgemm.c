@@ -82,8 +82,8 @@ static gemmi8_status check_source(uint32_t type, size_t n, size_t k, const int8_
   if (status != gemmi8_status_success) return status;
   const size_t rows = (flags & GEMMI8_B_KN) ? k : n, cols = (flags & GEMMI8_B_KN) ? n : k;
   size_t extent;
-  if (!gemmi8_extent(rows, cols, b_stride, 1, &extent) || !gemmi8_qrow_valid(n, scale, 0) ||
-      (bias != NULL && !gemmi8_qrow_valid(n, bias, 0))) {
+  if (!gemmi8_extent(rows, cols, b_stride, 1, &extent) || !gemmi8_floats_finite(n, scale) ||
+      (bias != NULL && !gemmi8_floats_finite(n, bias))) {
     return gemmi8_status_invalid_parameter;
   }
   return gemmi8_status_success;
@@ -177,7 +177,7 @@ static int rows_valid(size_t m, const float* scale, const int32_t* zp, int32_t l
 {
   int32_t bad = 0;
   for (size_t i = 0; i < m; i++) bad |= (zp[i] < lo) | (zp[i] > hi);
-  return bad == 0 && gemmi8_qrow_valid(m, scale, 0);
+  return bad == 0 && gemmi8_floats_finite(m, scale);
 }
 
 /* Pointers, extents and the packed weights of a GEMM call: the family's (qgemm) or 4-bit

@@ -529,7 +529,7 @@ gemmi8_status gemmi8_calibration_update(gemmi8_calibration* cal, size_t count, c
       __builtin_add_overflow(cal->count, (uint64_t) (count / cal->channels), &total)) {
     return gemmi8_status_invalid_parameter;
   }
-  if (!gemmi8_qrow_valid(count, x, 0)) return gemmi8_status_invalid_parameter;
+  if (!gemmi8_floats_finite(count, x)) return gemmi8_status_invalid_parameter;
   const size_t channels = cal->channels, rows = count / channels;
   for (size_t c = 0; c < channels; c++) {
     struct qh_channel* ch = &cal->ch[c];

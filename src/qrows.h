@@ -61,6 +61,10 @@ static inline int gemmi8_qrow_valid(size_t k, const float* x, int range)
   return hi - -lo <= 3.40282347e+38f;
 }
 
+/* gemmi8_qrow_valid(count, x, 0) out of line (src/quantize-rows.c): 1 if none of the
+ * count floats is NaN or infinite; for the scales and biases the drivers check. */
+GEMMI8_INTERNAL int gemmi8_floats_finite(size_t count, const float* x);
+
 /* The parameters of a row: what the vector loops need and what is reported. */
 struct gemmi8_qrow_params {
   float scale; /* reported (u8: also the divisor) */

@@ -39,11 +39,13 @@ void gemmi8_qs8_quantize_rows__generic(size_t rows, size_t k, const float* x, si
   }
 }
 
+int gemmi8_floats_finite(size_t count, const float* x) { return gemmi8_qrow_valid(count, x, 0); }
+
 /* 1 if every one of the rows x k floats is finite. */
 static int rows_finite(size_t rows, size_t k, const float* x, size_t x_stride)
 {
   for (size_t r = 0; r < rows; r++) {
-    if (!gemmi8_qrow_valid(k, x + r * x_stride, 0)) return 0;
+    if (!gemmi8_floats_finite(k, x + r * x_stride)) return 0;
   }
   return 1;
 }

@@ -1540,6 +1540,8 @@ typedef struct dw_test {
   int per_channel;
   int scale_above_1; /* fixed-point: positive shifts (params left_shift) */
   int extremes;      /* every input 0 or 255 and weight -128 or 127 */
+  size_t width;      /* nonzero: taps of a stride-1 3x3 window (pad 1) over an image of
+                      * this width, each row one run of pixels of c bytes */
 } dw_test;
 
 /* Inputs read through pointers: each pixel row ends at an inaccessible page, so a read
@@ -1547,19 +1549,21 @@ typedef struct dw_test {
 static int dw_run(const dw_kernel* kn, const dw_test* t)
 {
   const struct gemmi8_dwconv_config* cfg = kn->cfg;
-  const size_t c = t->channels, ks = t->ks, pixels = t->pixels, rows = pixels + 3;
+  const size_t c = t->channels, ks = t->ks, pixels = t->pixels;
+  const size_t width = t->width != 0 ? t->width : 1;
+  const size_t rows = t->width != 0 ? (pixels + width - 1) / width : pixels + 3;
   const size_t out_size = kn->output == 0 ? 4 : 1, out_stride = (c + t->out_extra) * out_size;
   t_fence fin, fzero, fout;
   memset(&fin, 0, sizeof(fin));
   memset(&fzero, 0, sizeof(fzero));
   memset(&fout, 0, sizeof(fout));
-  uint8_t* in = t_fence_init(&fin, rows, c, 0);
+  uint8_t* in = t_fence_init(&fin, rows, width * c, 0);
   uint8_t* zero = t_fence_init(&fzero, 1, c, c);
   int8_t* w = t_alloc(c * ks);
   int32_t* bias = t_alloc(c * sizeof(int32_t));
   for (size_t r = 0; r < rows; r++) {
     uint8_t* row = in + r * fin.stride;
-    for (size_t j = 0; j < c; j++) row[j] = t->extremes ? (t_below(2) ? 255 : 0) : (uint8_t) t_below(256);
+    for (size_t j = 0; j < width * c; j++) row[j] = t->extremes ? (t_below(2) ? 255 : 0) : (uint8_t) t_below(256);
   }
   memset(zero, (int) t_below(256), c);
   for (size_t i = 0; i < c * ks; i++) w[i] = t->extremes ? (t_below(2) ? 127 : -128) : (int8_t) t_range(-128, 127);
@@ -1569,6 +1573,16 @@ static int dw_run(const dw_kernel* kn, const dw_test* t)
   const void** ptrs = t_alloc(pixels * ks * sizeof(void*));
   for (size_t i = 0; i < pixels * ks; i++) {
     const int at_zero = t->zero_taps == 2 || (t->zero_taps == 1 && t_below(3) == 0);
+    if (t->width != 0) {
+      /* pixel y, x; tap ky, kx (taps past 9 repeat them) */
+      const size_t p = i / ks, tp = i % ks, y = p / width, x = p % width;
+      const size_t iy = y + (tp / 3) % 3, ix = x + tp % 3; /* + 1 */
+      const int pad = iy == 0 || iy > rows || ix == 0 || ix > width || t->zero_taps == 2;
+      ptrs[i] = pad ? (const void*) zero
+                    : (const void*) ((uintptr_t) (in + (iy - 1) * fin.stride + (ix - 1) * c) -
+                                     t->offset);
+      continue;
+    }
     ptrs[i] = at_zero ? (const void*) zero
                       : (const void*) ((uintptr_t) (in + t_below((uint32_t) rows) * fin.stride) -
                                        t->offset);
@@ -1816,6 +1830,23 @@ static int dw_extremes(const void* k)
   if (kn->taps == 0) t.ks = 1000;
   return dw_run(kn, &t);
 }
+/* taps of a 3x3 window over an image (stride 1, pad 1): runs of pixels whose taps are
+ * 16 or 32 bytes apart (a layer of 16 or 32 channels), padding mixed in, rows ending
+ * mid-pass */
+static int dw_image(const void* k)
+{
+  static const size_t widths[] = {1, 3, 4, 5, 7, 8, 9, 13};
+  for (size_t i = 0; i < 16; i++) {
+    dw_test t = dw_base(k);
+    t.channels = i % 4 == 3 ? (size_t) t_range(1, 150) : (i % 4 == 2 ? 32 : 16);
+    t.width = widths[i % T_COUNT(widths)];
+    t.pixels = (size_t) t_range(1, 40);
+    t.zero_taps = i % 8 == 7 ? 2 : 0;
+    t.offset = t_below(3) == 0 ? (size_t) t_range(1, 300) : 0;
+    if (!dw_run(k, &t)) return 0;
+  }
+  return 1;
+}
 /* any tap count: 1, 2, 8, 9, 10, 25, 27, 49 */
 static int dw_tap_counts(const void* k)
 {
@@ -1843,6 +1874,7 @@ static const struct {
     {"input_s8", dw_int8_input, 0, 0},       {"input_u8", dw_uint8_input, 0, 0},
     {"rq_per_channel", dw_per_channel, 0, 0}, {"scale_above_1", dw_scale_above_1, 0, 1},
     {"extremes", dw_extremes, 0, 0},         {"tap_counts", dw_tap_counts, 1, 0},
+    {"image", dw_image, 0, 0},
 };
 
 static void dw_tables(unsigned long* skipped)

@@ -44,33 +44,8 @@ if [ ! -x "$bin" ]; then
   exit 1
 fi
 
-# Debian's OpenBLAS 0.3.21 does not know recent CPUs (it falls back to its slow
-# Prescott core on this machine's AMD EPYC): name the core before it loads.
-cpu_core=""
-if [ -r /proc/cpuinfo ]; then
-  flags=$(grep -m 1 '^flags' /proc/cpuinfo || true)
-  has() { case " $flags " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
-  if has avx512f && has avx512bw && has avx512dq && has avx512vl; then
-    cpu_core=SkylakeX
-  elif has avx2 && has fma; then
-    cpu_core=Haswell
-  fi
-fi
-# The best core for this CPU wins over an inherited OPENBLAS_CORETYPE (a stale
-# setting would make the fp32 reference look slow); GEMMI8_BENCH_OPENBLAS_CORE
-# chooses another one on purpose.
-if [ -n "${GEMMI8_BENCH_OPENBLAS_CORE:-}" ]; then
-  OPENBLAS_CORETYPE=$GEMMI8_BENCH_OPENBLAS_CORE
-elif [ -n "$cpu_core" ]; then
-  if [ -n "${OPENBLAS_CORETYPE:-}" ] && [ "$OPENBLAS_CORETYPE" != "$cpu_core" ]; then
-    echo "bench/run.sh: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE from the environment" \
-      "replaced by $cpu_core, the best core for this CPU" >&2
-  fi
-  OPENBLAS_CORETYPE=$cpu_core
-fi
-if [ -n "${OPENBLAS_CORETYPE:-}" ]; then
-  export OPENBLAS_CORETYPE
-fi
+script=bench/run.sh
+. "$here/openblas-core.sh"
 # Single thread everywhere (the binary also calls openblas_set_num_threads(1)).
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 

@@ -34,24 +34,8 @@ if [ ! -x "$bin" ]; then
   exit 1
 fi
 
-cpu_core=""
-if [ -r /proc/cpuinfo ]; then
-  flags=$(grep -m 1 '^flags' /proc/cpuinfo || true)
-  has() { case " $flags " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
-  if has avx512f && has avx512bw && has avx512dq && has avx512vl; then
-    cpu_core=SkylakeX
-  elif has avx2 && has fma; then
-    cpu_core=Haswell
-  fi
-fi
-if [ -n "${GEMMI8_BENCH_OPENBLAS_CORE:-}" ]; then
-  OPENBLAS_CORETYPE=$GEMMI8_BENCH_OPENBLAS_CORE
-elif [ -n "$cpu_core" ]; then
-  OPENBLAS_CORETYPE=$cpu_core
-fi
-if [ -n "${OPENBLAS_CORETYPE:-}" ]; then
-  export OPENBLAS_CORETYPE
-fi
+script=bench/llm/run.sh
+. "$here/../openblas-core.sh"
 
 out=${GEMMI8_BENCH_OUT:-build}
 mkdir -p "$out"

@@ -56,10 +56,6 @@ static int range_bounds(gemmi8_qrange range, int32_t* qmin, int32_t* qmax)
   return 0;
 }
 
-/* rne for |v| < 2^22: adding and subtracting 1.5 * 2^23 leaves the integer the default
- * rounding mode picks, ties to even. */
-static float rne_small(float v) { return (v + 12582912.0f) - 12582912.0f; }
-
 /* rna of a double |v| < 2^31: the truncation t and the fraction v - t are exact. */
 static int32_t rna_double(double v)
 {
@@ -95,7 +91,7 @@ static int qparams(gemmi8_qscheme scheme, gemmi8_qrange range, float lo, float h
     float zf = (float) qmin - rmin / s;
     zf = zf < (float) qmax ? zf : (float) qmax;
     zf = zf > (float) qmin ? zf : (float) qmin;
-    z = (int32_t) rne_small(zf);
+    z = (int32_t) gemmi8_qrow_rne(zf);
   } else if (rmax == rmin) {
     s = 1.0f;
     z = 0;

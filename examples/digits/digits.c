@@ -608,8 +608,8 @@ int main(int argc, char** argv)
                            weights("bnn.b2.add", 32),     weights("bnn.b3.w", 64 * 9 * 32),
                            weights("bnn.b3.mul", 64),     weights("bnn.b3.add", 64),
                            weights("bnn.fc.w", 10 * 1024), weights("bnn.fc.b", 10)};
-  const size_t ncalib = find("calib.x", 1, 200 * 64)->count / 64;
-  const uint8_t* calib = find("calib.x", 1, 200 * 64)->data;
+  const size_t ncalib = 200;
+  const uint8_t* calib = find("calib.x", 1, ncalib * 64)->data;
   const uint8_t* test_x = find("test.x", 1, 360 * 64)->data;
   const uint8_t* test_y = find("test.y", 1, 360)->data;
   const size_t ntest = 360;

@@ -16,8 +16,9 @@ mkdir -p "$tmp/kernels/x86_avx512" "$tmp/kernels/x86_avx2" "$tmp/src"
 # (the output-*.h headers hold the epilogues since they left the kernel templates;
 # older revisions have none)
 for f in kernels/x86_avx512/qgemm-avx512vnni.h kernels/x86_avx2/qgemm-avx2.h src/requant.h \
-         src/microkernel.h src/common.h kernels/x86_avx512/output-avx512.h \
-         kernels/x86_avx2/output-avx2.h; do
+         src/microkernel.h src/common.h src/select.h kernels/x86_avx512/output-avx512.h \
+         kernels/x86_avx2/output-avx2.h kernels/qu8.inc kernels/qs8.inc kernels/bin.inc \
+         kernels/dw.inc kernels/q4.inc; do
   if [ -n "$rev" ]; then
     git -C "$here" show "$rev:$f" > "$tmp/$f" 2>/dev/null || rm -f "$tmp/$f"
   elif [ -e "$here/$f" ]; then
@@ -29,7 +30,7 @@ cat > "$tmp/avx512.c" <<'C'
 /* 7 x 48 tile: 21 zmm of int32 */
 #define P struct gemmi8_qparams q = *p; q.left_shift = 0;
 void e_s32(void* c, size_t cs, const struct gemmi8_qparams* p, __m512i v[][4]) {
-  (void) p; gemmi8_qgemm_store_s32_avx512(7, 3, 7, 48, c, cs, v);
+  (void) p; gemmi8_qgemm_store_s32_avx512(7, 3, 1, 7, 48, c, cs, v);
 }
 /* the driver's case for tiles of a block with several row tiles: constants prepared */
 #if defined(GEMMI8_AVX512VNNI_MAIN_MR)
@@ -40,10 +41,10 @@ static _Alignas(64) __m512i constants[4 * GEMMI8_FP_VECTORS];
 #endif
 void e_fixedpoint(void* c, size_t cs, const struct gemmi8_qparams* p, __m512i v[][4]) {
   P PREPARED
-  gemmi8_qgemm_store_fixedpoint_avx512(7, 3, 7, 48, c, cs, &q, v);
+  gemmi8_qgemm_store_fixedpoint_avx512(7, 3, 1, 7, 48, c, cs, &q, v);
 }
 void e_fp32(void* c, size_t cs, const struct gemmi8_qparams* p, __m512i v[][4]) {
-  P gemmi8_qgemm_store_fp32_avx512(7, 3, 7, 48, c, cs, &q, v);
+  P gemmi8_qgemm_store_fp32_avx512(7, 3, 1, 7, 48, c, cs, &q, v);
 }
 C
 cat > "$tmp/avx2.c" <<'C'
@@ -69,7 +70,7 @@ count() { # object isa outputs-per-tile
       "${fn#e_}" "$n" "$(echo "$n * 16 / $3" | bc -l)"
   done
 }
-flags="-std=c11 -O2 -I$tmp -I$tmp/src -I$here/include -fno-asynchronous-unwind-tables -c"
+flags="-std=c11 -O2 -I$tmp -I$tmp/src -I$tmp/kernels -I$here/include -fno-asynchronous-unwind-tables -c"
 $cc $flags -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni -mfma -mbmi2 \
   "$tmp/avx512.c" -o "$tmp/avx512.o"
 $cc $flags -mavx2 -mfma -mbmi2 "$tmp/avx2.c" -o "$tmp/avx2.o"

@@ -73,6 +73,21 @@ enum gemmi8_qoutput {
   gemmi8_qoutput_fp32,       /* float scale, round to nearest even, to 8 bits */
   gemmi8_qoutput_count
 };
+/* A kernel body shared by a tile's kernels of both 8-bit types (the x86 templates)
+ * learns from its entry point, in the bits of mr from GEMMI8_OUT_SHIFT up (mr < 2^16),
+ * the output kind (two bits) and whether a is int8 (qs8: GEMMI8_TILE_SIGNED). */
+#define GEMMI8_OUT_SHIFT 16
+#define GEMMI8_OUT_MR(mr_out) ((mr_out) & (((size_t) 1 << GEMMI8_OUT_SHIFT) - 1))
+#define GEMMI8_OUT_KIND(mr_out) ((enum gemmi8_qoutput) (((mr_out) >> GEMMI8_OUT_SHIFT) & 3))
+#define GEMMI8_OUT_FLAG(kind) ((size_t) (kind) << GEMMI8_OUT_SHIFT)
+#define GEMMI8_TILE_SIGNED ((size_t) 4 << GEMMI8_OUT_SHIFT)
+_Static_assert(gemmi8_qoutput_count <= 4, "the output kind fits in two bits");
+/* Whether a body's a is int8: from the flags when both types are built, else known. */
+#if GEMMI8_KERNELS_qu8 && GEMMI8_KERNELS_qs8
+#define GEMMI8_TILE_IS_SIGNED(flags) (((flags) & GEMMI8_TILE_SIGNED) != 0)
+#else
+#define GEMMI8_TILE_IS_SIGNED(flags) GEMMI8_KERNELS_qs8
+#endif
 enum gemmi8_boutput {
   gemmi8_boutput_s32,  /* int32 */
   gemmi8_boutput_f32,  /* acc * scale[n] + bias[n] */

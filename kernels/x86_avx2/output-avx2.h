@@ -18,16 +18,6 @@
 
 #include "requant.h"
 
-/* A tile's body takes its kernels' own arguments, with the output kind (enum
- * gemmi8_qoutput) in the bits of mr from GEMMI8_OUT_SHIFT up (mr < 2^16): each entry
- * point is then an or and a jump (a sibling call) instead of a call that pushes the
- * stack arguments again. */
-#ifndef GEMMI8_OUT_SHIFT
-#define GEMMI8_OUT_SHIFT 16
-#define GEMMI8_OUT_MR(mr_out) ((mr_out) & (((size_t) 1 << GEMMI8_OUT_SHIFT) - 1))
-#define GEMMI8_OUT_KIND(mr_out) ((enum gemmi8_qoutput) ((mr_out) >> GEMMI8_OUT_SHIFT))
-#endif
-
 /* Lanes of column group j that lie within nr columns. */
 static GEMMI8_ALWAYS_INLINE __m256i gemmi8_column_mask_avx2(size_t nr, size_t j)
 {

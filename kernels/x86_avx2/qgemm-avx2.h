@@ -397,65 +397,67 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_tile_avx2(
   gemmi8_qgemm_output_avx2(MR, NJ, is_signed, out, mr, nr, c, c_stride, params, vacc);
 }
 
-/* The kernels of a tile: one body, `name`, with the k loops of both column-group
- * counts (narrow tiles, nr <= 8, compute one group) and the output stage chosen after
- * them (once per tile), and one thin entry point per output kind, which jumps to it
- * with the kind in mr (GEMMI8_OUT_SHIFT). The body is not inlined into them (nor
- * cloned per kind): one copy of each loop per tile. */
-#define GEMMI8_QGEMM_AVX2_KERNELS(name, MR, SIGNED, s32, fixedpoint, fp32)                 \
+/* The tile's bodies, one for its gemm kernels and one for its igemm kernels, serve both
+ * types and every output kind: the entry points pass the output kind and the type in
+ * mr's high bits (GEMMI8_OUT_SHIFT, GEMMI8_TILE_SIGNED: src/microkernel.h). The k loops
+ * of both column-group counts (narrow tiles, nr <= 8, compute one group) and the
+ * output stages exist once per body: the types differ only in how a is widened and
+ * how bytes are narrowed, a branch there. */
+#define GEMMI8_QGEMM_AVX2_BODY(name, MR)                                                  \
   static __attribute__((noinline, noclone)) void name(                                   \
-      size_t mr_out, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
+      size_t mr_flags, size_t nr, size_t k, const void* a, size_t a_stride, const void* w, \
       void* c, size_t c_stride, const struct gemmi8_qparams* params)                     \
   {                                                                                      \
-    const size_t mr = GEMMI8_OUT_MR(mr_out);                                             \
-    const enum gemmi8_qoutput out = GEMMI8_OUT_KIND(mr_out);                                 \
+    const size_t mr = GEMMI8_OUT_MR(mr_flags);                                           \
+    const enum gemmi8_qoutput out = GEMMI8_OUT_KIND(mr_flags);                           \
+    const int is_signed = GEMMI8_TILE_IS_SIGNED(mr_flags);                               \
     _Static_assert(MR >= 1 && MR <= 6, "the k loops have 1 to 6 rows");                  \
     if (nr > 8) {                                                                        \
-      gemmi8_qgemm_tile_avx2(MR, 2, SIGNED, out, mr, nr, k, a, a_stride, w, c, c_stride,  \
-                             params);                                                    \
+      gemmi8_qgemm_tile_avx2(MR, 2, is_signed, out, mr, nr, k, a, a_stride, w, c,        \
+                             c_stride, params);                                          \
     } else {                                                                             \
-      gemmi8_qgemm_tile_avx2(MR, 1, SIGNED, out, mr, nr, k, a, a_stride, w, c, c_stride,  \
-                             params);                                                    \
+      gemmi8_qgemm_tile_avx2(MR, 1, is_signed, out, mr, nr, k, a, a_stride, w, c,        \
+                             c_stride, params);                                          \
     }                                                                                    \
-  }                                                                                      \
-  GEMMI8_QGEMM_AVX2_ENTRY(s32, name, gemmi8_qoutput_s32)                                     \
-  GEMMI8_QGEMM_AVX2_ENTRY(fixedpoint, name, gemmi8_qoutput_fixedpoint)                       \
-  GEMMI8_QGEMM_AVX2_ENTRY(fp32, name, gemmi8_qoutput_fp32)
-#define GEMMI8_QGEMM_AVX2_ENTRY(fn, name, OUT)                                            \
-  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
-          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
-  {                                                                                      \
-    name(mr | (size_t) OUT << GEMMI8_OUT_SHIFT, nr, k, a, a_stride, w, c, c_stride,      \
-         params);                                                                        \
   }
-
-/* The igemm kernels of a tile (see gemmi8_qigemm_core_avx2), the same way. */
-#define GEMMI8_QIGEMM_AVX2_KERNELS(name, MR, SIGNED, s32, fixedpoint, fp32)                \
+#define GEMMI8_QIGEMM_AVX2_BODY(name, MR)                                                 \
   static __attribute__((noinline, noclone)) void name(                                   \
-      size_t mr_out, size_t nr, size_t kc, size_t ks, const void* const* a,              \
+      size_t mr_flags, size_t nr, size_t kc, size_t ks, const void* const* a,            \
       const void* w, void* c, size_t c_stride, size_t a_offset, const void* zero,        \
       const struct gemmi8_qparams* params)                                               \
   {                                                                                      \
-    const size_t mr = GEMMI8_OUT_MR(mr_out);                                             \
-    const enum gemmi8_qoutput out = GEMMI8_OUT_KIND(mr_out);                                 \
+    const size_t mr = GEMMI8_OUT_MR(mr_flags);                                           \
+    const enum gemmi8_qoutput out = GEMMI8_OUT_KIND(mr_flags);                           \
+    const int is_signed = GEMMI8_TILE_IS_SIGNED(mr_flags);                               \
     if (nr > 8) {                                                                        \
-      gemmi8_qigemm_tile_avx2(MR, 2, SIGNED, out, mr, nr, kc, ks, a, a_offset, zero, w,   \
-                              c, c_stride, params);                                      \
+      gemmi8_qigemm_tile_avx2(MR, 2, is_signed, out, mr, nr, kc, ks, a, a_offset, zero,  \
+                              w, c, c_stride, params);                                   \
     } else {                                                                             \
-      gemmi8_qigemm_tile_avx2(MR, 1, SIGNED, out, mr, nr, kc, ks, a, a_offset, zero, w,   \
-                              c, c_stride, params);                                      \
+      gemmi8_qigemm_tile_avx2(MR, 1, is_signed, out, mr, nr, kc, ks, a, a_offset, zero,  \
+                              w, c, c_stride, params);                                   \
     }                                                                                    \
-  }                                                                                      \
-  GEMMI8_QIGEMM_AVX2_ENTRY(s32, name, gemmi8_qoutput_s32)                                    \
-  GEMMI8_QIGEMM_AVX2_ENTRY(fixedpoint, name, gemmi8_qoutput_fixedpoint)                      \
-  GEMMI8_QIGEMM_AVX2_ENTRY(fp32, name, gemmi8_qoutput_fp32)
-#define GEMMI8_QIGEMM_AVX2_ENTRY(fn, name, OUT)                                           \
+  }
+
+/* The kernels of one type and kind: thin entry points into the body, an or and a
+ * jump. */
+#define GEMMI8_QGEMM_AVX2_ENTRY(fn, body, FLAGS)                                          \
+  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
+          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+  {                                                                                      \
+    body(mr | (FLAGS), nr, k, a, a_stride, w, c, c_stride, params);                      \
+  }
+#define GEMMI8_QIGEMM_AVX2_ENTRY(fn, body, FLAGS)                                         \
   void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
           void* c, size_t c_stride, size_t a_offset, const void* zero,                   \
           const struct gemmi8_qparams* params)                                           \
   {                                                                                      \
-    name(mr | (size_t) OUT << GEMMI8_OUT_SHIFT, nr, kc, ks, a, w, c, c_stride, a_offset, \
-         zero, params);                                                                  \
+    body(mr | (FLAGS), nr, kc, ks, a, w, c, c_stride, a_offset, zero, params);           \
   }
+/* A type's three kernels of one kind (gemm or igemm): SIGNED is 0 (qu8) or
+ * GEMMI8_TILE_SIGNED (qs8). */
+#define GEMMI8_QGEMM_AVX2_KERNELS(ENTRY, body, SIGNED, s32, fixedpoint, fp32)             \
+  ENTRY(s32, body, GEMMI8_OUT_FLAG(gemmi8_qoutput_s32) | (SIGNED))                        \
+  ENTRY(fixedpoint, body, GEMMI8_OUT_FLAG(gemmi8_qoutput_fixedpoint) | (SIGNED))          \
+  ENTRY(fp32, body, GEMMI8_OUT_FLAG(gemmi8_qoutput_fp32) | (SIGNED))
 
 #endif

@@ -157,124 +157,113 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_row_sum_avx512vnni(
   }
 }
 
-/* Accumulates the MR x (16 * NJ) tile, row sums included. */
-static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_avx512vnni(
-    const size_t MR, const size_t NJMAX, const size_t NJ, const int signed_a, size_t mr, size_t k,
-    const uint8_t* a, size_t a_stride, const void* w, const int32_t* row_sum,
-    int row_sum_uniform, int32_t coef0, __m512i vacc[][4])
-{
-  const uint8_t* ap[16] = {a};
-#pragma GCC unroll 16
-  for (size_t i = 1; i < MR; i++) ap[i] = i < mr ? ap[i - 1] + a_stride : ap[i - 1];
-  const uint8_t* wk = gemmi8_qgemm_init_avx512vnni(MR, NJMAX, NJ, w, vacc);
-  gemmi8_qgemm_depth_avx512vnni(MR, NJMAX, NJ, signed_a, k, ap, wk, vacc);
-  gemmi8_qgemm_row_sum_avx512vnni(MR, NJMAX, NJ, mr, w, row_sum, row_sum_uniform, coef0, vacc);
-}
+/* Adds the depths of the rows ap[0..MR) (a tap of an igemm, or a gemm's A) in the
+ * operand order of the type: the depth loop is compiled once per type built. */
+#define GEMMI8_QGEMM_AVX512VNNI_DEPTH(MR, NJ, flags, k, ap, wk, vacc)                     \
+  (GEMMI8_TILE_IS_SIGNED(flags) ? gemmi8_qgemm_depth_avx512vnni(MR, 3, NJ, 1, k, ap, wk, vacc) \
+                                : gemmi8_qgemm_depth_avx512vnni(MR, 3, NJ, 0, k, ap, wk, vacc))
 
-/* The same tile with A through ks taps of MR row pointers (igemm): kc bytes of each
- * (a_offset added to every pointer but zero), each tap's weights round_up(kc, 4) deep. */
-static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_avx512vnni(
-    const size_t MR, const size_t NJMAX, const size_t NJ, const int signed_a, size_t mr,
-    size_t kc, size_t ks, const void* const* a, size_t a_offset, const void* zero,
-    const void* w, const int32_t* row_sum, int row_sum_uniform, int32_t coef0,
-    __m512i vacc[][4])
-{
-  const uint8_t* wk = gemmi8_qgemm_init_avx512vnni(MR, NJMAX, NJ, w, vacc);
-  for (size_t t = 0; t < ks; t++) {
-    const uint8_t* ap[16];
-#pragma GCC unroll 16
-    for (size_t i = 0; i < MR; i++) {
-      const uint8_t* p = (const uint8_t*) a[t * MR + i];
-      ap[i] = p == (const uint8_t*) zero ? p : p + a_offset;
-    }
-    wk = gemmi8_qgemm_depth_avx512vnni(MR, NJMAX, NJ, signed_a, kc, ap, wk, vacc);
-  }
-  gemmi8_qgemm_row_sum_avx512vnni(MR, NJMAX, NJ, mr, w, row_sum, row_sum_uniform, coef0, vacc);
-}
+/* A tile's bodies, one for its gemm kernels and one for its igemm kernels, serve both
+ * types and every output kind: the entry points pass the output kind and the type in
+ * mr's high bits (GEMMI8_OUT_SHIFT, GEMMI8_TILE_SIGNED: src/microkernel.h), so that a
+ * tile's loops and output stages exist once, not once per type and output; only the
+ * depth loop is compiled twice, for the two operand orders of vpdpbusd (once in a
+ * build of one type). (One body for gemm and igemm as well, 11 KB smaller, cost the
+ * small-K tiles 3-8%: the igemm's tap state spilled into its depth loop and the gemm
+ * lost its jump from the entry point.) */
+#define GEMMI8_QGEMM_AVX512VNNI_DEPTH(MR, NJ, flags, k, ap, wk, vacc)                     \
+  (GEMMI8_TILE_IS_SIGNED(flags) ? gemmi8_qgemm_depth_avx512vnni(MR, 3, NJ, 1, k, ap, wk, vacc) \
+                                : gemmi8_qgemm_depth_avx512vnni(MR, 3, NJ, 0, k, ap, wk, vacc))
 
-/* The kernels of a tile: one body, `name`, with the k loop of each column-group
- * count (narrow tiles only compute what they store) and the output stage chosen
- * after it (once per tile), and one thin entry point per output kind, which jumps to
- * it with the kind in mr (GEMMI8_OUT_SHIFT). The body is not inlined into them (nor
- * cloned per kind): one copy of each loop per tile. */
-#define GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJMAX, NJ, SIGNED_A, EXACT)                      \
-  case NJ:                                                                               \
-    gemmi8_qgemm_core_avx512vnni(MR, NJMAX, NJ, SIGNED_A, mr, k, a, a_stride, w,         \
-                                 params->row_sum, params->row_sum_uniform,               \
-                                 params->row_sum_coef, vacc);                            \
+/* The gemm's case of NJ column groups: the depth loop, the row sums, the output. */
+#define GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJ, EXACT)                                       \
+  case NJ: {                                                                             \
+    const uint8_t* wk = gemmi8_qgemm_init_avx512vnni(MR, 3, NJ, w, vacc);                \
+    const uint8_t* ap[16] = {(const uint8_t*) a};                                        \
+    _Pragma("GCC unroll 16") for (size_t i = 1; i < MR; i++) {                           \
+      ap[i] = i < mr ? ap[i - 1] + a_stride : ap[i - 1];                                 \
+    }                                                                                    \
+    GEMMI8_QGEMM_AVX512VNNI_DEPTH(MR, NJ, mr_flags, k, ap, wk, vacc);                    \
+    gemmi8_qgemm_row_sum_avx512vnni(MR, 3, NJ, mr, w, params->row_sum,                   \
+                                    params->row_sum_uniform, params->row_sum_coef, vacc); \
     gemmi8_qgemm_output_avx512(MR, NJ, EXACT, out, mr, nr, c, c_stride, params, vacc);    \
-    break;
-#define GEMMI8_QGEMM_AVX512VNNI_BODY(name, MR, NJMAX, SIGNED_A, CASES)                    \
+  } break;
+#define GEMMI8_QGEMM_AVX512VNNI_BODY(name, MR, CASES)                                     \
   static __attribute__((noinline, noclone)) void name(                                   \
-      size_t mr_out, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
+      size_t mr_flags, size_t nr, size_t k, const void* a, size_t a_stride, const void* w, \
       void* c, size_t c_stride, const struct gemmi8_qparams* params)                     \
   {                                                                                      \
-    const size_t mr = GEMMI8_OUT_MR(mr_out);                                             \
-    const enum gemmi8_qoutput out = GEMMI8_OUT_KIND(mr_out);                                 \
+    const size_t mr = GEMMI8_OUT_MR(mr_flags);                                           \
+    const enum gemmi8_qoutput out = GEMMI8_OUT_KIND(mr_flags);                           \
     __m512i vacc[MR][4];                                                                 \
     CASES                                                                                \
   }
-#define GEMMI8_QGEMM_AVX512VNNI_ENTRY(fn, name, OUT)                                      \
+/* The main tile: a case per column-group count (1 .. 3), narrow tiles computing only
+ * what they store. */
+#define GEMMI8_QGEMM_AVX512VNNI_MAIN_BODY(name, MR)                                       \
+  GEMMI8_QGEMM_AVX512VNNI_BODY(name, MR, switch ((nr + 15) / 16) {                        \
+    GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 1, 1)                                               \
+    GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 2, 1)                                               \
+    GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 1)                                               \
+  })
+/* Small-M tiles (the weight stream, not the arithmetic, is their cost): one case at
+ * full width, the columns past nr masked, for half the code. */
+#define GEMMI8_QGEMM_AVX512VNNI_SMALL_BODY(name, MR)                                      \
+  GEMMI8_QGEMM_AVX512VNNI_BODY(name, MR, switch (3) { GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 0) })
+
+/* The igemm body: A through ks taps of MR row pointers, kc bytes of each (a_offset
+ * added to every pointer but zero), each tap's weights round_up(kc, 4) deep. */
+#define GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, NJ)                                             \
+  case NJ: {                                                                             \
+    const uint8_t* wk = gemmi8_qgemm_init_avx512vnni(MR, 3, NJ, w, vacc);                \
+    for (size_t t = 0; t < ks; t++) {                                                    \
+      const uint8_t* ap[16];                                                             \
+      _Pragma("GCC unroll 16") for (size_t i = 0; i < MR; i++) {                         \
+        const uint8_t* p = (const uint8_t*) a[t * MR + i];                               \
+        ap[i] = p == (const uint8_t*) zero ? p : p + a_offset;                           \
+      }                                                                                  \
+      wk = GEMMI8_QGEMM_AVX512VNNI_DEPTH(MR, NJ, mr_flags, kc, ap, wk, vacc);            \
+    }                                                                                    \
+    gemmi8_qgemm_row_sum_avx512vnni(MR, 3, NJ, mr, w, params->row_sum,                   \
+                                    params->row_sum_uniform, params->row_sum_coef, vacc); \
+    gemmi8_qgemm_output_avx512(MR, NJ, 1, out, mr, nr, c, c_stride, params, vacc);        \
+  } break;
+#define GEMMI8_QIGEMM_AVX512VNNI_BODY(name, MR)                                           \
+  static __attribute__((noinline, noclone)) void name(                                   \
+      size_t mr_flags, size_t nr, size_t kc, size_t ks, const void* const* a,            \
+      const void* w, void* c, size_t c_stride, size_t a_offset, const void* zero,        \
+      const struct gemmi8_qparams* params)                                               \
+  {                                                                                      \
+    const size_t mr = GEMMI8_OUT_MR(mr_flags);                                           \
+    const enum gemmi8_qoutput out = GEMMI8_OUT_KIND(mr_flags);                           \
+    __m512i vacc[MR][4];                                                                 \
+    switch ((nr + 15) / 16) {                                                            \
+      GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 1)                                               \
+      GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 2)                                               \
+      GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 3)                                               \
+    }                                                                                    \
+  }
+
+/* The kernels of one type and kind: thin entry points into the body, an or and a
+ * jump. */
+#define GEMMI8_QGEMM_AVX512VNNI_ENTRY(fn, body, FLAGS)                                    \
   void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
           void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
   {                                                                                      \
-    name(mr | (size_t) OUT << GEMMI8_OUT_SHIFT, nr, k, a, a_stride, w, c, c_stride,      \
-         params);                                                                        \
+    body(mr | (FLAGS), nr, k, a, a_stride, w, c, c_stride, params);                      \
   }
-#define GEMMI8_QGEMM_AVX512VNNI_ENTRIES(name, s32, fixedpoint, fp32)                      \
-  GEMMI8_QGEMM_AVX512VNNI_ENTRY(s32, name, gemmi8_qoutput_s32)                               \
-  GEMMI8_QGEMM_AVX512VNNI_ENTRY(fixedpoint, name, gemmi8_qoutput_fixedpoint)                 \
-  GEMMI8_QGEMM_AVX512VNNI_ENTRY(fp32, name, gemmi8_qoutput_fp32)
-
-/* The main tile: a case per column-group count (1 .. NJMAX = 3). */
-#define GEMMI8_QGEMM_AVX512VNNI_KERNELS(name, MR, SIGNED_A, s32, fixedpoint, fp32)        \
-  GEMMI8_QGEMM_AVX512VNNI_BODY(name, MR, 3, SIGNED_A,                                     \
-                               switch ((nr + 15) / 16) {                                 \
-                                 GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 1, SIGNED_A, 1)     \
-                                 GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 2, SIGNED_A, 1)     \
-                                 GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 3, SIGNED_A, 1)     \
-                               })                                                        \
-  GEMMI8_QGEMM_AVX512VNNI_ENTRIES(name, s32, fixedpoint, fp32)
-/* Small-M tiles (the weight stream, not the arithmetic, is their cost): one case at
- * full width, the columns past nr masked, for half the code. */
-#define GEMMI8_QGEMM_AVX512VNNI_KERNELS_FULL(name, MR, SIGNED_A, s32, fixedpoint, fp32)   \
-  GEMMI8_QGEMM_AVX512VNNI_BODY(name, MR, 3, SIGNED_A,                                     \
-                               switch (3) { GEMMI8_QGEMM_AVX512VNNI_CASE(MR, 3, 3, SIGNED_A, 0) }) \
-  GEMMI8_QGEMM_AVX512VNNI_ENTRIES(name, s32, fixedpoint, fp32)
-
-/* The igemm kernels of a tile: the same, on A through row pointers. */
-#define GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, NJ, SIGNED_A)                                   \
-  case NJ:                                                                               \
-    gemmi8_qigemm_core_avx512vnni(MR, 3, NJ, SIGNED_A, mr, kc, ks, a, a_offset, zero, w,  \
-                                  params->row_sum, params->row_sum_uniform,              \
-                                  params->row_sum_coef, vacc);                           \
-    gemmi8_qgemm_output_avx512(MR, NJ, 1, out, mr, nr, c, c_stride, params, vacc);        \
-    break;
-#define GEMMI8_QIGEMM_AVX512VNNI_ENTRY(fn, name, OUT)                                     \
+#define GEMMI8_QIGEMM_AVX512VNNI_ENTRY(fn, body, FLAGS)                                   \
   void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
           void* c, size_t c_stride, size_t a_offset, const void* zero,                   \
           const struct gemmi8_qparams* params)                                           \
   {                                                                                      \
-    name(mr | (size_t) OUT << GEMMI8_OUT_SHIFT, nr, kc, ks, a, w, c, c_stride, a_offset, \
-         zero, params);                                                                  \
+    body(mr | (FLAGS), nr, kc, ks, a, w, c, c_stride, a_offset, zero, params);           \
   }
-#define GEMMI8_QIGEMM_AVX512VNNI_KERNELS(name, MR, SIGNED_A, s32, fixedpoint, fp32)       \
-  static __attribute__((noinline, noclone)) void name(                                   \
-      size_t mr_out, size_t nr, size_t kc, size_t ks, const void* const* a,              \
-      const void* w, void* c, size_t c_stride, size_t a_offset, const void* zero,        \
-      const struct gemmi8_qparams* params)                                               \
-  {                                                                                      \
-    const size_t mr = GEMMI8_OUT_MR(mr_out);                                             \
-    const enum gemmi8_qoutput out = GEMMI8_OUT_KIND(mr_out);                                 \
-    __m512i vacc[MR][4];                                                                 \
-    switch ((nr + 15) / 16) {                                                            \
-      GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 1, SIGNED_A)                                     \
-      GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 2, SIGNED_A)                                     \
-      GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 3, SIGNED_A)                                     \
-    }                                                                                    \
-  }                                                                                      \
-  GEMMI8_QIGEMM_AVX512VNNI_ENTRY(s32, name, gemmi8_qoutput_s32)                              \
-  GEMMI8_QIGEMM_AVX512VNNI_ENTRY(fixedpoint, name, gemmi8_qoutput_fixedpoint)                \
-  GEMMI8_QIGEMM_AVX512VNNI_ENTRY(fp32, name, gemmi8_qoutput_fp32)
+/* A type's three kernels of one kind (gemm or igemm): SIGNED is 0 (qu8) or
+ * GEMMI8_TILE_SIGNED (qs8). */
+#define GEMMI8_QGEMM_AVX512VNNI_KERNELS(ENTRY, body, SIGNED, s32, fixedpoint, fp32)       \
+  ENTRY(s32, body, GEMMI8_OUT_FLAG(gemmi8_qoutput_s32) | (SIGNED))                        \
+  ENTRY(fixedpoint, body, GEMMI8_OUT_FLAG(gemmi8_qoutput_fixedpoint) | (SIGNED))          \
+  ENTRY(fp32, body, GEMMI8_OUT_FLAG(gemmi8_qoutput_fp32) | (SIGNED))
 
 #endif

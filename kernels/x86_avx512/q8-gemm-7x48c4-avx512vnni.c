@@ -1,0 +1,26 @@
+/* qu8 and qs8 7x48c4, AVX-512 VNNI: the main tile, gemm and igemm (convolution);
+ * int32, fixed-point and fp32 outputs, one body for each kind (see qgemm-avx512vnni.h). */
+#include "qgemm-avx512vnni.h"
+
+GEMMI8_QGEMM_AVX512VNNI_MAIN_BODY(gemmi8_q8_gemm_ukernel_7x48c4__avx512vnni, 7)
+GEMMI8_QIGEMM_AVX512VNNI_BODY(gemmi8_q8_igemm_ukernel_7x48c4__avx512vnni, 7)
+#if GEMMI8_KERNELS_qu8
+GEMMI8_QGEMM_AVX512VNNI_KERNELS(GEMMI8_QGEMM_AVX512VNNI_ENTRY, gemmi8_q8_gemm_ukernel_7x48c4__avx512vnni, 0,
+    gemmi8_qu8_gemm_s32_ukernel_7x48c4__avx512vnni,
+    gemmi8_qu8_gemm_fixedpoint_ukernel_7x48c4__avx512vnni,
+    gemmi8_qu8_gemm_fp32_ukernel_7x48c4__avx512vnni)
+GEMMI8_QGEMM_AVX512VNNI_KERNELS(GEMMI8_QIGEMM_AVX512VNNI_ENTRY, gemmi8_q8_igemm_ukernel_7x48c4__avx512vnni, 0,
+    gemmi8_qu8_igemm_s32_ukernel_7x48c4__avx512vnni,
+    gemmi8_qu8_igemm_fixedpoint_ukernel_7x48c4__avx512vnni,
+    gemmi8_qu8_igemm_fp32_ukernel_7x48c4__avx512vnni)
+#endif
+#if GEMMI8_KERNELS_qs8
+GEMMI8_QGEMM_AVX512VNNI_KERNELS(GEMMI8_QGEMM_AVX512VNNI_ENTRY, gemmi8_q8_gemm_ukernel_7x48c4__avx512vnni, GEMMI8_TILE_SIGNED,
+    gemmi8_qs8_gemm_s32_ukernel_7x48c4__avx512vnni,
+    gemmi8_qs8_gemm_fixedpoint_ukernel_7x48c4__avx512vnni,
+    gemmi8_qs8_gemm_fp32_ukernel_7x48c4__avx512vnni)
+GEMMI8_QGEMM_AVX512VNNI_KERNELS(GEMMI8_QIGEMM_AVX512VNNI_ENTRY, gemmi8_q8_igemm_ukernel_7x48c4__avx512vnni, GEMMI8_TILE_SIGNED,
+    gemmi8_qs8_igemm_s32_ukernel_7x48c4__avx512vnni,
+    gemmi8_qs8_igemm_fixedpoint_ukernel_7x48c4__avx512vnni,
+    gemmi8_qs8_igemm_fp32_ukernel_7x48c4__avx512vnni)
+#endif

@@ -1,7 +1,0 @@
-/* qu8 GEMM, 7x48c4, AVX-512 VNNI: int32, fixed-point and fp32 outputs. */
-#include "qgemm-avx512vnni.h"
-
-GEMMI8_QGEMM_AVX512VNNI_KERNELS(gemmi8_qu8_gemm_ukernel_7x48c4__avx512vnni, 7, 0,
-    gemmi8_qu8_gemm_s32_ukernel_7x48c4__avx512vnni,
-    gemmi8_qu8_gemm_fixedpoint_ukernel_7x48c4__avx512vnni,
-    gemmi8_qu8_gemm_fp32_ukernel_7x48c4__avx512vnni)

@@ -591,7 +591,12 @@ for arch in aarch64 aarch32; do
       regions < "$TMP/$base.$cpu.out" | awk -F'|' -v arch="$arch" -v base="$base" -v cpu="$cpu" '
         ($1 ~ /_s32_/ || $1 ~ /^q[us]8-neon-/) && $1 !~ /[+]/ {
           n = split(base, f, "-"); if (f[2] != "gemm" || n != 4) next
-          printf "%s|%s|%s|%s|%s|%.4f\n", arch, f[n], f[1], f[3], cpu, $3 / $2; exit
+          # a q8- file holds both types: the kernel the region names gives the type
+          type = f[1]
+          if (type == "q8") { split($1, r, "_"); type = r[2] }
+          if (type in done) next
+          done[type] = 1
+          printf "%s|%s|%s|%s|%s|%.4f\n", arch, f[n], type, f[3], cpu, $3 / $2
         }' >> "$loops"
       # regions of one file with the same cycles and MACs (one loop inlined into the
       # s32 / fixedpoint / fp32 kernels) are listed once

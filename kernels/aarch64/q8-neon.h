@@ -27,152 +27,175 @@
 
 
 
-/* The includer defines GEMMI8_MCA_NAME(out) to name its regions, e.g.
- *   #define GEMMI8_MCA_NAME(out) "gemmi8_qu8_gemm_" out "_ukernel_4x16c4__neondot"
- * The loop of a tile is compiled once, in its body (below), and its region carries
- * the name of the int32-output kernel, GEMMI8_MCA_NAME("s32"). */
+/* The includer defines GEMMI8_MCA_NAME(type, out) to name its regions, e.g.
+ *   #define GEMMI8_MCA_NAME(type, out) \
+ *     "gemmi8_" type "_gemm_" out "_ukernel_4x16c4__neondot"
+ * A tile's loop of each type is compiled once, in its body (below), and its region
+ * carries the name of that type's int32-output kernel, GEMMI8_MCA_NAME("qu8", "s32")
+ * or GEMMI8_MCA_NAME("qs8", "s32"). */
 
-/* One body per tile: the fixedpoint and fp32 kernels of a tile are thin entries into
- * one static function (its loop compiled once) that picks the output stage after the
- * loop; the output kind goes in the bits of mr from GEMMI8_A64_OUT_SHIFT up (mr <= MR
- * < 256), so that an entry is one ORR and a tail call, every other argument staying in
- * its register or stack slot. The s32 kernel, which the blocked drivers and the ten
- * shapes of bench/MCA.md run with the least work after the loop, inlines the same
- * body with its output fixed (no dispatch, its own register allocation).
- * A template defines body##_impl(out, mr, ...) (always inline) and, with
- * GEMMI8_A64_QGEMM_BODY / GEMMI8_A64_QIGEMM_BODY, the shared body. */
+/* One body per tile: the fixedpoint and fp32 kernels of a tile, qu8 and qs8, are thin
+ * entries into one static function that picks the type's depth loop (the multiply
+ * instructions and the qu8 row sums differ: compiled once per type) and, after it,
+ * the output stage (one for both types). The output kind and the type go in the bits
+ * of mr from GEMMI8_OUT_SHIFT up (GEMMI8_OUT_FLAG, GEMMI8_TILE_SIGNED:
+ * src/microkernel.h), so that an entry is an ADD and a tail call, every other argument
+ * staying in its register or stack slot; a build with one of the two types knows the
+ * type (GEMMI8_TILE_IS_SIGNED) and holds its loop alone. The s32 kernel, which the
+ * blocked drivers and the ten shapes of bench/MCA.md run with the least work after
+ * the loop, inlines the same body with its type and output fixed (no dispatch, its
+ * own register allocation).
+ * A template defines body##_impl(out, is_signed, mr, ...) (always inline) and, with
+ * GEMMI8_A64_QGEMM_BODY / GEMMI8_A64_QIGEMM_BODY, the shared body. (The binary
+ * kernels pass their output kind alone, from GEMMI8_A64_OUT_SHIFT up.) */
 #define GEMMI8_A64_OUT_SHIFT 8
 #define GEMMI8_A64_NOINLINE __attribute__((noinline, noclone))
 #define GEMMI8_A64_BODY_OUT(mr_out) ((int) ((mr_out) >> GEMMI8_A64_OUT_SHIFT))
 #define GEMMI8_A64_BODY_MR(mr_out) ((mr_out) & (((size_t) 1 << GEMMI8_A64_OUT_SHIFT) - 1))
-#define GEMMI8_A64_ENTRY_MR(mr, OUT) \
-  ((mr) | (size_t) gemmi8_qoutput_##OUT << GEMMI8_A64_OUT_SHIFT)
+/* mr plus the flags (mr < 2^GEMMI8_OUT_SHIFT, so + is |): an ADD takes any of the
+ * flag values as one immediate (12 bits shifted by 12), where an ORR takes only runs
+ * of ones (qs8 fixedpoint, 0x50000, would cost a MOV). */
+#define GEMMI8_A64_ENTRY_MR(mr, OUT, SIGNED)                                             \
+  ((mr) + (GEMMI8_OUT_FLAG(gemmi8_qoutput_##OUT) | ((SIGNED) ? GEMMI8_TILE_SIGNED : 0)))
 /* The parameter lists of the inline bodies. */
 #define GEMMI8_A64_QGEMM_IMPL_ARGS                                                       \
-  const int out, size_t mr, size_t nr, size_t k, const void* a, size_t a_stride,         \
-      const void* w, void* c, size_t c_stride, const struct gemmi8_qparams* params
-#define GEMMI8_A64_QIGEMM_IMPL_ARGS                                                      \
-  const int out, size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a,       \
-      const void* w, void* c, size_t c_stride, size_t a_offset, const void* zero,        \
+  const int out, const int is_signed, size_t mr, size_t nr, size_t k, const void* a,     \
+      size_t a_stride, const void* w, void* c, size_t c_stride,                          \
       const struct gemmi8_qparams* params
+#define GEMMI8_A64_QIGEMM_IMPL_ARGS                                                      \
+  const int out, const int is_signed, size_t mr, size_t nr, size_t kc, size_t ks,        \
+      const void* const* a, const void* w, void* c, size_t c_stride, size_t a_offset,    \
+      const void* zero, const struct gemmi8_qparams* params
 /* The shared bodies of the fixedpoint and fp32 kernels (_ALL: also of the s32
- * kernel's narrow blocks, see GEMMI8_A64_QGEMM_S32_SPLIT). */
+ * kernels' narrow blocks, see GEMMI8_A64_QGEMM_S32_SPLIT). */
 #define GEMMI8_A64_QGEMM_BODY(body) GEMMI8_A64_QGEMM_BODY_OUTS(body, 1)
 #define GEMMI8_A64_QGEMM_BODY_ALL(body) GEMMI8_A64_QGEMM_BODY_OUTS(body, 0)
 #define GEMMI8_A64_QIGEMM_BODY(body) GEMMI8_A64_QIGEMM_BODY_OUTS(body, 1)
 #define GEMMI8_A64_QIGEMM_BODY_ALL(body) GEMMI8_A64_QIGEMM_BODY_OUTS(body, 0)
-#define GEMMI8_A64_QGEMM_BODY_OUTS(body, NO_S32)                                          \
-  static GEMMI8_A64_NOINLINE void body(size_t mr_out, size_t nr, size_t k, const void* a, \
-                                       size_t a_stride, const void* w, void* c,           \
-                                       size_t c_stride,                                   \
-                                       const struct gemmi8_qparams* params)               \
-  {                                                                                       \
-    const int out = GEMMI8_A64_BODY_OUT(mr_out);                                          \
-    if (NO_S32 && out == gemmi8_qoutput_s32) __builtin_unreachable();                     \
-    body##_impl(out, GEMMI8_A64_BODY_MR(mr_out), nr, k, a, a_stride, w, c, c_stride,      \
-                params);                                                                  \
+#define GEMMI8_A64_QGEMM_BODY_OUTS(body, NO_S32)                                            \
+  static GEMMI8_A64_NOINLINE void body(size_t mr_flags, size_t nr, size_t k, const void* a, \
+                                       size_t a_stride, const void* w, void* c,             \
+                                       size_t c_stride,                                     \
+                                       const struct gemmi8_qparams* params)                 \
+  {                                                                                         \
+    const int out = (int) GEMMI8_OUT_KIND(mr_flags);                                        \
+    if (NO_S32 && out == gemmi8_qoutput_s32) __builtin_unreachable();                       \
+    body##_impl(out, GEMMI8_TILE_IS_SIGNED(mr_flags), GEMMI8_OUT_MR(mr_flags), nr, k, a,    \
+                a_stride, w, c, c_stride, params);                                          \
   }
 #define GEMMI8_A64_QIGEMM_BODY_OUTS(body, NO_S32)                                         \
-  static GEMMI8_A64_NOINLINE void body(size_t mr_out, size_t nr, size_t kc, size_t ks,    \
+  static GEMMI8_A64_NOINLINE void body(size_t mr_flags, size_t nr, size_t kc, size_t ks,  \
                                        const void* const* a, const void* w, void* c,      \
                                        size_t c_stride, size_t a_offset,                  \
                                        const void* zero,                                  \
                                        const struct gemmi8_qparams* params)               \
   {                                                                                       \
-    const int out = GEMMI8_A64_BODY_OUT(mr_out);                                          \
+    const int out = (int) GEMMI8_OUT_KIND(mr_flags);                                      \
     if (NO_S32 && out == gemmi8_qoutput_s32) __builtin_unreachable();                     \
-    body##_impl(out, GEMMI8_A64_BODY_MR(mr_out), nr, kc, ks, a, w, c, c_stride, a_offset, \
-                zero, params);                                                            \
+    body##_impl(out, GEMMI8_TILE_IS_SIGNED(mr_flags), GEMMI8_OUT_MR(mr_flags), nr, kc,    \
+                ks, a, w, c, c_stride, a_offset, zero, params);                           \
   }
-/* The s32 kernel's body, body##_s32: body##_impl with the output fixed; _SPLIT (tiles
- * with narrow-block paths): full-width blocks run CORE4 (the 16-column core, filling
- * int32x4_t vacc[MR][4]) inline and narrow blocks (nr < 16, the last of a row when N
- * is not a multiple of 16) go to the shared body, so that the s32 kernel holds one
- * copy of the loop and one output stage. */
-#define GEMMI8_A64_QGEMM_S32(body)                                                           \
-  static GEMMI8_ALWAYS_INLINE void body##_s32(size_t mr, size_t nr, size_t k, const void* a, \
-                                             size_t a_stride, const void* w, void* c,        \
-                                             size_t c_stride,                                \
-                                             const struct gemmi8_qparams* params)            \
-  {                                                                                          \
-    body##_impl(gemmi8_qoutput_s32, mr, nr, k, a, a_stride, w, c, c_stride, params);         \
+/* The s32 kernels' body, body##_s32(is_signed, ...): body##_impl with the output
+ * fixed, inlined into each type's entry with its type; _SPLIT (tiles with
+ * narrow-block paths): full-width blocks run CORE4 (the 16-column core of is_signed,
+ * filling int32x4_t vacc[MR][4]) inline and narrow blocks (nr < 16, the last of a row
+ * when N is not a multiple of 16) go to the shared body, so that an s32 kernel holds
+ * one copy of its type's loop and one output stage. */
+#define GEMMI8_A64_QGEMM_S32(body)                                                          \
+  static GEMMI8_ALWAYS_INLINE void body##_s32(const int is_signed, size_t mr, size_t nr,    \
+                                             size_t k, const void* a, size_t a_stride,      \
+                                             const void* w, void* c, size_t c_stride,       \
+                                             const struct gemmi8_qparams* params)           \
+  {                                                                                         \
+    body##_impl(gemmi8_qoutput_s32, is_signed, mr, nr, k, a, a_stride, w, c, c_stride,      \
+                params);                                                                    \
   }
-#define GEMMI8_A64_QGEMM_S32_SPLIT(body, MR, SIGNED, CORE4)                                  \
-  static GEMMI8_ALWAYS_INLINE void body##_s32(size_t mr, size_t nr, size_t k, const void* a, \
-                                             size_t a_stride, const void* w, void* c,        \
-                                             size_t c_stride,                                \
-                                             const struct gemmi8_qparams* params)            \
-  {                                                                                          \
-    if (nr < 16) {                                                                           \
-      body(GEMMI8_A64_ENTRY_MR(mr, s32), nr, k, a, a_stride, w, c, c_stride, params);        \
-      return;                                                                                \
-    }                                                                                        \
-    int32x4_t vacc[MR][4];                                                                   \
-    CORE4;                                                                                   \
-    gemmi8_a64_store(gemmi8_qoutput_s32, MR, 4, 16, SIGNED, mr, 16, c, c_stride, params,     \
-                     vacc);                                                                  \
+#define GEMMI8_A64_QGEMM_S32_SPLIT(body, MR, CORE4)                                         \
+  static GEMMI8_ALWAYS_INLINE void body##_s32(const int is_signed, size_t mr, size_t nr,    \
+                                             size_t k, const void* a, size_t a_stride,      \
+                                             const void* w, void* c, size_t c_stride,       \
+                                             const struct gemmi8_qparams* params)           \
+  {                                                                                         \
+    if (nr < 16) {                                                                          \
+      body(GEMMI8_A64_ENTRY_MR(mr, s32, is_signed), nr, k, a, a_stride, w, c, c_stride,     \
+           params);                                                                         \
+      return;                                                                               \
+    }                                                                                       \
+    int32x4_t vacc[MR][4];                                                                  \
+    CORE4;                                                                                  \
+    gemmi8_a64_store(gemmi8_qoutput_s32, MR, 4, 16, is_signed, mr, 16, c, c_stride, params, \
+                     vacc);                                                                 \
   }
 #define GEMMI8_A64_QIGEMM_S32(body)                                                      \
   static GEMMI8_ALWAYS_INLINE void body##_s32(                                           \
-      size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w,   \
-      void* c, size_t c_stride, size_t a_offset, const void* zero,                       \
-      const struct gemmi8_qparams* params)                                               \
+      const int is_signed, size_t mr, size_t nr, size_t kc, size_t ks,                   \
+      const void* const* a, const void* w, void* c, size_t c_stride, size_t a_offset,    \
+      const void* zero, const struct gemmi8_qparams* params)                             \
   {                                                                                      \
-    body##_impl(gemmi8_qoutput_s32, mr, nr, kc, ks, a, w, c, c_stride, a_offset, zero,   \
-                params);                                                                 \
+    body##_impl(gemmi8_qoutput_s32, is_signed, mr, nr, kc, ks, a, w, c, c_stride,        \
+                a_offset, zero, params);                                                 \
   }
-#define GEMMI8_A64_QIGEMM_S32_SPLIT(body, MR, SIGNED, CORE4)                             \
-  static GEMMI8_ALWAYS_INLINE void body##_s32(                                           \
-      size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w,   \
-      void* c, size_t c_stride, size_t a_offset, const void* zero,                       \
-      const struct gemmi8_qparams* params)                                               \
-  {                                                                                      \
-    if (nr < 16) {                                                                       \
-      body(GEMMI8_A64_ENTRY_MR(mr, s32), nr, kc, ks, a, w, c, c_stride, a_offset, zero,  \
-           params);                                                                      \
-      return;                                                                            \
-    }                                                                                    \
-    int32x4_t vacc[MR][4];                                                               \
-    CORE4;                                                                               \
-    gemmi8_a64_store(gemmi8_qoutput_s32, MR, 4, 16, SIGNED, mr, 16, c, c_stride, params, \
-                     vacc);                                                              \
+#define GEMMI8_A64_QIGEMM_S32_SPLIT(body, MR, CORE4)                                      \
+  static GEMMI8_ALWAYS_INLINE void body##_s32(                                            \
+      const int is_signed, size_t mr, size_t nr, size_t kc, size_t ks,                    \
+      const void* const* a, const void* w, void* c, size_t c_stride, size_t a_offset,     \
+      const void* zero, const struct gemmi8_qparams* params)                              \
+  {                                                                                       \
+    if (nr < 16) {                                                                        \
+      body(GEMMI8_A64_ENTRY_MR(mr, s32, is_signed), nr, kc, ks, a, w, c, c_stride,        \
+           a_offset, zero, params);                                                       \
+      return;                                                                             \
+    }                                                                                     \
+    int32x4_t vacc[MR][4];                                                                \
+    CORE4;                                                                                \
+    gemmi8_a64_store(gemmi8_qoutput_s32, MR, 4, 16, is_signed, mr, 16, c, c_stride,       \
+                     params, vacc);                                                       \
   }
 
 /* A GEMM kernel (gemmi8_qgemm_ukernel_fn) and an igemm kernel
- * (gemmi8_qigemm_ukernel_fn) of output OUT (s32, fixedpoint, fp32) on body. */
-#define GEMMI8_A64_QGEMM_ENTRY(fn, body, OUT) GEMMI8_A64_QGEMM_ENTRY_##OUT(fn, body, OUT)
-#define GEMMI8_A64_QGEMM_ENTRY_s32(fn, body, OUT)                                        \
+ * (gemmi8_qigemm_ukernel_fn) of output OUT (s32, fixedpoint, fp32) on body; SIGNED is
+ * 1 for qs8, 0 for qu8. */
+#define GEMMI8_A64_QGEMM_ENTRY(fn, body, OUT, SIGNED) \
+  GEMMI8_A64_QGEMM_ENTRY_##OUT(fn, body, OUT, SIGNED)
+#define GEMMI8_A64_QGEMM_ENTRY_s32(fn, body, OUT, SIGNED)                                \
   void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w, \
           void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
   {                                                                                      \
-    body##_s32(mr, nr, k, a, a_stride, w, c, c_stride, params);                          \
+    body##_s32(SIGNED, mr, nr, k, a, a_stride, w, c, c_stride, params);                  \
   }
 #define GEMMI8_A64_QGEMM_ENTRY_fixedpoint GEMMI8_A64_QGEMM_ENTRY_SHARED
 #define GEMMI8_A64_QGEMM_ENTRY_fp32 GEMMI8_A64_QGEMM_ENTRY_SHARED
-#define GEMMI8_A64_QGEMM_ENTRY_SHARED(fn, body, OUT)                                     \
-  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w, \
-          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
-  {                                                                                      \
-    body(GEMMI8_A64_ENTRY_MR(mr, OUT), nr, k, a, a_stride, w, c, c_stride, params);      \
+#define GEMMI8_A64_QGEMM_ENTRY_SHARED(fn, body, OUT, SIGNED)                                 \
+  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,     \
+          void* c, size_t c_stride, const struct gemmi8_qparams* params)                     \
+  {                                                                                          \
+    body(GEMMI8_A64_ENTRY_MR(mr, OUT, SIGNED), nr, k, a, a_stride, w, c, c_stride, params); \
   }
-#define GEMMI8_A64_QIGEMM_ENTRY(fn, body, OUT) GEMMI8_A64_QIGEMM_ENTRY_##OUT(fn, body, OUT)
-#define GEMMI8_A64_QIGEMM_ENTRY_s32(fn, body, OUT)                                         \
+#define GEMMI8_A64_QIGEMM_ENTRY(fn, body, OUT, SIGNED) \
+  GEMMI8_A64_QIGEMM_ENTRY_##OUT(fn, body, OUT, SIGNED)
+#define GEMMI8_A64_QIGEMM_ENTRY_s32(fn, body, OUT, SIGNED)                                 \
   void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
           void* c, size_t c_stride, size_t a_offset, const void* zero,                     \
           const struct gemmi8_qparams* params)                                             \
   {                                                                                        \
-    body##_s32(mr, nr, kc, ks, a, w, c, c_stride, a_offset, zero, params);                 \
+    body##_s32(SIGNED, mr, nr, kc, ks, a, w, c, c_stride, a_offset, zero, params);         \
   }
 #define GEMMI8_A64_QIGEMM_ENTRY_fixedpoint GEMMI8_A64_QIGEMM_ENTRY_SHARED
 #define GEMMI8_A64_QIGEMM_ENTRY_fp32 GEMMI8_A64_QIGEMM_ENTRY_SHARED
-#define GEMMI8_A64_QIGEMM_ENTRY_SHARED(fn, body, OUT)                                      \
+#define GEMMI8_A64_QIGEMM_ENTRY_SHARED(fn, body, OUT, SIGNED)                              \
   void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
           void* c, size_t c_stride, size_t a_offset, const void* zero,                     \
           const struct gemmi8_qparams* params)                                             \
   {                                                                                        \
-    body(GEMMI8_A64_ENTRY_MR(mr, OUT), nr, kc, ks, a, w, c, c_stride, a_offset, zero,      \
-         params);                                                                          \
+    body(GEMMI8_A64_ENTRY_MR(mr, OUT, SIGNED), nr, kc, ks, a, w, c, c_stride, a_offset,    \
+         zero, params);                                                                    \
   }
+/* A type's three kernels of a tile (ENTRY: GEMMI8_A64_QGEMM_ENTRY or
+ * GEMMI8_A64_QIGEMM_ENTRY; SIGNED 1 for qs8, 0 for qu8). */
+#define GEMMI8_A64_QKERNELS(ENTRY, body, SIGNED, fn_s32, fn_fixedpoint, fn_fp32) \
+  ENTRY(fn_s32, body, s32, SIGNED)                                              \
+  ENTRY(fn_fixedpoint, body, fixedpoint, SIGNED)                                \
+  ENTRY(fn_fp32, body, fp32, SIGNED)
 
 /* Row pointers: rows past mr alias row mr - 1 (loads stay in bounds). */
 static GEMMI8_ALWAYS_INLINE void gemmi8_a64_rows(const size_t MR, size_t mr, const void* a,

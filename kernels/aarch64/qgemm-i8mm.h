@@ -166,7 +166,7 @@
         [groups] "r"(groups)                                                              \
       : "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15", "v24", "v25", "v26", "v27",  \
         "v28", "v29", "v30", "v31", "cc", "memory")
-#define GEMMI8_A64_MMLA_6X16(OP) GEMMI8_A64_MMLA_6X16_ASM(OP, GEMMI8_MCA_NAME("s32"))
+#define GEMMI8_A64_MMLA_6X16(OP, TYPE) GEMMI8_A64_MMLA_6X16_ASM(OP, GEMMI8_MCA_NAME(TYPE, "s32"))
 
 /* The 6 x 16 loop over a packed panel of a (gemmi8_x8_packa_6c8__neon): the three
  * row-pair operands of 16 depths are 96 consecutive bytes, two LDP and no TRN; the
@@ -200,7 +200,8 @@
       : [panel] "r"(panel), [w] "r"(wk), [iterations] "r"(iterations), [groups] "r"(groups) \
       : "x8", "x9", "x15", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc",  \
         "memory")
-#define GEMMI8_A64_PMMLA_6X16(OP) GEMMI8_A64_PMMLA_6X16_ASM(OP, GEMMI8_MCA_NAME("s32"))
+#define GEMMI8_A64_PMMLA_6X16(OP, TYPE) \
+  GEMMI8_A64_PMMLA_6X16_ASM(OP, GEMMI8_MCA_NAME(TYPE, "s32"))
 
 /* The 2- and 4-row tiles (M <= 4) in assembly, 16 depths per iteration. A row pair
  * (16 depths each) is interleaved by TRN1 / TRN2 into v18 / v19 (rows 0-1, depths 0-7
@@ -322,7 +323,8 @@
           OP, NAME, GEMMI8_A64_MMLA_OUTPUTS, GEMMI8_A64_MMLA_4X16_INPUTS);                  \
     }                                                                                       \
   } while (0)
-#define GEMMI8_A64_MMLA_SMALL(MR, OP) GEMMI8_A64_MMLA_SMALL_NAMED(MR, OP, GEMMI8_MCA_NAME("s32"))
+#define GEMMI8_A64_MMLA_SMALL(MR, OP, TYPE) \
+  GEMMI8_A64_MMLA_SMALL_NAMED(MR, OP, GEMMI8_MCA_NAME(TYPE, "s32"))
 
 /* 16 depths of the rows ap[0..MR) at offset `at`, in C: row pairs by TRN1 / TRN2 of
  * 64-bit lanes, two k groups of 8. Returns the weights past them. */
@@ -427,18 +429,18 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_i8mm(const size_t MR,
       }
     }
     if (is_signed) {
-      GEMMI8_A64_MMLA_6X16("smmla");
+      GEMMI8_A64_MMLA_6X16("smmla", "qs8");
     } else {
-      GEMMI8_A64_MMLA_6X16("ummla");
+      GEMMI8_A64_MMLA_6X16("ummla", "qu8");
     }
   } else {
     if ((MR == 2 || MR == 4) && NJ == 4 && iterations != 0) {
       int32x4_t vset[2][8];
       size_t count = iterations, koff = 0;
       if (is_signed) {
-        GEMMI8_A64_MMLA_SMALL(MR, "smmla");
+        GEMMI8_A64_MMLA_SMALL(MR, "smmla", "qs8");
       } else {
-        GEMMI8_A64_MMLA_SMALL(MR, "ummla");
+        GEMMI8_A64_MMLA_SMALL(MR, "ummla", "qu8");
       }
 #pragma GCC unroll 8
       for (size_t q = 0; q < 8; q++) {
@@ -484,9 +486,9 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qpgemm_core_i8mm(const int is_signed,
   const size_t k8 = gemmi8_round_up(k, 8);
   const size_t iterations = k8 / 16, groups = k8 % 16 / 8;
   if (is_signed) {
-    GEMMI8_A64_PMMLA_6X16("smmla");
+    GEMMI8_A64_PMMLA_6X16("smmla", "qs8");
   } else {
-    GEMMI8_A64_PMMLA_6X16("ummla");
+    GEMMI8_A64_PMMLA_6X16("ummla", "qu8");
   }
   gemmi8_a64_mmla_finish(6, 4, is_signed, mr, bias, p, vpart, vacc);
 }
@@ -527,78 +529,92 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_i8mm(
   gemmi8_a64_mmla_finish(MR, NJ, is_signed, mr, bias, p, vpart, vacc);
 }
 
-#define GEMMI8_QIGEMM_I8MM_CASE(MR, NJ, SIGNED)                                          \
+/* The cores of both types, picked by is_signed (a value in the shared body, a
+ * constant in the s32 kernels): each type's loops are compiled once per column count,
+ * and the output stage after them once for both. */
+#define GEMMI8_QIGEMM_I8MM_CORE(MR, NJ)                                                  \
+  if (is_signed) {                                                                       \
+    gemmi8_qigemm_core_i8mm(MR, NJ, 1, mr, kc, ks, a, a_offset, zero, w, params, vacc);  \
+  } else {                                                                               \
+    gemmi8_qigemm_core_i8mm(MR, NJ, 0, mr, kc, ks, a, a_offset, zero, w, params, vacc);  \
+  }
+#define GEMMI8_QIGEMM_I8MM_CASE(MR, NJ)                                                  \
   case NJ:                                                                               \
-    gemmi8_qigemm_core_i8mm(MR, NJ, SIGNED, mr, kc, ks, a, a_offset, zero, w, params,    \
-                            vacc);                                                       \
+    GEMMI8_QIGEMM_I8MM_CORE(MR, NJ)                                                      \
     GEMMI8_A64_ZERO_COLUMNS(MR, NJ, vacc);                                               \
     break;
 
-/* The igemm body of the tile (entries: GEMMI8_A64_QIGEMM_ENTRY). */
-#define GEMMI8_QIGEMM_I8MM_BODY(body, MR, SIGNED)                                        \
+/* The igemm body of the tile, both types (entries: GEMMI8_A64_QIGEMM_ENTRY). */
+#define GEMMI8_QIGEMM_I8MM_BODY(body, MR)                                                \
   static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QIGEMM_IMPL_ARGS)              \
   {                                                                                      \
     int32x4_t vacc[MR][4];                                                               \
     switch ((nr + 3) / 4) {                                                              \
-      GEMMI8_QIGEMM_I8MM_CASE(MR, 1, SIGNED)                                             \
-      GEMMI8_QIGEMM_I8MM_CASE(MR, 2, SIGNED)                                             \
-      GEMMI8_QIGEMM_I8MM_CASE(MR, 3, SIGNED)                                             \
+      GEMMI8_QIGEMM_I8MM_CASE(MR, 1)                                                     \
+      GEMMI8_QIGEMM_I8MM_CASE(MR, 2)                                                     \
+      GEMMI8_QIGEMM_I8MM_CASE(MR, 3)                                                     \
       default:                                                                           \
-      GEMMI8_QIGEMM_I8MM_CASE(MR, 4, SIGNED)                                             \
+      GEMMI8_QIGEMM_I8MM_CASE(MR, 4)                                                     \
     }                                                                                    \
-    gemmi8_a64_store(out, MR, 4, 16, SIGNED, mr, nr, c, c_stride, params, vacc);         \
+    gemmi8_a64_store(out, MR, 4, 16, is_signed, mr, nr, c, c_stride, params, vacc);      \
   }                                                                                      \
   GEMMI8_A64_QIGEMM_BODY_ALL(body)                                                       \
-  GEMMI8_A64_QIGEMM_S32_SPLIT(body, MR, SIGNED,                                          \
-                              gemmi8_qigemm_core_i8mm(MR, 4, SIGNED, mr, kc, ks, a, a_offset, \
-                                                      zero, w, params, vacc))
+  GEMMI8_A64_QIGEMM_S32_SPLIT(body, MR, GEMMI8_QIGEMM_I8MM_CORE(MR, 4))
 
-#define GEMMI8_QGEMM_I8MM_CASE(MR, NJ, SIGNED)                                           \
+#define GEMMI8_QGEMM_I8MM_CORE(MR, NJ)                                                   \
+  if (is_signed) {                                                                       \
+    gemmi8_qgemm_core_i8mm(MR, NJ, 1, mr, k, a, a_stride, w, params, vacc);              \
+  } else {                                                                               \
+    gemmi8_qgemm_core_i8mm(MR, NJ, 0, mr, k, a, a_stride, w, params, vacc);              \
+  }
+#define GEMMI8_QGEMM_I8MM_CASE(MR, NJ)                                                   \
   case NJ:                                                                               \
-    gemmi8_qgemm_core_i8mm(MR, NJ, SIGNED, mr, k, a, a_stride, w, params, vacc);         \
+    GEMMI8_QGEMM_I8MM_CORE(MR, NJ)                                                       \
     GEMMI8_A64_ZERO_COLUMNS(MR, NJ, vacc);                                               \
     break;
 
-/* The body of a tile: MR rows (6, 4 or 2: row pairs as SMMLA takes them); SIGNED 1 for
- * qs8 (entries: GEMMI8_A64_QGEMM_ENTRY). */
-#define GEMMI8_QGEMM_I8MM_BODY(body, MR, SIGNED)                                         \
+/* The body of a tile, both types: MR rows (6, 4 or 2: row pairs as SMMLA takes them)
+ * (entries: GEMMI8_A64_QGEMM_ENTRY). */
+#define GEMMI8_QGEMM_I8MM_BODY(body, MR)                                                 \
   static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QGEMM_IMPL_ARGS)               \
   {                                                                                      \
     int32x4_t vacc[MR][4];                                                               \
     switch ((nr + 3) / 4) {                                                              \
-      GEMMI8_QGEMM_I8MM_CASE(MR, 1, SIGNED)                                              \
-      GEMMI8_QGEMM_I8MM_CASE(MR, 2, SIGNED)                                              \
-      GEMMI8_QGEMM_I8MM_CASE(MR, 3, SIGNED)                                              \
+      GEMMI8_QGEMM_I8MM_CASE(MR, 1)                                                      \
+      GEMMI8_QGEMM_I8MM_CASE(MR, 2)                                                      \
+      GEMMI8_QGEMM_I8MM_CASE(MR, 3)                                                      \
       default:                                                                           \
-      GEMMI8_QGEMM_I8MM_CASE(MR, 4, SIGNED)                                              \
+      GEMMI8_QGEMM_I8MM_CASE(MR, 4)                                                      \
     }                                                                                    \
-    gemmi8_a64_store(out, MR, 4, 16, SIGNED, mr, nr, c, c_stride, params, vacc);         \
+    gemmi8_a64_store(out, MR, 4, 16, is_signed, mr, nr, c, c_stride, params, vacc);      \
   }                                                                                      \
   GEMMI8_A64_QGEMM_BODY_ALL(body)                                                        \
-  GEMMI8_A64_QGEMM_S32_SPLIT(body, MR, SIGNED,                                           \
-                              gemmi8_qgemm_core_i8mm(MR, 4, SIGNED, mr, k, a, a_stride, w, \
-                                                     params, vacc))
+  GEMMI8_A64_QGEMM_S32_SPLIT(body, MR, GEMMI8_QGEMM_I8MM_CORE(MR, 4))
 
 /* The body over a packed panel of a (a_stride unused); the store takes nr columns. */
-#define GEMMI8_QPGEMM_I8MM_BODY(body, SIGNED)                                            \
+#define GEMMI8_QPGEMM_I8MM_BODY(body)                                                    \
   static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QGEMM_IMPL_ARGS)               \
   {                                                                                      \
     (void) a_stride;                                                                     \
     int32x4_t vacc[6][4];                                                                \
-    gemmi8_qpgemm_core_i8mm(SIGNED, mr, k, (const uint8_t*) a, w, params, vacc);         \
-    gemmi8_a64_store(out, 6, 4, 16, SIGNED, mr, nr, c, c_stride, params, vacc);          \
+    if (is_signed) {                                                                     \
+      gemmi8_qpgemm_core_i8mm(1, mr, k, (const uint8_t*) a, w, params, vacc);            \
+    } else {                                                                             \
+      gemmi8_qpgemm_core_i8mm(0, mr, k, (const uint8_t*) a, w, params, vacc);            \
+    }                                                                                    \
+    gemmi8_a64_store(out, 6, 4, 16, is_signed, mr, nr, c, c_stride, params, vacc);       \
   }                                                                                      \
   GEMMI8_A64_QGEMM_BODY(body)                                                            \
   GEMMI8_A64_QGEMM_S32(body)
 
 /* Small-M tiles: the full-width case only (columns past nr are neither loaded from
  * the parameters nor stored), for a quarter of the code. */
-#define GEMMI8_QGEMM_I8MM_BODY_FULL(body, MR, SIGNED)                                    \
+#define GEMMI8_QGEMM_I8MM_BODY_FULL(body, MR)                                            \
   static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QGEMM_IMPL_ARGS)               \
   {                                                                                      \
     int32x4_t vacc[MR][4];                                                               \
-    switch (4) { GEMMI8_QGEMM_I8MM_CASE(MR, 4, SIGNED) }                                 \
-    gemmi8_a64_store(out, MR, 4, 16, SIGNED, mr, nr, c, c_stride, params, vacc);         \
+    GEMMI8_QGEMM_I8MM_CORE(MR, 4)                                                        \
+    gemmi8_a64_store(out, MR, 4, 16, is_signed, mr, nr, c, c_stride, params, vacc);      \
   }                                                                                      \
   GEMMI8_A64_QGEMM_BODY(body)                                                            \
   GEMMI8_A64_QGEMM_S32(body)

@@ -30,10 +30,9 @@
 
 #include "q8-neon.h"
 
-/* Region name of the pair-safe loop (one iteration: 4 x 4 x 16 MACs). */
-/* Region name of a pair-safe loop; MACS: one iteration's multiply-accumulates. */
+/* Region name of a pair-safe loop (qs8); MACS: one iteration's multiply-accumulates. */
 #define GEMMI8_MCA_NAME_PAIRS(out, MACS) \
-  GEMMI8_MCA_NAME(out) "+smlal:MACS=" MACS ":PEAK=a64-smull-smlal2"
+  GEMMI8_MCA_NAME("qs8", out) "+smlal:MACS=" MACS ":PEAK=a64-smull-smlal2"
 
 /* vacc += the 16 products va * vb, pairwise (signed or unsigned); pairs (qs8 on a
  * pair-safe block): the products of lanes d and d + 8 added in 16 bits first */
@@ -171,7 +170,8 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed,
       GEMMI8_A64_ADALP(ADALP, "vacc3x3", "v30") GEMMI8_A64_ADALP(ADALP, "vacc3x3", "v31") \
       ".Lgemmi8_mull_end%=:\n\t"                                                        \
       : GEMMI8_A64_4X4_OPERANDS)
-#define GEMMI8_A64_MULL_4X4(MUL, ADALP) GEMMI8_A64_MULL_4X4_ASM(MUL, ADALP, GEMMI8_MCA_NAME("s32"))
+#define GEMMI8_A64_MULL_4X4(MUL, ADALP, TYPE) \
+  GEMMI8_A64_MULL_4X4_ASM(MUL, ADALP, GEMMI8_MCA_NAME(TYPE, "s32"))
 
 /* The qs8 4 x 4 loop of pair-safe blocks, 16 depths per iteration, same registers:
  * step t (row t % 4, column t / 4) multiplies depths 0-7 (SMULL) into v24 + t % 8, adds
@@ -377,8 +377,8 @@ static GEMMI8_ALWAYS_INLINE int32x4_t gemmi8_a64_mull_adalp(const int is_signed,
 #define GEMMI8_A64_SMLAL_SMALL_OUT(MR, MACS) \
   GEMMI8_A64_SMLAL_SMALL(MR, GEMMI8_MCA_NAME_PAIRS("s32", MACS))
 
-#define GEMMI8_A64_MULL_SMALL_OUT(MR, MUL, ADALP) \
-  GEMMI8_A64_MULL_SMALL(MR, MUL, ADALP, GEMMI8_MCA_NAME("s32"))
+#define GEMMI8_A64_MULL_SMALL_OUT(MR, MUL, ADALP, TYPE) \
+  GEMMI8_A64_MULL_SMALL(MR, MUL, ADALP, GEMMI8_MCA_NAME(TYPE, "s32"))
 
 /* 1 if the qs8 block whose weights (4 columns, kp depths padded to 16) start at wk is
  * pair-safe: the packer's mark after the weights. */
@@ -439,9 +439,9 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neon(const size_t MR,
     if (pairs) {
       GEMMI8_A64_SMLAL_4X4();
     } else if (is_signed) {
-      GEMMI8_A64_MULL_4X4("smull", "sadalp");
+      GEMMI8_A64_MULL_4X4("smull", "sadalp", "qs8");
     } else {
-      GEMMI8_A64_MULL_4X4("umull", "uadalp");
+      GEMMI8_A64_MULL_4X4("umull", "uadalp", "qu8");
     }
 #pragma GCC unroll 4
     for (size_t i = 0; i < 4; i++) ap[i] += k - k % 16;
@@ -457,9 +457,9 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neon(const size_t MR,
       } else if (pairs) {
         GEMMI8_A64_SMLAL_SMALL_OUT(2, "128");
       } else if (is_signed) {
-        GEMMI8_A64_MULL_SMALL_OUT(MR, "smull", "sadalp");
+        GEMMI8_A64_MULL_SMALL_OUT(MR, "smull", "sadalp", "qs8");
       } else {
-        GEMMI8_A64_MULL_SMALL_OUT(MR, "umull", "uadalp");
+        GEMMI8_A64_MULL_SMALL_OUT(MR, "umull", "uadalp", "qu8");
       }
     } else {
 #pragma GCC unroll 2
@@ -526,26 +526,35 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_neon(const size_t MR, const 
   if (!is_signed) gemmi8_a64_add_row_sums(MR, 1, mr, coef, p->row_sum, vacc);
 }
 
-/* The igemm body of the tile (entries: GEMMI8_A64_QIGEMM_ENTRY). */
-#define GEMMI8_QIGEMM_NEON_BODY(body, MR, SIGNED)                                        \
-  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QIGEMM_IMPL_ARGS)              \
-  {                                                                                      \
-    int32x4_t vacc[MR][4];                                                               \
-    gemmi8_qigemm_core_neon(MR, SIGNED, mr, kc, ks, a, a_offset, zero, w, params, vacc); \
-    gemmi8_a64_store(out, MR, 1, 4, SIGNED, mr, nr, c, c_stride, params, vacc);          \
-  }                                                                                      \
-  GEMMI8_A64_QIGEMM_BODY(body)                                                           \
+/* The bodies of a tile, both types: is_signed (a value in the shared body, a constant
+ * in the s32 kernels) picks the core, each type's compiled once, and the output stage
+ * after it is one for both (entries: GEMMI8_A64_QIGEMM_ENTRY, GEMMI8_A64_QGEMM_ENTRY). */
+#define GEMMI8_QIGEMM_NEON_BODY(body, MR)                                                   \
+  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QIGEMM_IMPL_ARGS)                 \
+  {                                                                                         \
+    int32x4_t vacc[MR][4];                                                                  \
+    if (is_signed) {                                                                        \
+      gemmi8_qigemm_core_neon(MR, 1, mr, kc, ks, a, a_offset, zero, w, params, vacc);       \
+    } else {                                                                                \
+      gemmi8_qigemm_core_neon(MR, 0, mr, kc, ks, a, a_offset, zero, w, params, vacc);       \
+    }                                                                                       \
+    gemmi8_a64_store(out, MR, 1, 4, is_signed, mr, nr, c, c_stride, params, vacc);          \
+  }                                                                                         \
+  GEMMI8_A64_QIGEMM_BODY(body)                                                              \
   GEMMI8_A64_QIGEMM_S32(body)
 
-/* The body of a tile: SIGNED 1 for qs8, 0 for qu8 (entries: GEMMI8_A64_QGEMM_ENTRY). */
-#define GEMMI8_QGEMM_NEON_BODY(body, MR, SIGNED)                                         \
-  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QGEMM_IMPL_ARGS)               \
-  {                                                                                      \
-    int32x4_t vacc[MR][4];                                                               \
-    gemmi8_qgemm_core_neon(MR, SIGNED, mr, k, a, a_stride, w, params, vacc);             \
-    gemmi8_a64_store(out, MR, 1, 4, SIGNED, mr, nr, c, c_stride, params, vacc);          \
-  }                                                                                      \
-  GEMMI8_A64_QGEMM_BODY(body)                                                            \
+#define GEMMI8_QGEMM_NEON_BODY(body, MR)                                                    \
+  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QGEMM_IMPL_ARGS)                  \
+  {                                                                                         \
+    int32x4_t vacc[MR][4];                                                                  \
+    if (is_signed) {                                                                        \
+      gemmi8_qgemm_core_neon(MR, 1, mr, k, a, a_stride, w, params, vacc);                   \
+    } else {                                                                                \
+      gemmi8_qgemm_core_neon(MR, 0, mr, k, a, a_stride, w, params, vacc);                   \
+    }                                                                                       \
+    gemmi8_a64_store(out, MR, 1, 4, is_signed, mr, nr, c, c_stride, params, vacc);          \
+  }                                                                                         \
+  GEMMI8_A64_QGEMM_BODY(body)                                                               \
   GEMMI8_A64_QGEMM_S32(body)
 
 #endif

@@ -194,7 +194,7 @@
 #else
 #define GEMMI8_A64_DOT_4X16_LOOP GEMMI8_A64_DOT_4X16_ASM
 #endif
-#define GEMMI8_A64_DOT_4X16(OP) GEMMI8_A64_DOT_4X16_LOOP(OP, GEMMI8_MCA_NAME("s32"))
+#define GEMMI8_A64_DOT_4X16(OP, TYPE) GEMMI8_A64_DOT_4X16_LOOP(OP, GEMMI8_MCA_NAME(TYPE, "s32"))
 
 /* The 1- and 2-row loops (M = 1, 2) in assembly, 16 depths per iteration. With 4 x 16
  * accumulators every accumulator takes 4 dependent dot products per iteration; with 1
@@ -296,7 +296,8 @@
                                NAME, GEMMI8_A64_DOT2_OUTPUTS);                              \
     }                                                                                       \
   } while (0)
-#define GEMMI8_A64_DOT_SMALL(MR, OP) GEMMI8_A64_DOT_SMALL_NAMED(MR, OP, GEMMI8_MCA_NAME("s32"))
+#define GEMMI8_A64_DOT_SMALL(MR, OP, TYPE) \
+  GEMMI8_A64_DOT_SMALL_NAMED(MR, OP, GEMMI8_MCA_NAME(TYPE, "s32"))
 
 /* kc depths of the rows ap[0..MR) in C: 16 at a time, then the tail (full16: the 16
  * bytes ending at the tail's end belong to the row); the weights from wk on, padded
@@ -353,9 +354,9 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neondot(const size_t MR,
   if (MR == 4 && NJ == 4) {
     size_t iterations = k / 16, koff = 0;
     if (is_signed) {
-      GEMMI8_A64_DOT_4X16("sdot");
+      GEMMI8_A64_DOT_4X16("sdot", "qs8");
     } else {
-      GEMMI8_A64_DOT_4X16("udot");
+      GEMMI8_A64_DOT_4X16("udot", "qu8");
     }
 #pragma GCC unroll 4
     for (size_t i = 0; i < 4; i++) ap[i] += k - k % 16;
@@ -365,9 +366,9 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_core_neondot(const size_t MR,
     const uint8_t* pa[2] = {ap[0], ap[MR - 1]};
     size_t iterations = k / 16;
     if (is_signed) {
-      GEMMI8_A64_DOT_SMALL(MR, "sdot");
+      GEMMI8_A64_DOT_SMALL(MR, "sdot", "qs8");
     } else {
-      GEMMI8_A64_DOT_SMALL(MR, "udot");
+      GEMMI8_A64_DOT_SMALL(MR, "udot", "qu8");
     }
 #pragma GCC unroll 4
     for (size_t j = 0; j < 4; j++) {
@@ -424,67 +425,77 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_neondot(
   if (!is_signed) gemmi8_a64_add_row_sums(MR, NJ, mr, coef, p->row_sum, vacc);
 }
 
-#define GEMMI8_QIGEMM_NEONDOT_CASE(MR, NJ, SIGNED)                                       \
-  case NJ:                                                                               \
-    gemmi8_qigemm_core_neondot(MR, NJ, SIGNED, mr, kc, ks, a, a_offset, zero, w, params, \
-                               vacc);                                                    \
-    GEMMI8_A64_ZERO_COLUMNS(MR, NJ, vacc);                                               \
+/* The cores of both types, picked by is_signed (a value in the shared body, a
+ * constant in the s32 kernels): each type's loops are compiled once per column count,
+ * and the output stage after them once for both. */
+#define GEMMI8_QIGEMM_NEONDOT_CORE(MR, NJ)                                                 \
+  if (is_signed) {                                                                         \
+    gemmi8_qigemm_core_neondot(MR, NJ, 1, mr, kc, ks, a, a_offset, zero, w, params, vacc); \
+  } else {                                                                                 \
+    gemmi8_qigemm_core_neondot(MR, NJ, 0, mr, kc, ks, a, a_offset, zero, w, params, vacc); \
+  }
+#define GEMMI8_QIGEMM_NEONDOT_CASE(MR, NJ)                                              \
+  case NJ:                                                                              \
+    GEMMI8_QIGEMM_NEONDOT_CORE(MR, NJ)                                                  \
+    GEMMI8_A64_ZERO_COLUMNS(MR, NJ, vacc);                                              \
     break;
 
-/* The igemm body of the tile (entries: GEMMI8_A64_QIGEMM_ENTRY). */
-#define GEMMI8_QIGEMM_NEONDOT_BODY(body, MR, SIGNED)                                     \
-  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QIGEMM_IMPL_ARGS)              \
-  {                                                                                      \
-    int32x4_t vacc[MR][4];                                                               \
-    switch ((nr + 3) / 4) {                                                              \
-      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 1, SIGNED)                                          \
-      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 2, SIGNED)                                          \
-      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 3, SIGNED)                                          \
-      default:                                                                           \
-      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 4, SIGNED)                                          \
-    }                                                                                    \
-    gemmi8_a64_store(out, MR, 4, 16, SIGNED, mr, nr, c, c_stride, params, vacc);         \
-  }                                                                                      \
-  GEMMI8_A64_QIGEMM_BODY_ALL(body)                                                       \
-  GEMMI8_A64_QIGEMM_S32_SPLIT(body, MR, SIGNED,                                          \
-                              gemmi8_qigemm_core_neondot(MR, 4, SIGNED, mr, kc, ks, a, a_offset, \
-                                                      zero, w, params, vacc))
+/* The igemm body of the tile, both types (entries: GEMMI8_A64_QIGEMM_ENTRY). */
+#define GEMMI8_QIGEMM_NEONDOT_BODY(body, MR)                                            \
+  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QIGEMM_IMPL_ARGS)             \
+  {                                                                                     \
+    int32x4_t vacc[MR][4];                                                              \
+    switch ((nr + 3) / 4) {                                                             \
+      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 1)                                                 \
+      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 2)                                                 \
+      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 3)                                                 \
+      default:                                                                          \
+      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 4)                                                 \
+    }                                                                                   \
+    gemmi8_a64_store(out, MR, 4, 16, is_signed, mr, nr, c, c_stride, params, vacc);     \
+  }                                                                                     \
+  GEMMI8_A64_QIGEMM_BODY_ALL(body)                                                      \
+  GEMMI8_A64_QIGEMM_S32_SPLIT(body, MR, GEMMI8_QIGEMM_NEONDOT_CORE(MR, 4))
 
-#define GEMMI8_QGEMM_NEONDOT_CASE(MR, NJ, SIGNED)                                        \
-  case NJ:                                                                               \
-    gemmi8_qgemm_core_neondot(MR, NJ, SIGNED, mr, k, a, a_stride, w, params, vacc);      \
-    GEMMI8_A64_ZERO_COLUMNS(MR, NJ, vacc);                                               \
+#define GEMMI8_QGEMM_NEONDOT_CORE(MR, NJ)                                               \
+  if (is_signed) {                                                                      \
+    gemmi8_qgemm_core_neondot(MR, NJ, 1, mr, k, a, a_stride, w, params, vacc);          \
+  } else {                                                                              \
+    gemmi8_qgemm_core_neondot(MR, NJ, 0, mr, k, a, a_stride, w, params, vacc);          \
+  }
+#define GEMMI8_QGEMM_NEONDOT_CASE(MR, NJ)                                               \
+  case NJ:                                                                              \
+    GEMMI8_QGEMM_NEONDOT_CORE(MR, NJ)                                                   \
+    GEMMI8_A64_ZERO_COLUMNS(MR, NJ, vacc);                                              \
     break;
 
-/* The body of a tile: SIGNED 1 for qs8, 0 for qu8 (entries: GEMMI8_A64_QGEMM_ENTRY). */
-#define GEMMI8_QGEMM_NEONDOT_BODY(body, MR, SIGNED)                                      \
-  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QGEMM_IMPL_ARGS)               \
-  {                                                                                      \
-    int32x4_t vacc[MR][4];                                                               \
-    switch ((nr + 3) / 4) {                                                              \
-      GEMMI8_QGEMM_NEONDOT_CASE(MR, 1, SIGNED)                                           \
-      GEMMI8_QGEMM_NEONDOT_CASE(MR, 2, SIGNED)                                           \
-      GEMMI8_QGEMM_NEONDOT_CASE(MR, 3, SIGNED)                                           \
-      default:                                                                           \
-      GEMMI8_QGEMM_NEONDOT_CASE(MR, 4, SIGNED)                                           \
-    }                                                                                    \
-    gemmi8_a64_store(out, MR, 4, 16, SIGNED, mr, nr, c, c_stride, params, vacc);         \
-  }                                                                                      \
-  GEMMI8_A64_QGEMM_BODY_ALL(body)                                                        \
-  GEMMI8_A64_QGEMM_S32_SPLIT(body, MR, SIGNED,                                           \
-                              gemmi8_qgemm_core_neondot(MR, 4, SIGNED, mr, k, a, a_stride, w, \
-                                                     params, vacc))
+/* The body of a tile, both types: MR rows (entries: GEMMI8_A64_QGEMM_ENTRY). */
+#define GEMMI8_QGEMM_NEONDOT_BODY(body, MR)                                             \
+  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QGEMM_IMPL_ARGS)              \
+  {                                                                                     \
+    int32x4_t vacc[MR][4];                                                              \
+    switch ((nr + 3) / 4) {                                                             \
+      GEMMI8_QGEMM_NEONDOT_CASE(MR, 1)                                                  \
+      GEMMI8_QGEMM_NEONDOT_CASE(MR, 2)                                                  \
+      GEMMI8_QGEMM_NEONDOT_CASE(MR, 3)                                                  \
+      default:                                                                          \
+      GEMMI8_QGEMM_NEONDOT_CASE(MR, 4)                                                  \
+    }                                                                                   \
+    gemmi8_a64_store(out, MR, 4, 16, is_signed, mr, nr, c, c_stride, params, vacc);     \
+  }                                                                                     \
+  GEMMI8_A64_QGEMM_BODY_ALL(body)                                                       \
+  GEMMI8_A64_QGEMM_S32_SPLIT(body, MR, GEMMI8_QGEMM_NEONDOT_CORE(MR, 4))
 
 /* Small-M tiles: the full-width case only (columns past nr are neither loaded from
  * the parameters nor stored), for a quarter of the code. */
-#define GEMMI8_QGEMM_NEONDOT_BODY_FULL(body, MR, SIGNED)                                 \
-  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QGEMM_IMPL_ARGS)               \
-  {                                                                                      \
-    int32x4_t vacc[MR][4];                                                               \
-    switch (4) { GEMMI8_QGEMM_NEONDOT_CASE(MR, 4, SIGNED) }                              \
-    gemmi8_a64_store(out, MR, 4, 16, SIGNED, mr, nr, c, c_stride, params, vacc);         \
-  }                                                                                      \
-  GEMMI8_A64_QGEMM_BODY(body)                                                            \
+#define GEMMI8_QGEMM_NEONDOT_BODY_FULL(body, MR)                                        \
+  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QGEMM_IMPL_ARGS)              \
+  {                                                                                     \
+    int32x4_t vacc[MR][4];                                                              \
+    GEMMI8_QGEMM_NEONDOT_CORE(MR, 4)                                                    \
+    gemmi8_a64_store(out, MR, 4, 16, is_signed, mr, nr, c, c_stride, params, vacc);     \
+  }                                                                                     \
+  GEMMI8_A64_QGEMM_BODY(body)                                                           \
   GEMMI8_A64_QGEMM_S32(body)
 
 #endif

@@ -1,0 +1,19 @@
+/* qu8 and qs8 GEMM, 4x4c16, ARMv8 NEON (UMULL / SMULL + UADALP / SADALP; SMLAL2 on
+ * pair-safe qs8 blocks): int32, fixed-point and fp32 outputs, one body for both types
+ * (see qgemm-neon.h). */
+#define GEMMI8_MCA_NAME(type, out) "gemmi8_" type "_gemm_" out "_ukernel_4x4c16__neon"
+#include "qgemm-neon.h"
+
+GEMMI8_QGEMM_NEON_BODY(gemmi8_q8_gemm_4x4c16__neon_body, 4)
+#if GEMMI8_KERNELS_qu8
+GEMMI8_A64_QKERNELS(GEMMI8_A64_QGEMM_ENTRY, gemmi8_q8_gemm_4x4c16__neon_body, 0,
+                    gemmi8_qu8_gemm_s32_ukernel_4x4c16__neon,
+                    gemmi8_qu8_gemm_fixedpoint_ukernel_4x4c16__neon,
+                    gemmi8_qu8_gemm_fp32_ukernel_4x4c16__neon)
+#endif
+#if GEMMI8_KERNELS_qs8
+GEMMI8_A64_QKERNELS(GEMMI8_A64_QGEMM_ENTRY, gemmi8_q8_gemm_4x4c16__neon_body, 1,
+                    gemmi8_qs8_gemm_s32_ukernel_4x4c16__neon,
+                    gemmi8_qs8_gemm_fixedpoint_ukernel_4x4c16__neon,
+                    gemmi8_qs8_gemm_fp32_ukernel_4x4c16__neon)
+#endif

@@ -88,6 +88,26 @@ _Static_assert(gemmi8_qoutput_count <= 4, "the output kind fits in two bits");
 #else
 #define GEMMI8_TILE_IS_SIGNED(flags) GEMMI8_KERNELS_qs8
 #endif
+/* The x86 kernels of one type and kind on a shared body: thin entry points that pass
+ * their own arguments on, with FLAGS in mr's high bits (an or and a jump); a type's
+ * three (SIGNED: 0 for qu8, GEMMI8_TILE_SIGNED for qs8) of one kind (ENTRY). */
+#define GEMMI8_QGEMM_BODY_ENTRY(fn, body, FLAGS)                                          \
+  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
+          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
+  {                                                                                      \
+    body(mr | (FLAGS), nr, k, a, a_stride, w, c, c_stride, params);                      \
+  }
+#define GEMMI8_QIGEMM_BODY_ENTRY(fn, body, FLAGS)                                         \
+  void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
+          void* c, size_t c_stride, size_t a_offset, const void* zero,                   \
+          const struct gemmi8_qparams* params)                                           \
+  {                                                                                      \
+    body(mr | (FLAGS), nr, kc, ks, a, w, c, c_stride, a_offset, zero, params);           \
+  }
+#define GEMMI8_QBODY_KERNELS(ENTRY, body, SIGNED, s32, fixedpoint, fp32)                  \
+  ENTRY(s32, body, GEMMI8_OUT_FLAG(gemmi8_qoutput_s32) | (SIGNED))                        \
+  ENTRY(fixedpoint, body, GEMMI8_OUT_FLAG(gemmi8_qoutput_fixedpoint) | (SIGNED))          \
+  ENTRY(fp32, body, GEMMI8_OUT_FLAG(gemmi8_qoutput_fp32) | (SIGNED))
 enum gemmi8_boutput {
   gemmi8_boutput_s32,  /* int32 */
   gemmi8_boutput_f32,  /* acc * scale[n] + bias[n] */

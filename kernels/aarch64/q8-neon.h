@@ -555,4 +555,53 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_a64_store(const int OUT, const size_t MR
   }
 }
 
+/* The bodies of a tile of 16 columns in groups of 4 whose cores, gemm
+ *   core(MR, NJ, SIGNED, mr, k, a, a_stride, w, params, vacc)
+ * and igemm
+ *   icore(MR, NJ, SIGNED, mr, kc, ks, a, a_offset, zero, w, params, vacc)
+ * fill NJ groups of int32x4_t vacc[MR][4] (the dot-product and i8mm templates). Both
+ * types in one body: each type's core compiled once per group count, picked by
+ * is_signed (a value in the shared body, a constant in the s32 kernels), and one
+ * output stage after them. _NJ (KIND QGEMM or QIGEMM): a case per group count
+ * (narrow blocks compute only their groups); _FULL (small-M tiles): the full width
+ * only (columns past nr are neither loaded from the parameters nor stored), for a
+ * quarter of the code. */
+#define GEMMI8_A64_QGEMM_CORE(core, MR, NJ)                                              \
+  if (is_signed) {                                                                       \
+    core(MR, NJ, 1, mr, k, a, a_stride, w, params, vacc);                                \
+  } else {                                                                               \
+    core(MR, NJ, 0, mr, k, a, a_stride, w, params, vacc);                                \
+  }
+#define GEMMI8_A64_QIGEMM_CORE(icore, MR, NJ)                                            \
+  if (is_signed) {                                                                       \
+    icore(MR, NJ, 1, mr, kc, ks, a, a_offset, zero, w, params, vacc);                    \
+  } else {                                                                               \
+    icore(MR, NJ, 0, mr, kc, ks, a, a_offset, zero, w, params, vacc);                    \
+  }
+#define GEMMI8_A64_Q_CASES(CORE, core, MR)                                               \
+  switch ((nr + 3) / 4) {                                                                \
+    case 1: CORE(core, MR, 1) GEMMI8_A64_ZERO_COLUMNS(MR, 1, vacc); break;                \
+    case 2: CORE(core, MR, 2) GEMMI8_A64_ZERO_COLUMNS(MR, 2, vacc); break;                \
+    case 3: CORE(core, MR, 3) GEMMI8_A64_ZERO_COLUMNS(MR, 3, vacc); break;                \
+    default: CORE(core, MR, 4) break;                                                    \
+  }
+#define GEMMI8_A64_Q_BODY_NJ(KIND, body, core, MR)                                       \
+  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_##KIND##_IMPL_ARGS)            \
+  {                                                                                      \
+    int32x4_t vacc[MR][4];                                                               \
+    GEMMI8_A64_Q_CASES(GEMMI8_A64_##KIND##_CORE, core, MR)                               \
+    gemmi8_a64_store(out, MR, 4, 16, is_signed, mr, nr, c, c_stride, params, vacc);      \
+  }                                                                                      \
+  GEMMI8_A64_##KIND##_BODY_ALL(body)                                                     \
+  GEMMI8_A64_##KIND##_S32_SPLIT(body, MR, GEMMI8_A64_##KIND##_CORE(core, MR, 4))
+#define GEMMI8_A64_QGEMM_BODY_FULL(body, core, MR)                                       \
+  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QGEMM_IMPL_ARGS)               \
+  {                                                                                      \
+    int32x4_t vacc[MR][4];                                                               \
+    GEMMI8_A64_QGEMM_CORE(core, MR, 4)                                                   \
+    gemmi8_a64_store(out, MR, 4, 16, is_signed, mr, nr, c, c_stride, params, vacc);      \
+  }                                                                                      \
+  GEMMI8_A64_QGEMM_BODY(body)                                                            \
+  GEMMI8_A64_QGEMM_S32(body)
+
 #endif

@@ -425,77 +425,12 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_core_neondot(
   if (!is_signed) gemmi8_a64_add_row_sums(MR, NJ, mr, coef, p->row_sum, vacc);
 }
 
-/* The cores of both types, picked by is_signed (a value in the shared body, a
- * constant in the s32 kernels): each type's loops are compiled once per column count,
- * and the output stage after them once for both. */
-#define GEMMI8_QIGEMM_NEONDOT_CORE(MR, NJ)                                                 \
-  if (is_signed) {                                                                         \
-    gemmi8_qigemm_core_neondot(MR, NJ, 1, mr, kc, ks, a, a_offset, zero, w, params, vacc); \
-  } else {                                                                                 \
-    gemmi8_qigemm_core_neondot(MR, NJ, 0, mr, kc, ks, a, a_offset, zero, w, params, vacc); \
-  }
-#define GEMMI8_QIGEMM_NEONDOT_CASE(MR, NJ)                                              \
-  case NJ:                                                                              \
-    GEMMI8_QIGEMM_NEONDOT_CORE(MR, NJ)                                                  \
-    GEMMI8_A64_ZERO_COLUMNS(MR, NJ, vacc);                                              \
-    break;
-
-/* The igemm body of the tile, both types (entries: GEMMI8_A64_QIGEMM_ENTRY). */
-#define GEMMI8_QIGEMM_NEONDOT_BODY(body, MR)                                            \
-  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QIGEMM_IMPL_ARGS)             \
-  {                                                                                     \
-    int32x4_t vacc[MR][4];                                                              \
-    switch ((nr + 3) / 4) {                                                             \
-      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 1)                                                 \
-      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 2)                                                 \
-      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 3)                                                 \
-      default:                                                                          \
-      GEMMI8_QIGEMM_NEONDOT_CASE(MR, 4)                                                 \
-    }                                                                                   \
-    gemmi8_a64_store(out, MR, 4, 16, is_signed, mr, nr, c, c_stride, params, vacc);     \
-  }                                                                                     \
-  GEMMI8_A64_QIGEMM_BODY_ALL(body)                                                      \
-  GEMMI8_A64_QIGEMM_S32_SPLIT(body, MR, GEMMI8_QIGEMM_NEONDOT_CORE(MR, 4))
-
-#define GEMMI8_QGEMM_NEONDOT_CORE(MR, NJ)                                               \
-  if (is_signed) {                                                                      \
-    gemmi8_qgemm_core_neondot(MR, NJ, 1, mr, k, a, a_stride, w, params, vacc);          \
-  } else {                                                                              \
-    gemmi8_qgemm_core_neondot(MR, NJ, 0, mr, k, a, a_stride, w, params, vacc);          \
-  }
-#define GEMMI8_QGEMM_NEONDOT_CASE(MR, NJ)                                               \
-  case NJ:                                                                              \
-    GEMMI8_QGEMM_NEONDOT_CORE(MR, NJ)                                                   \
-    GEMMI8_A64_ZERO_COLUMNS(MR, NJ, vacc);                                              \
-    break;
-
-/* The body of a tile, both types: MR rows (entries: GEMMI8_A64_QGEMM_ENTRY). */
-#define GEMMI8_QGEMM_NEONDOT_BODY(body, MR)                                             \
-  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QGEMM_IMPL_ARGS)              \
-  {                                                                                     \
-    int32x4_t vacc[MR][4];                                                              \
-    switch ((nr + 3) / 4) {                                                             \
-      GEMMI8_QGEMM_NEONDOT_CASE(MR, 1)                                                  \
-      GEMMI8_QGEMM_NEONDOT_CASE(MR, 2)                                                  \
-      GEMMI8_QGEMM_NEONDOT_CASE(MR, 3)                                                  \
-      default:                                                                          \
-      GEMMI8_QGEMM_NEONDOT_CASE(MR, 4)                                                  \
-    }                                                                                   \
-    gemmi8_a64_store(out, MR, 4, 16, is_signed, mr, nr, c, c_stride, params, vacc);     \
-  }                                                                                     \
-  GEMMI8_A64_QGEMM_BODY_ALL(body)                                                       \
-  GEMMI8_A64_QGEMM_S32_SPLIT(body, MR, GEMMI8_QGEMM_NEONDOT_CORE(MR, 4))
-
-/* Small-M tiles: the full-width case only (columns past nr are neither loaded from
- * the parameters nor stored), for a quarter of the code. */
-#define GEMMI8_QGEMM_NEONDOT_BODY_FULL(body, MR)                                        \
-  static GEMMI8_ALWAYS_INLINE void body##_impl(GEMMI8_A64_QGEMM_IMPL_ARGS)              \
-  {                                                                                     \
-    int32x4_t vacc[MR][4];                                                              \
-    GEMMI8_QGEMM_NEONDOT_CORE(MR, 4)                                                    \
-    gemmi8_a64_store(out, MR, 4, 16, is_signed, mr, nr, c, c_stride, params, vacc);     \
-  }                                                                                     \
-  GEMMI8_A64_QGEMM_BODY(body)                                                           \
-  GEMMI8_A64_QGEMM_S32(body)
+/* The bodies of the tiles, both types (q8-neon.h; entries: GEMMI8_A64_QKERNELS). */
+#define GEMMI8_QGEMM_NEONDOT_BODY(body, MR) \
+  GEMMI8_A64_Q_BODY_NJ(QGEMM, body, gemmi8_qgemm_core_neondot, MR)
+#define GEMMI8_QIGEMM_NEONDOT_BODY(body, MR) \
+  GEMMI8_A64_Q_BODY_NJ(QIGEMM, body, gemmi8_qigemm_core_neondot, MR)
+#define GEMMI8_QGEMM_NEONDOT_BODY_FULL(body, MR) \
+  GEMMI8_A64_QGEMM_BODY_FULL(body, gemmi8_qgemm_core_neondot, MR)
 
 #endif

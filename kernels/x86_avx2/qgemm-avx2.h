@@ -398,11 +398,11 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_tile_avx2(
 }
 
 /* The tile's bodies, one for its gemm kernels and one for its igemm kernels, serve both
- * types and every output kind: the entry points pass the output kind and the type in
- * mr's high bits (GEMMI8_OUT_SHIFT, GEMMI8_TILE_SIGNED: src/microkernel.h). The k loops
+ * types and every output kind: the entry points (GEMMI8_QBODY_KERNELS,
+ * src/microkernel.h) pass the output kind and the type in mr's high bits. The k loops
  * of both column-group counts (narrow tiles, nr <= 8, compute one group) and the
- * output stages exist once per body: the types differ only in how a is widened and
- * how bytes are narrowed, a branch there. */
+ * output stages exist once per body: the types differ only in how a is widened and how
+ * bytes are narrowed, a branch there. */
 #define GEMMI8_QGEMM_AVX2_BODY(name, MR)                                                  \
   static __attribute__((noinline, noclone)) void name(                                   \
       size_t mr_flags, size_t nr, size_t k, const void* a, size_t a_stride, const void* w, \
@@ -437,27 +437,5 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qigemm_tile_avx2(
                               w, c, c_stride, params);                                   \
     }                                                                                    \
   }
-
-/* The kernels of one type and kind: thin entry points into the body, an or and a
- * jump. */
-#define GEMMI8_QGEMM_AVX2_ENTRY(fn, body, FLAGS)                                          \
-  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
-          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
-  {                                                                                      \
-    body(mr | (FLAGS), nr, k, a, a_stride, w, c, c_stride, params);                      \
-  }
-#define GEMMI8_QIGEMM_AVX2_ENTRY(fn, body, FLAGS)                                         \
-  void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
-          void* c, size_t c_stride, size_t a_offset, const void* zero,                   \
-          const struct gemmi8_qparams* params)                                           \
-  {                                                                                      \
-    body(mr | (FLAGS), nr, kc, ks, a, w, c, c_stride, a_offset, zero, params);           \
-  }
-/* A type's three kernels of one kind (gemm or igemm): SIGNED is 0 (qu8) or
- * GEMMI8_TILE_SIGNED (qs8). */
-#define GEMMI8_QGEMM_AVX2_KERNELS(ENTRY, body, SIGNED, s32, fixedpoint, fp32)             \
-  ENTRY(s32, body, GEMMI8_OUT_FLAG(gemmi8_qoutput_s32) | (SIGNED))                        \
-  ENTRY(fixedpoint, body, GEMMI8_OUT_FLAG(gemmi8_qoutput_fixedpoint) | (SIGNED))          \
-  ENTRY(fp32, body, GEMMI8_OUT_FLAG(gemmi8_qoutput_fp32) | (SIGNED))
 
 #endif

@@ -4,13 +4,13 @@
 
 GEMMI8_QGEMM_AVX512VNNI_SMALL_BODY(gemmi8_q8_gemm_ukernel_1x48c4__avx512vnni, 1)
 #if GEMMI8_KERNELS_qu8
-GEMMI8_QGEMM_AVX512VNNI_KERNELS(GEMMI8_QGEMM_AVX512VNNI_ENTRY, gemmi8_q8_gemm_ukernel_1x48c4__avx512vnni, 0,
+GEMMI8_QBODY_KERNELS(GEMMI8_QGEMM_BODY_ENTRY, gemmi8_q8_gemm_ukernel_1x48c4__avx512vnni, 0,
     gemmi8_qu8_gemm_s32_ukernel_1x48c4__avx512vnni,
     gemmi8_qu8_gemm_fixedpoint_ukernel_1x48c4__avx512vnni,
     gemmi8_qu8_gemm_fp32_ukernel_1x48c4__avx512vnni)
 #endif
 #if GEMMI8_KERNELS_qs8
-GEMMI8_QGEMM_AVX512VNNI_KERNELS(GEMMI8_QGEMM_AVX512VNNI_ENTRY, gemmi8_q8_gemm_ukernel_1x48c4__avx512vnni, GEMMI8_TILE_SIGNED,
+GEMMI8_QBODY_KERNELS(GEMMI8_QGEMM_BODY_ENTRY, gemmi8_q8_gemm_ukernel_1x48c4__avx512vnni, GEMMI8_TILE_SIGNED,
     gemmi8_qs8_gemm_s32_ukernel_1x48c4__avx512vnni,
     gemmi8_qs8_gemm_fixedpoint_ukernel_1x48c4__avx512vnni,
     gemmi8_qs8_gemm_fp32_ukernel_1x48c4__avx512vnni)

@@ -164,11 +164,11 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_row_sum_avx512vnni(
                                 : gemmi8_qgemm_depth_avx512vnni(MR, 3, NJ, 0, k, ap, wk, vacc))
 
 /* A tile's bodies, one for its gemm kernels and one for its igemm kernels, serve both
- * types and every output kind: the entry points pass the output kind and the type in
- * mr's high bits (GEMMI8_OUT_SHIFT, GEMMI8_TILE_SIGNED: src/microkernel.h), so that a
+ * types and every output kind: the entry points (GEMMI8_QBODY_KERNELS,
+ * src/microkernel.h) pass the output kind and the type in mr's high bits, so that a
  * tile's loops and output stages exist once, not once per type and output; only the
  * depth loop is compiled twice, for the two operand orders of vpdpbusd (once in a
- * build of one type). (One body for gemm and igemm as well, 11 KB smaller, cost the
+ * build of one type). (One body for gemm and igemm as well, 15 KB smaller, cost the
  * small-K tiles 3-8%: the igemm's tap state spilled into its depth loop and the gemm
  * lost its jump from the entry point.) */
 #define GEMMI8_QGEMM_AVX512VNNI_DEPTH(MR, NJ, flags, k, ap, wk, vacc)                     \
@@ -243,27 +243,5 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_row_sum_avx512vnni(
       GEMMI8_QIGEMM_AVX512VNNI_CASE(MR, 3)                                               \
     }                                                                                    \
   }
-
-/* The kernels of one type and kind: thin entry points into the body, an or and a
- * jump. */
-#define GEMMI8_QGEMM_AVX512VNNI_ENTRY(fn, body, FLAGS)                                    \
-  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
-          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
-  {                                                                                      \
-    body(mr | (FLAGS), nr, k, a, a_stride, w, c, c_stride, params);                      \
-  }
-#define GEMMI8_QIGEMM_AVX512VNNI_ENTRY(fn, body, FLAGS)                                   \
-  void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
-          void* c, size_t c_stride, size_t a_offset, const void* zero,                   \
-          const struct gemmi8_qparams* params)                                           \
-  {                                                                                      \
-    body(mr | (FLAGS), nr, kc, ks, a, w, c, c_stride, a_offset, zero, params);           \
-  }
-/* A type's three kernels of one kind (gemm or igemm): SIGNED is 0 (qu8) or
- * GEMMI8_TILE_SIGNED (qs8). */
-#define GEMMI8_QGEMM_AVX512VNNI_KERNELS(ENTRY, body, SIGNED, s32, fixedpoint, fp32)       \
-  ENTRY(s32, body, GEMMI8_OUT_FLAG(gemmi8_qoutput_s32) | (SIGNED))                        \
-  ENTRY(fixedpoint, body, GEMMI8_OUT_FLAG(gemmi8_qoutput_fixedpoint) | (SIGNED))          \
-  ENTRY(fp32, body, GEMMI8_OUT_FLAG(gemmi8_qoutput_fp32) | (SIGNED))
 
 #endif

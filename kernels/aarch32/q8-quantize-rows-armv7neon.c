@@ -65,6 +65,7 @@ static void minmax_armv7neon(size_t k, const float* x, float* lo, float* hi)
   *hi = mx;
 }
 
+#if GEMMI8_KERNELS_qu8
 void gemmi8_qu8_quantize_rows__armv7neon(size_t rows, size_t k, const float* x, size_t x_stride,
                                          void* y, size_t y_stride, float* scale,
                                          int32_t* zero_point)
@@ -80,7 +81,9 @@ void gemmi8_qu8_quantize_rows__armv7neon(size_t rows, size_t k, const float* x, 
     zero_point[r] = p.zp;
   }
 }
+#endif
 
+#if GEMMI8_KERNELS_qs8
 void gemmi8_qs8_quantize_rows__armv7neon(size_t rows, size_t k, const float* x, size_t x_stride,
                                          void* y, size_t y_stride, float* scale,
                                          int32_t* zero_point)
@@ -117,3 +120,4 @@ void gemmi8_qs8_quantize_rows__armv7neon(size_t rows, size_t k, const float* x, 
     zero_point[r] = p.zp;
   }
 }
+#endif

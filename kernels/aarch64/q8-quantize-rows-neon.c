@@ -47,6 +47,7 @@ static void minmax_neon(size_t k, const float* x, float* lo, float* hi)
   const int16x8_t vw01 = vcombine_s16(vqmovn_s32(vi[0]), vqmovn_s32(vi[1]));              \
   const int16x8_t vw23 = vcombine_s16(vqmovn_s32(vi[2]), vqmovn_s32(vi[3]));
 
+#if GEMMI8_KERNELS_qu8
 void gemmi8_qu8_quantize_rows__neon(size_t rows, size_t k, const float* x, size_t x_stride, void* y,
                                     size_t y_stride, float* scale, int32_t* zero_point)
 {
@@ -70,7 +71,9 @@ void gemmi8_qu8_quantize_rows__neon(size_t rows, size_t k, const float* x, size_
     zero_point[r] = p.zp;
   }
 }
+#endif
 
+#if GEMMI8_KERNELS_qs8
 void gemmi8_qs8_quantize_rows__neon(size_t rows, size_t k, const float* x, size_t x_stride, void* y,
                                     size_t y_stride, float* scale, int32_t* zero_point)
 {
@@ -94,3 +97,4 @@ void gemmi8_qs8_quantize_rows__neon(size_t rows, size_t k, const float* x, size_
     zero_point[r] = p.zp;
   }
 }
+#endif

@@ -63,6 +63,7 @@ static void minmax_avx2(size_t k, const float* x, float* lo, float* hi)
   const __m256i vw01 = _mm256_packs_epi32(vi0, vi1);                               \
   const __m256i vw23 = _mm256_packs_epi32(vi2, vi3);
 
+#if GEMMI8_KERNELS_qu8
 void gemmi8_qu8_quantize_rows__avx2(size_t rows, size_t k, const float* x, size_t x_stride, void* y,
                                     size_t y_stride, float* scale, int32_t* zero_point)
 {
@@ -88,7 +89,9 @@ void gemmi8_qu8_quantize_rows__avx2(size_t rows, size_t k, const float* x, size_
     zero_point[r] = p.zp;
   }
 }
+#endif
 
+#if GEMMI8_KERNELS_qs8
 void gemmi8_qs8_quantize_rows__avx2(size_t rows, size_t k, const float* x, size_t x_stride, void* y,
                                     size_t y_stride, float* scale, int32_t* zero_point)
 {
@@ -114,3 +117,4 @@ void gemmi8_qs8_quantize_rows__avx2(size_t rows, size_t k, const float* x, size_
     zero_point[r] = p.zp;
   }
 }
+#endif

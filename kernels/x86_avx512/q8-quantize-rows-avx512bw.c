@@ -35,6 +35,7 @@ static void minmax_avx512(size_t k, const float* x, float* lo, float* hi)
   _mm512_add_epi32(                  \
       _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(OP(vx, vfactor), vlower), vupper)), vzp)
 
+#if GEMMI8_KERNELS_qu8
 void gemmi8_qu8_quantize_rows__avx512bw(size_t rows, size_t k, const float* x, size_t x_stride,
                                         void* y, size_t y_stride, float* scale, int32_t* zero_point)
 {
@@ -62,7 +63,9 @@ void gemmi8_qu8_quantize_rows__avx512bw(size_t rows, size_t k, const float* x, s
     zero_point[r] = p.zp;
   }
 }
+#endif
 
+#if GEMMI8_KERNELS_qs8
 void gemmi8_qs8_quantize_rows__avx512bw(size_t rows, size_t k, const float* x, size_t x_stride,
                                         void* y, size_t y_stride, float* scale, int32_t* zero_point)
 {
@@ -90,3 +93,4 @@ void gemmi8_qs8_quantize_rows__avx512bw(size_t rows, size_t k, const float* x, s
     zero_point[r] = p.zp;
   }
 }
+#endif

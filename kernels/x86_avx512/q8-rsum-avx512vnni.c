@@ -82,19 +82,23 @@ static inline size_t short_rows8(size_t m, size_t k, const uint8_t* a, size_t a_
   return i;
 }
 
+#if GEMMI8_KERNELS_qu8
 void gemmi8_qu8_rsum__avx512vnni(size_t m, size_t k, const void* a, size_t a_stride,
                                  int32_t* sums)
 {
   size_t i = k <= 64 ? short_rows8(m, k, a, a_stride, sums, 0) : 0;
   for (; i < m; i++) sums[i] = row_sum_u8(k, (const uint8_t*) a + i * a_stride);
 }
+#endif
 
+#if GEMMI8_KERNELS_qs8
 void gemmi8_qs8_rsum__avx512vnni(size_t m, size_t k, const void* a, size_t a_stride,
                                  int32_t* sums)
 {
   size_t i = k <= 64 ? short_rows8(m, k, a, a_stride, sums, 0x80) : 0;
   for (; i < m; i++) sums[i] = row_sum_s8(k, (const uint8_t*) a + i * a_stride);
 }
+#endif
 
 /* Sums of rows read through an indirection buffer (the convolution's igemm row
  * tiles): row i of the tile is ks taps of kc bytes at a[t * mr + i] (a_offset added
@@ -152,16 +156,20 @@ static inline void indirect_sums(size_t mr, size_t rows, size_t kc, size_t ks,
   }
 }
 
+#if GEMMI8_KERNELS_qu8
 void gemmi8_qu8_irsum__avx512vnni(size_t mr, size_t rows, size_t kc, size_t ks,
                                   const void* const* a, size_t a_offset, const void* zero,
                                   int32_t* sums)
 {
   indirect_sums(mr, rows, kc, ks, a, a_offset, zero, sums, 0);
 }
+#endif
 
+#if GEMMI8_KERNELS_qs8
 void gemmi8_qs8_irsum__avx512vnni(size_t mr, size_t rows, size_t kc, size_t ks,
                                   const void* const* a, size_t a_offset, const void* zero,
                                   int32_t* sums)
 {
   indirect_sums(mr, rows, kc, ks, a, a_offset, zero, sums, 0x80);
 }
+#endif

@@ -593,7 +593,8 @@ for arch in aarch64 aarch32; do
           n = split(base, f, "-"); if (f[2] != "gemm" || n != 4) next
           # a q8- file holds both types: the kernel the region names gives the type
           type = f[1]
-          if (type == "q8") { split($1, r, "_"); type = r[2] }
+          if (type == "q8" && $1 ~ /^q[us]8-/) type = substr($1, 1, 3)
+          else if (type == "q8") { split($1, r, "_"); type = r[2] }
           if (type in done) next
           done[type] = 1
           printf "%s|%s|%s|%s|%s|%.4f\n", arch, f[n], type, f[3], cpu, $3 / $2

@@ -73,7 +73,7 @@ enum gemmi8_qoutput {
   gemmi8_qoutput_fp32,       /* float scale, round to nearest even, to 8 bits */
   gemmi8_qoutput_count
 };
-/* A kernel body shared by a tile's kernels of both 8-bit types (the x86 templates)
+/* A kernel body shared by a tile's kernels of both 8-bit types (x86, AArch64, ARMv7)
  * learns from its entry point, in the bits of mr from GEMMI8_OUT_SHIFT up (mr < 2^16),
  * the output kind (two bits) and whether a is int8 (qs8: GEMMI8_TILE_SIGNED). */
 #define GEMMI8_OUT_SHIFT 16
@@ -88,9 +88,9 @@ _Static_assert(gemmi8_qoutput_count <= 4, "the output kind fits in two bits");
 #else
 #define GEMMI8_TILE_IS_SIGNED(flags) GEMMI8_KERNELS_qs8
 #endif
-/* The x86 kernels of one type and kind on a shared body: thin entry points that pass
- * their own arguments on, with FLAGS in mr's high bits (an or and a jump); a type's
- * three (SIGNED: 0 for qu8, GEMMI8_TILE_SIGNED for qs8) of one kind (ENTRY). */
+/* The x86 and ARMv7 kernels of one type and kind on a shared body: thin entry points
+ * that pass their own arguments on, with FLAGS in mr's high bits (an or and a jump); a
+ * type's three (SIGNED: 0 for qu8, GEMMI8_TILE_SIGNED for qs8) of one kind (ENTRY). */
 #define GEMMI8_QGEMM_BODY_ENTRY(fn, body, FLAGS)                                          \
   void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
           void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \

@@ -453,16 +453,12 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32__armv7neon(const size_t
       vmovn_u16(vreinterpretq_u16_s16(vcombine_s16(vmovn_s32(v0), vmovn_s32(v1)))));
 }
 
-/* One body per tile: the s32, fixedpoint and fp32 kernels of a tile are thin entries
- * into one static function that runs the depth loop once and picks the output stage
- * after it. An entry passes the output kind in the bits of mr from
- * GEMMI8_QNEON_OUT_SHIFT up (mr <= 2), so that it is one ORR and a tail call: the other
+/* One body per tile and kind: the s32, fixedpoint and fp32 kernels of both types are
+ * thin entries (GEMMI8_QBODY_KERNELS, src/microkernel.h) into one static function that
+ * runs the type's depth loop and picks the output stage after it; an entry passes the
+ * output kind and the type in mr's high bits, one ORR and a tail call: the other
  * arguments stay in their registers and stack slots. */
-#define GEMMI8_QNEON_OUT_SHIFT 8
 #define GEMMI8_QNEON_NOINLINE __attribute__((noinline, noclone))
-#define GEMMI8_QNEON_BODY_MR(mr_out) ((mr_out) & (((size_t) 1 << GEMMI8_QNEON_OUT_SHIFT) - 1))
-#define GEMMI8_QNEON_ENTRY_MR(mr, OUT) \
-  ((mr) | (size_t) gemmi8_qoutput_##OUT << GEMMI8_QNEON_OUT_SHIFT)
 
 /* The output stage of output kind out (a gemmi8_qoutput_* value). */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store__armv7neon(const size_t ROWS, const int is_signed,
@@ -480,51 +476,36 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store__armv7neon(const size_t ROWS
   }
 }
 
-/* The body of a GEMM tile of ROWS (2: the main tile, 1: M = 1) rows; IS_SIGNED 1 for
- * qs8, 0 for qu8. */
-#define GEMMI8_QGEMM_C8_NEON_BODY(body, ROWS, IS_SIGNED)                                   \
-  static GEMMI8_QNEON_NOINLINE void body(size_t mr_out, size_t nr, size_t k, const void* a, \
-                                         size_t a_stride, const void* w, void* c,         \
-                                         size_t c_stride,                                 \
+/* The body of a GEMM tile of ROWS (2: the main tile, 1: M = 1) rows, both types. */
+#define GEMMI8_QGEMM_C8_NEON_BODY(body, ROWS)                                             \
+  static GEMMI8_QNEON_NOINLINE void body(size_t mr_flags, size_t nr, size_t k,            \
+                                         const void* a, size_t a_stride, const void* w,   \
+                                         void* c, size_t c_stride,                        \
                                          const struct gemmi8_qparams* params)             \
   {                                                                                      \
-    const size_t mr = GEMMI8_QNEON_BODY_MR(mr_out);                                      \
+    const size_t mr = GEMMI8_OUT_MR(mr_flags);                                           \
+    const int is_signed = GEMMI8_TILE_IS_SIGNED(mr_flags);                               \
     int32x4_t vacc[2];                                                                   \
-    gemmi8_qgemm_core_c8__armv7neon(ROWS, IS_SIGNED, mr, k, (const uint8_t*) a, a_stride, w,  \
-                               params, vacc);                                            \
-    gemmi8_qgemm_store__armv7neon(ROWS, IS_SIGNED, (int) (mr_out >> GEMMI8_QNEON_OUT_SHIFT), mr, \
-                             nr, c, c_stride, params, vacc);                             \
+    gemmi8_qgemm_core_c8__armv7neon(ROWS, is_signed, mr, k, (const uint8_t*) a, a_stride, w, \
+                                    params, vacc);                                       \
+    gemmi8_qgemm_store__armv7neon(ROWS, is_signed, (int) GEMMI8_OUT_KIND(mr_flags), mr, nr, \
+                                  c, c_stride, params, vacc);                            \
   }
-/* The igemm body of the 2 x 4 tile. */
-#define GEMMI8_QIGEMM_2X4C8_NEON_BODY(body, IS_SIGNED)                                     \
-  static GEMMI8_QNEON_NOINLINE void body(size_t mr_out, size_t nr, size_t kc, size_t ks,  \
+/* The igemm body of the 2 x 4 tile, both types. */
+#define GEMMI8_QIGEMM_2X4C8_NEON_BODY(body)                                               \
+  static GEMMI8_QNEON_NOINLINE void body(size_t mr_flags, size_t nr, size_t kc, size_t ks, \
                                          const void* const* a, const void* w, void* c,    \
                                          size_t c_stride, size_t a_offset,                \
                                          const void* zero,                                \
                                          const struct gemmi8_qparams* params)             \
   {                                                                                      \
-    const size_t mr = GEMMI8_QNEON_BODY_MR(mr_out);                                      \
+    const size_t mr = GEMMI8_OUT_MR(mr_flags);                                           \
+    const int is_signed = GEMMI8_TILE_IS_SIGNED(mr_flags);                               \
     int32x4_t vacc[2];                                                                   \
-    gemmi8_qigemm_core_2x4c8__armv7neon(IS_SIGNED, mr, kc, ks, a, a_offset, zero, w, params,   \
-                                   vacc);                                                \
-    gemmi8_qgemm_store__armv7neon(2, IS_SIGNED, (int) (mr_out >> GEMMI8_QNEON_OUT_SHIFT), mr,  \
-                             nr, c, c_stride, params, vacc);                             \
-  }
-/* A GEMM kernel and an igemm kernel entering body with output OUT (s32, fixedpoint,
- * fp32). */
-#define GEMMI8_QGEMM_NEON_ENTRY(fn, body, OUT)                                             \
-  void fn(size_t mr, size_t nr, size_t k, const void* a, size_t a_stride, const void* w,  \
-          void* c, size_t c_stride, const struct gemmi8_qparams* params)                 \
-  {                                                                                      \
-    body(GEMMI8_QNEON_ENTRY_MR(mr, OUT), nr, k, a, a_stride, w, c, c_stride, params);     \
-  }
-#define GEMMI8_QIGEMM_NEON_ENTRY(fn, body, OUT)                                            \
-  void fn(size_t mr, size_t nr, size_t kc, size_t ks, const void* const* a, const void* w, \
-          void* c, size_t c_stride, size_t a_offset, const void* zero,                   \
-          const struct gemmi8_qparams* params)                                           \
-  {                                                                                      \
-    body(GEMMI8_QNEON_ENTRY_MR(mr, OUT), nr, kc, ks, a, w, c, c_stride, a_offset, zero,   \
-         params);                                                                        \
+    gemmi8_qigemm_core_2x4c8__armv7neon(is_signed, mr, kc, ks, a, a_offset, zero, w, params, \
+                                        vacc);                                           \
+    gemmi8_qgemm_store__armv7neon(2, is_signed, (int) GEMMI8_OUT_KIND(mr_flags), mr, nr, c, \
+                                  c_stride, params, vacc);                               \
   }
 
 #endif

@@ -530,8 +530,11 @@ static void packed_header_damage(void)
       memcpy(copy, pc->packed, GEMMI8_PACKED_HEADER_BYTES);
       copy[agree[d].byte] ^= agree[d].flip;
       packed_case damaged = *pc;
-      memcpy(&damaged.n, copy + 16, sizeof(uint64_t));
-      memcpy(&damaged.k, copy + 24, sizeof(uint64_t));
+      uint64_t n64, k64; /* the header's fields; size_t may be narrower */
+      memcpy(&n64, copy + 16, sizeof(n64));
+      memcpy(&k64, copy + 24, sizeof(k64));
+      damaged.n = (size_t) n64;
+      damaged.k = (size_t) k64;
       canary c;
       canary_init(&c);
       const gemmi8_status st = run_case(&damaged, copy, c.bytes);
@@ -940,8 +943,10 @@ static void workspace_size_wrapped_write(void)
 {
   const char* defect = "defect 11 workspace_size_wrapped_write";
   static const size_t sizes[][2] = {
-    { UINT32_MAX, UINT32_MAX }, /* m * k fits, + 8 m does not */
+    { UINT32_MAX, UINT32_MAX }, /* m * k fits, + 8 m does not (32-bit: m * k does not) */
+#if SIZE_MAX > UINT32_MAX
     { (size_t) 1 << 32, UINT32_MAX },
+#endif
     { 8, SIZE_MAX / 8 - 7 }, /* 2^64 - 64 bytes of rows, + 64 */
     { SIZE_MAX / 8, 7 },     /* rows fit; rows + 8 m do not */
   };

@@ -185,8 +185,6 @@ GEMMI8_INTERNAL const struct gemmi8_qgemm_config* gemmi8_qconfig(uint32_t type);
 /* The kernel set level in use (GEMMI8_ISA's names). */
 GEMMI8_INTERNAL const char* gemmi8_level_name(void);
 
-/* The symbol of a kernel of the lists (a microkernel or a helper), or NULL. */
-GEMMI8_INTERNAL const char* gemmi8_kernel_symbol(void (*fn)(void));
 
 /* Layout ids, recorded in packed weights, come from what defines the layout:
  *   bits 24-31 type, 22-23 bytes per column before the weights / 4 (2 with coef),

@@ -183,61 +183,6 @@ static const struct gemmi8_q4gemm_config q4_sets[] = {
 #undef GEMMI8_Q4END
 #undef GEMMI8_Q4UKERNEL
 
-/* Every kernel of the lists by symbol, for the tests' messages. */
-struct kernel_symbol {
-  void (*fn)(void);
-  const char* name;
-};
-#undef GEMMI8_QSET
-#undef GEMMI8_QEND
-#undef GEMMI8_QUKERNEL
-#undef GEMMI8_QHELPER
-#undef GEMMI8_BSET
-#undef GEMMI8_BEND
-#undef GEMMI8_BUKERNEL
-#undef GEMMI8_BHELPER
-#undef GEMMI8_DWSET
-#undef GEMMI8_DWEND
-#undef GEMMI8_DWUKERNEL
-#undef GEMMI8_DWHELPER
-#define GEMMI8_QSET(set, type, ...)
-#define GEMMI8_QEND(set, type)
-#define GEMMI8_QUKERNEL(set, type, kind, out, mr, nr, kr, isa, symbol, file) \
-  GEMMI8_IF_BUILT(set, type, {(void (*)(void)) symbol, #symbol},)
-#define GEMMI8_QHELPER(set, type, role, symbol, file) \
-  GEMMI8_IF_BUILT(set, type, {(void (*)(void)) symbol, #symbol},)
-#define GEMMI8_BSET(set, ...)
-#define GEMMI8_BEND(set)
-#define GEMMI8_BUKERNEL(set, kind, out, mr, nr, kr, isa, symbol, file) \
-  GEMMI8_IF_BUILT(set, bin, {(void (*)(void)) symbol, #symbol},)
-#define GEMMI8_BHELPER(set, role, symbol, file) \
-  GEMMI8_IF_BUILT(set, bin, {(void (*)(void)) symbol, #symbol},)
-#define GEMMI8_DWSET(set, ...)
-#define GEMMI8_DWEND(set)
-#define GEMMI8_DWUKERNEL(set, taps, out, cr, isa, symbol, file) \
-  GEMMI8_IF_BUILT(set, dw, {(void (*)(void)) symbol, #symbol},)
-#define GEMMI8_DWHELPER(set, role, symbol, file) \
-  GEMMI8_IF_BUILT(set, dw, {(void (*)(void)) symbol, #symbol},)
-#define GEMMI8_Q4SET(set, ...)
-#define GEMMI8_Q4END(set)
-#define GEMMI8_Q4UKERNEL(set, mr, nr, isa, symbol, file) \
-  GEMMI8_IF_BUILT(set, q4, {(void (*)(void)) symbol, #symbol},)
-static const struct kernel_symbol kernel_symbols[] = {
-#include "qu8.inc"
-#include "qs8.inc"
-#include "bin.inc"
-#include "dw.inc"
-#include "q4.inc"
-    {NULL, NULL}};
-
-const char* gemmi8_kernel_symbol(void (*fn)(void))
-{
-  for (size_t i = 0; fn != NULL && kernel_symbols[i].fn != NULL; i++) {
-    if (kernel_symbols[i].fn == fn) return kernel_symbols[i].name;
-  }
-  return NULL;
-}
-
 /* ---- CPU features ----------------------------------------------------------------- */
 
 #if defined(__x86_64__)

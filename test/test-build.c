@@ -101,7 +101,7 @@ static int symbol_tile(const char* symbol, unsigned* mr, unsigned* nr, unsigned*
 static void check_slot(void (*fn)(void), const char* table, const char* kind, size_t mr,
                        unsigned nr, unsigned kr)
 {
-  const char* symbol = gemmi8_kernel_symbol(fn);
+  const char* symbol = t_kernel_symbol(fn);
   unsigned smr = 0, snr = 0, skr = 0;
   if (!t_expect(symbol != NULL, "kernel lists", "%s %s[%zu]: a kernel no list names", table,
                 kind, mr - 1))
@@ -166,7 +166,7 @@ static void q4_lists(void)
     t_expect(cfg->gemm[cfg->mr - 1] != NULL, "kernel lists", "q4 %s: no main tile", cfg->isa);
     for (size_t r = 1; r <= GEMMI8_MAX_MR; r++) {
       if (cfg->gemm[r - 1] == NULL) continue;
-      const char* symbol = gemmi8_kernel_symbol((void (*)(void)) cfg->gemm[r - 1]);
+      const char* symbol = t_kernel_symbol((void (*)(void)) cfg->gemm[r - 1]);
       char tile[32];
       snprintf(tile, sizeof(tile), "_%zux%u__", r, (unsigned) cfg->nr);
       t_expect(symbol != NULL && strstr(symbol, tile) != NULL, "kernel lists",

@@ -678,7 +678,7 @@ unsigned long test_ukernel_q4(uint64_t seed)
       kn.cfg = cfg;
       kn.mr = r;
       kn.fn = cfg->gemm[r - 1];
-      const char* symbol = gemmi8_kernel_symbol((void (*)(void)) kn.fn);
+      const char* symbol = t_kernel_symbol((void (*)(void)) kn.fn);
       snprintf(kn.name, sizeof(kn.name), "%s (gemm[%zu] of the q4 %.24s table)",
                symbol != NULL ? symbol : "(not in the kernel lists)", r - 1, cfg->isa);
       int any = 0;

@@ -1900,7 +1900,7 @@ static void dw_tables(unsigned long* skipped)
         char tile[32];
         snprintf(tile, sizeof(tile), "%s%uc", slot_names[slot], (unsigned) cfg->cr);
         snprintf(kn.path, sizeof(kn.path), "dw/%.24s/%s/%s", cfg->isa, tile, q_out_names[o]);
-        const char* symbol = gemmi8_kernel_symbol((void (*)(void)) fn);
+        const char* symbol = t_kernel_symbol((void (*)(void)) fn);
         snprintf(kn.name, sizeof(kn.name), "%s (dw %s taps[%s] of the %.24s table, CR %u)",
                  symbol != NULL ? symbol : "(not in the kernel lists)", q_out_names[o],
                  slot_names[slot], cfg->isa, (unsigned) cfg->cr);
@@ -1981,7 +1981,7 @@ static void q_tables(uint32_t type, unsigned long* skipped)
           kn.packed_a = packed;
           snprintf(kn.path, sizeof(kn.path), "%s/%.24s/%s/%s%s", family, cfg->isa, tile,
                    indirect ? "igemm-" : (packed ? "pgemm-" : ""), q_out_names[o]);
-          const char* symbol = gemmi8_kernel_symbol(
+          const char* symbol = t_kernel_symbol(
               indirect ? (void (*)(void)) ifns[o] : (void (*)(void)) fns[o]);
           snprintf(kn.name, sizeof(kn.name),
                    "%s (%s %s %s[%zu] of the %.24s table, MR %zu NR %u KR %u)",
@@ -2074,7 +2074,7 @@ static void b_tables(unsigned long* skipped)
         kn.output = (enum uk_boutput) o;
         kn.fn = fns[o];
         snprintf(kn.path, sizeof(kn.path), "bin/%.24s/%s/%s", cfg->isa, tile, b_out_names[o]);
-        const char* symbol = gemmi8_kernel_symbol((void (*)(void)) fns[o]);
+        const char* symbol = t_kernel_symbol((void (*)(void)) fns[o]);
         snprintf(kn.name, sizeof(kn.name), "%s (bin %s gemm[%zu] of the %.24s table, MR %zu NR %u)",
                  symbol != NULL ? symbol : "(not in the kernel lists)", b_out_names[o], r - 1,
                  cfg->isa, r, (unsigned) cfg->nr);
@@ -2369,7 +2369,7 @@ static void bi_tables(unsigned long* skipped)
       kn.output = o;
       kn.fn = fn;
       snprintf(kn.path, sizeof(kn.path), "bin/%.24s/igemm-%s/%s", cfg->isa, tile, b_out_names[o]);
-      const char* symbol = gemmi8_kernel_symbol((void (*)(void)) fn);
+      const char* symbol = t_kernel_symbol((void (*)(void)) fn);
       snprintf(kn.name, sizeof(kn.name), "%s (bin %s igemm of the %.24s table)",
                symbol != NULL ? symbol : "(not in the kernel lists)", b_out_names[o], cfg->isa);
       int any = 0;

@@ -40,6 +40,10 @@ int t_type_built(const char* type);
  * distinct reason. */
 void t_skip_type(const char* type, const char* what);
 
+/* The symbol of a kernel of the lists (a microkernel or a helper) this build holds,
+ * or NULL (test/kernel-symbols.c). */
+const char* t_kernel_symbol(void (*fn)(void));
+
 /* Records one passed check. */
 void t_pass(void);
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # make size: text+data of libgemmi8.a by kernel set and by type (each kernel object
 # counted once, under the set and type of its own row in the kernel lists; drivers and
-# packing under "drivers"), the total, and the budget check:
+# packing under "drivers"; a q8- file of the qu8 and qs8 lists, whose code serves both
+# types, under "q8"), the total, and the budget check:
 #   sh kernels/size.sh SIZE LIB "KERNEL_DIRS" ARCH "SETS" "TYPES" BUDGET_FILE
 # BUDGET_FILE lines: ARCH SETS TYPES BYTES (SETS and TYPES as given to make, words
 # joined by '+', or "all"); the total must not exceed the line of this build.
@@ -30,12 +31,14 @@ $size "$lib" | awk -v owners="$owners" -v arch="$arch" -v sets="$key_sets" -v ty
     bytes = $1 + $2
     s = (obj in set) ? set[obj] : "drivers"
     t = (obj in type) ? type[obj] : "-"
+    if (obj ~ /^q8-/ && (t == "qu8" || t == "qs8")) t = "q8"
     if (!(s in by_set)) sets_seen[++ns] = s
     if (!(t in by_type)) types_seen[++nt] = t
     by_set[s] += bytes; by_type[t] += bytes; cell[s, t] += bytes; total += bytes
   }
   END {
     printf "libgemmi8.a text+data by kernel set and type (%s, SETS=%s, TYPES=%s), bytes\n", arch, sets, types
+    if ("q8" in by_type) print "(q8: the files that serve both 8-bit types, as many of them as the build holds)"
     printf "%-14s", "set"
     for (j = 1; j <= nt; j++) printf " %9s", types_seen[j]
     printf " %9s\n", "total"

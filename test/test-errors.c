@@ -832,18 +832,21 @@ static void qd_pack_errors(int u8, const fixture* fx)
   if (st == SUCCESS) gemmi8_packed_free(packed);
 }
 
-/* The argument checks the float GEMMs on rows quantized at run time share (int8 rows,
- * or uint8 ones with u8; packed holds int8 or 4-bit weights for N x K, a M rows of K):
- * NULLs, zero and overflowing sizes and strides, N or K other than the packed ones. */
-static void qd_gemm_arg_errors(const char* fn, int u8, const void* a, const float* a_scale,
-                               const int32_t* a_zp, const void* packed, float* c)
-{
+/* A call of the qd8 or qdu8 float GEMM (u8), and one with the rows' scales and zero
+ * points of the test (a_scale, a_zp) and no clamp, for the two functions below. */
 #define QD(m_, n_, k_, a_, as_, sc_, zp_, pk_, mn_, mx_, c_, cs_)                               \
   (u8 ? gemmi8_qdu8_gemm_f32(m_, n_, k_, a_, as_, sc_, zp_, pk_, mn_, mx_, c_, cs_)             \
       : gemmi8_qd8_gemm_f32(m_, n_, k_, (const int8_t*) (a_), as_, sc_, zp_, pk_, mn_, mx_, c_, \
                             cs_))
 #define RUN(m_, n_, k_, a_, as_, pk_, c_, cs_) \
   QD(m_, n_, k_, a_, as_, a_scale, a_zp, pk_, -INFINITY, INFINITY, c_, cs_)
+
+/* The argument checks the float GEMMs on rows quantized at run time share (int8 rows,
+ * or uint8 ones with u8; packed holds int8 or 4-bit weights for N x K, a M rows of K):
+ * NULLs, zero and overflowing sizes and strides, N or K other than the packed ones. */
+static void qd_gemm_arg_errors(const char* fn, int u8, const void* a, const float* a_scale,
+                               const int32_t* a_zp, const void* packed, float* c)
+{
   expect(fn, "a NULL", RUN(M, N, K, NULL, K, packed, c, N), INVALID);
   expect(fn, "packed_b NULL", RUN(M, N, K, a, K, NULL, c, N), INVALID);
   expect(fn, "c NULL", RUN(M, N, K, a, K, packed, NULL, N), INVALID);
@@ -869,8 +872,6 @@ static void qd_gemm_arg_errors(const char* fn, int u8, const void* a, const floa
   expect(fn, "n - 1 (not the packed n)", RUN(M, N - 1, K, a, K, packed, c, N), INVALID);
   expect(fn, "k + 1 (not the packed k)", RUN(M, N, K + 1, a, K + 1, packed, c, N), INVALID);
   expect(fn, "k - 1 (not the packed k)", RUN(M, N, K - 1, a, K, packed, c, N), INVALID);
-#undef RUN
-#undef QD
 }
 
 /* gemmi8_qd*_gemm_f32 and _ex, gemmi8_qd*_linear_f32, gemmi8_qd8_linear_workspace_size. */
@@ -900,12 +901,6 @@ static void qd_gemm_errors(int u8, const fixture* fx)
   float c[M * N + 16];
   t_fill_random(c, sizeof(c));
   watch(c, sizeof(c));
-#define QD(m_, n_, k_, a_, as_, sc_, zp_, pk_, mn_, mx_, c_, cs_)                               \
-  (u8 ? gemmi8_qdu8_gemm_f32(m_, n_, k_, a_, as_, sc_, zp_, pk_, mn_, mx_, c_, cs_)             \
-      : gemmi8_qd8_gemm_f32(m_, n_, k_, (const int8_t*) (a_), as_, sc_, zp_, pk_, mn_, mx_, c_, \
-                            cs_))
-#define RUN(m_, n_, k_, a_, as_, pk_, c_, cs_) \
-  QD(m_, n_, k_, a_, as_, a_scale, a_zp, pk_, -INFINITY, INFINITY, c_, cs_)
   expect(fn, "valid call", RUN(M, N, K, a, K, packed, c, N), SUCCESS);
   qd_gemm_arg_errors(fn, u8, a, a_scale, a_zp, packed, c);
   /* K past the limit with weights of another K: the header gives no order */

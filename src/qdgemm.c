@@ -27,9 +27,12 @@ void gemmi8_q8_store_f32__generic(size_t mr, size_t nr, const int32_t* acc, size
   }
 }
 
+/* The type's configuration; NULL when the type is not in the build (a constant there,
+ * so that a build with neither keeps only the entry points' refusals). */
 static const struct gemmi8_qgemm_config* qd_config(uint32_t type)
 {
-  return type == gemmi8_type_qd8 ? gemmi8_qs8_config() : gemmi8_qu8s8_config();
+  if (type == gemmi8_type_qd8) return GEMMI8_TYPE_qs8 ? gemmi8_qs8_config() : NULL;
+  return GEMMI8_TYPE_qu8s8 ? gemmi8_qu8s8_config() : NULL;
 }
 
 /* The packed size: the family's blocks, then the per-channel tail. */

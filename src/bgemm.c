@@ -131,7 +131,8 @@ static gemmi8_status bgemm(enum gemmi8_boutput output, size_t m, size_t n, size_
   const size_t threads = gemmi8_parallel_threads(parallel, (double) m * (double) n * (double) k);
   if (threads > 1) {
     struct gemmi8_split split;
-    gemmi8_plan_split(m, blocks, cfg->mr, mc, word_blocks, threads, &split);
+    gemmi8_plan_split(m, blocks, cfg->mr, mc, word_blocks, (double) n * (double) k / 8, threads,
+                      &split);
     ctx.mc = split.mc;
     ctx.nb = split.nb;
     ctx.mchunks = split.mchunks;

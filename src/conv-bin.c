@@ -630,7 +630,8 @@ static gemmi8_status bin_run(gemmi8_convolution* op, const gemmi8_parallel* para
     /* the bit outputs' tasks hold whole rows: blocks of two tasks share output words */
     struct gemmi8_split split;
     const size_t multiple = b->kout == gemmi8_boutput_bits ? ctx.nblocks : 1;
-    gemmi8_plan_split(m, ctx.nblocks, ctx.mr, mc, multiple, threads, &split);
+    gemmi8_plan_split(m, ctx.nblocks, ctx.mr, mc, multiple,
+                      (double) op->g.group_output_channels * (double) op->k / 8, threads, &split);
     ctx.mc = split.mc;
     ctx.nb = split.nb;
     ctx.mchunks = split.mchunks;

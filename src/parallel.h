@@ -41,25 +41,36 @@ static inline size_t gemmi8_parallel_threads(const gemmi8_parallel* parallel, do
   return threads;
 }
 
+/* Weights (packed B of one group) above this many bytes are not cut by rows alone. */
+#ifndef GEMMI8_SPLIT_ROWS_MAX_WEIGHTS
+#define GEMMI8_SPLIT_ROWS_MAX_WEIGHTS (2.0 * 1024 * 1024)
+#endif
+
 /*
  * The split for threads > 1, in whole tiles:
- *  - M with at least 4 tiles per thread: rows only, in a multiple of `threads` chunks
- *    of tiles shared evenly (gemmi8_split_rows), at least 4 per thread and about no
- *    taller than mc_l2 (a chunk of A stays in L2 while the blocks of B pass). Each task writes whole rows of C: cutting N there made two threads write
- *    the same cache lines of C (a 64-byte row of a 64-column uint8 output holds two
- *    blocks), and 3136 x 64 x 64 ran slower on two threads than on one.
- *  - Fewer rows (batch 1, small M): the packed blocks are cut, about eight tasks per
- *    thread so that they come out level (with four, a layer of 11 blocks ran 6 on one
- *    thread and 5 on the other), and the rows too when N has too few blocks.
+ *  - M with at least 4 tiles per thread, weights within GEMMI8_SPLIT_ROWS_MAX_WEIGHTS:
+ *    rows only, in a multiple of `threads` chunks of tiles shared evenly
+ *    (gemmi8_split_rows), at least 4 per thread and about no taller than mc_l2 (a
+ *    chunk of A stays in L2 while the blocks of B pass). Each task writes whole rows
+ *    of C: cutting N there made two threads write the same cache lines of C (a 64-byte
+ *    row of a 64-column uint8 output holds two blocks), and 3136 x 64 x 64 ran slower
+ *    on two threads than on one.
+ *  - Fewer rows (batch 1, small M), or larger weights: the packed blocks are cut,
+ *    about eight tasks per thread so that they come out level (with four, a layer of
+ *    11 blocks ran 6 on one thread and 5 on the other), and the rows too when N has
+ *    too few blocks. Every row chunk streams the weights once more: 64 rows over 16 MB
+ *    of weights (4096 x 4096) ran 1.85x faster on two threads cut across N than cut
+ *    into 8 row chunks, 3072 x 768 and 11008 x 4096 1.3-1.5x (bench/llm, interleaved).
  * nb_multiple: blocks per task must be a multiple of it (binary bits output: whole
- * 64-bit words).
+ * 64-bit words). weight_bytes: the packed B of one group (about).
  */
 static inline void gemmi8_plan_split(size_t m, size_t nblocks, size_t mr, size_t mc_l2,
-                                     size_t nb_multiple, size_t threads, struct gemmi8_split* s)
+                                     size_t nb_multiple, double weight_bytes, size_t threads,
+                                     struct gemmi8_split* s)
 {
   const size_t tiles = gemmi8_divide_round_up(m, mr);
   const size_t bgroups = gemmi8_divide_round_up(nblocks, nb_multiple);
-  if (tiles >= 4 * threads) {
+  if (tiles >= 4 * threads && weight_bytes <= GEMMI8_SPLIT_ROWS_MAX_WEIGHTS) {
     size_t chunks = gemmi8_divide_round_up(m, mc_l2);
     if (chunks < 4 * threads) chunks = 4 * threads;
     chunks = gemmi8_round_up(chunks, threads);

@@ -361,7 +361,8 @@ gemmi8_status gemmi8_q4gemm_run(size_t m, size_t n, size_t k, const int8_t* a, s
   if (threads > 1) {
     struct gemmi8_split split;
     const size_t mc_l2 = 384 * 1024 / k > cfg->mr ? 384 * 1024 / k : cfg->mr;
-    gemmi8_plan_split(m, ctx.nblocks, cfg->mr, mc_l2, 1, threads, &split);
+    gemmi8_plan_split(m, ctx.nblocks, cfg->mr, mc_l2, 1, (double) n * (double) k / 2, threads,
+                      &split);
     ctx.mc = split.mc;
     ctx.nb = split.nb;
     ctx.mchunks = split.mchunks;

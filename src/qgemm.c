@@ -438,7 +438,7 @@ gemmi8_status gemmi8_qgemm_run(const struct gemmi8_qgemm_problem* p,
       parallel, 2.0 * (double) m * (double) p->n * (double) depth * (double) groups);
   if (threads > 1) {
     struct gemmi8_split split;
-    gemmi8_plan_split(m, blocks, cfg->mr, mc, 1, threads, &split);
+    gemmi8_plan_split(m, blocks, cfg->mr, mc, 1, (double) p->n * (double) p->k, threads, &split);
     ctx.mc = split.mc;
     ctx.nb = split.nb;
     ctx.mchunks = split.mchunks;

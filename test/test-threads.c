@@ -119,10 +119,11 @@ typedef struct qcase {
 } qcase;
 
 /* Shapes: below the split threshold, around it, and with several tasks per thread in
- * both directions (M = 1 splits N only; N = 16 splits M only). */
+ * both directions (M = 1 splits N only; N = 16 splits M only; 64 x 1100 x 2000, weights
+ * above GEMMI8_SPLIT_ROWS_MAX_WEIGHTS, splits N though M has tiles enough). */
 static const qcase shapes[] = {{3, 5, 7},      {1, 1000, 512}, {7, 48, 64},   {200, 130, 300},
                                {300, 16, 700}, {1, 77, 4096},  {97, 257, 129}, {500, 64, 64},
-                               {64, 300, 1000}};
+                               {64, 300, 1000}, {64, 1100, 2000}};
 
 typedef struct runner {
   const char* name;

@@ -315,8 +315,9 @@ gemmi8_status gemmi8_q4gemm_run(size_t m, size_t n, size_t k, const int8_t* a, s
 {
   const struct gemmi8_q4gemm_config* cfg = gemmi8_q4gemm_config();
   const size_t block = (size_t) ((const struct gemmi8_packed_header*) packed_b)->a_zero_point;
-  size_t block_bytes, blocks_end;
-  header_valid(cfg, n, k, packed_b, &block_bytes, &blocks_end); /* checked by the caller */
+  size_t block_bytes, blocks_end, size;
+  /* (the caller checked the header, gemmi8_q4gemm_check: only its sizes are taken) */
+  check_shape(cfg, n, k, block, &block_bytes, &blocks_end, &size);
   struct q4_context ctx = {
       .cfg = cfg,
       .m = m,

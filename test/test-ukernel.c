@@ -1835,14 +1835,16 @@ static int dw_extremes(const void* k)
  * mid-pass */
 static int dw_image(const void* k)
 {
-  static const size_t widths[] = {1, 3, 4, 5, 7, 8, 9, 13};
-  for (size_t i = 0; i < 16; i++) {
+  static const size_t widths[] = {1, 3, 4, 5, 7, 8, 9, 13, 20, 33};
+  for (size_t i = 0; i < 20; i++) {
     dw_test t = dw_base(k);
     t.channels = i % 4 == 3 ? (size_t) t_range(1, 150) : (i % 4 == 2 ? 32 : 16);
     t.width = widths[i % T_COUNT(widths)];
-    t.pixels = (size_t) t_range(1, 40);
+    t.pixels = (size_t) t_range(1, 80);
     t.zero_taps = i % 8 == 7 ? 2 : 0;
     t.offset = t_below(3) == 0 ? (size_t) t_range(1, 300) : 0;
+    /* output pixels apart by more than the channels (and, with 16, not 16 apart) */
+    t.out_extra = i % 5 == 4 ? (size_t) t_range(1, 20) : 0;
     if (!dw_run(k, &t)) return 0;
   }
   return 1;

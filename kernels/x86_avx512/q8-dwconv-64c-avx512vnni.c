@@ -363,6 +363,78 @@ static GEMMI8_ALWAYS_INLINE void dw_quad(
   if (n > 3) _mm_mask_storeu_epi8(o + 3 * output_stride + c0, m16, _mm512_extracti32x4_epi32(b, 3));
 }
 
+/* Whether four pixels' taps lie 16 bytes apart, tap for tap: a layer of 16 channels,
+ * stride 1, the pixels in one run of input pixels with no padding tap. (A padding tap,
+ * the zero buffer, the same for every pixel, breaks the run.) */
+static GEMMI8_ALWAYS_INLINE int dw_run16(const uint8_t* const* taps0)
+{
+  const __m512i v16 = _mm512_set1_epi64(16);
+  const __m512i a0 = _mm512_loadu_si512(taps0), a1 = _mm512_loadu_si512(taps0 + 9);
+  const __m512i a2 = _mm512_loadu_si512(taps0 + 18), a3 = _mm512_loadu_si512(taps0 + 27);
+  const __mmask8 run = _mm512_cmpeq_epi64_mask(_mm512_sub_epi64(a1, a0), v16) &
+                       _mm512_cmpeq_epi64_mask(_mm512_sub_epi64(a2, a1), v16) &
+                       _mm512_cmpeq_epi64_mask(_mm512_sub_epi64(a3, a2), v16);
+  return run == 0xFF && (uintptr_t) taps0[17] - (uintptr_t) taps0[8] == 16 &&
+         (uintptr_t) taps0[26] - (uintptr_t) taps0[17] == 16 &&
+         (uintptr_t) taps0[35] - (uintptr_t) taps0[26] == 16;
+}
+
+/* A 3x3 layer of 16 channels (MobileNetV3's first depthwise layer), 8-bit outputs,
+ * four pixels a pass in the 128-bit lanes of a vector (as dw_quad), a tap one 64-byte
+ * load: where the four pixels' taps run on in the input (dw_run16), from the input,
+ * pixel 0's taps the only pointers read; in other passes (padding, row ends, the
+ * last) from a copy of the four pixels' taps side by side. Apart from the main loop,
+ * whose state for every tile width left this one spilling. */
+static __attribute__((noinline)) void dw16_3x3(
+    enum gemmi8_qoutput out, size_t pixels, const uint8_t* const* input, const uint8_t* w,
+    uint8_t* output, size_t output_stride, size_t input_offset, const void* zero, __m512i vxor,
+    const struct dw_output* oc, const __m512i* pc)
+{
+  _Alignas(64) uint8_t copy[9 * 64];
+  const uint8_t* copied[9];
+  for (size_t t = 0; t < 9; t++) copied[t] = copy + 64 * t;
+#define RUN_W(k) _mm512_broadcast_i32x4(_mm_load_si128((const __m128i*) (wt + 64 * (k))))
+  for (size_t p = 0; p < pixels; p += 4, input += 36, output += 4 * output_stride) {
+    const size_t n = gemmi8_min(4, pixels - p);
+    const uint8_t* const* taps = input;
+    size_t offset = input_offset;
+    if (n < 4 || !dw_run16(input)) {
+      /* pixels past n repeat the last: read, never stored */
+      for (size_t r = 0; r < 4; r++) {
+        const uint8_t* const* pixel = input + 9 * (r < n ? r : n - 1);
+        for (size_t t = 0; t < 9; t++) {
+          const uint8_t* x = pixel[t] != (const uint8_t*) zero ? pixel[t] + input_offset : pixel[t];
+          memcpy(copy + 64 * t + 16 * r, x, 16);
+        }
+      }
+      taps = copied;
+      offset = 0;
+    }
+    const uint8_t* wt = w;
+    __m512i vacc0 = RUN_W(0), vacc1 = RUN_W(1), vacc2 = RUN_W(2), vacc3 = RUN_W(3);
+    wt += 256;
+#pragma GCC unroll 9
+    for (size_t t = 0; t < 9; t++) {
+      const __m512i va = _mm512_xor_si512(_mm512_loadu_si512(taps[t] + offset), vxor);
+      vacc0 = _mm512_dpbusd_epi32(vacc0, va, RUN_W(0));
+      vacc1 = _mm512_dpbusd_epi32(vacc1, va, RUN_W(1));
+      vacc2 = _mm512_dpbusd_epi32(vacc2, va, RUN_W(2));
+      vacc3 = _mm512_dpbusd_epi32(vacc3, va, RUN_W(3));
+      wt += 256;
+    }
+    const __m512i b = output_bytes(out, oc, pc, vacc0, vacc1, vacc2, vacc3);
+    if (n == 4 && output_stride == 16) {
+      _mm512_storeu_si512(output, b);
+    } else {
+      _mm_storeu_si128((__m128i*) output, _mm512_castsi512_si128(b));
+      if (n > 1) _mm_storeu_si128((__m128i*) (output + output_stride), _mm512_extracti32x4_epi32(b, 1));
+      if (n > 2) _mm_storeu_si128((__m128i*) (output + 2 * output_stride), _mm512_extracti32x4_epi32(b, 2));
+      if (n > 3) _mm_storeu_si128((__m128i*) (output + 3 * output_stride), _mm512_extracti32x4_epi32(b, 3));
+    }
+  }
+#undef RUN_W
+}
+
 /* The kernel of KS taps (0: any), for every output kind (the entry points below). */
 static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out,
                                         size_t channels, size_t pixels, size_t ks,
@@ -378,6 +450,11 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
   const struct gemmi8_qparams* q = &params->q;
   struct dw_output oc;
   if (out != gemmi8_qoutput_s32) output_constants(params, &oc);
+  if (KS == 9 && channels == 16 && out != gemmi8_qoutput_s32) {
+    dw16_3x3(out, pixels, (const uint8_t* const*) input, w, output, output_stride, input_offset,
+             zero, vxor, &oc, (const __m512i*) q->prepared);
+    return;
+  }
   if (KS == 0 && channels <= 16 && out != gemmi8_qoutput_s32) {
     /* a layer of 16 channels or fewer, any tap count (a qu8 3x3 layer whose weights
      * take two int8 parts: 18 taps): its one tile, four pixels a pass, with none of the

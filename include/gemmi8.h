@@ -1122,6 +1122,11 @@ GEMMI8_API void gemmi8_convolution_destroy(gemmi8_convolution* op);
  *              multiply-add), then the clamp (NaN stays NaN); a folded batch norm and a
  *              fused ReLU. NULL multiplier is 1.0f, NULL bias 0.0f; output_min <=
  *              output_max, neither NaN (-INFINITY and INFINITY: no clamp);
+ *   f32_add    float min(max(y + ((float) acc * multiplier[c] + bias[c]), output_min),
+ *              output_max), where y is the value the output holds when the run starts:
+ *              a residual connection added in the convolution's output stage (the
+ *              output set up over the shortcut, which the run overwrites with the
+ *              sum). Three roundings (product, + bias, + y), then the clamp, as f32;
  *   bits       packed bits for the next binary layer, GEMMI8_BIN_WORDS(groups * co)
  *              words a pixel (the padding bits past the channels written 0): bit c is
  *              set (-1) when (float) acc * multiplier[c] + bias[c] < 0, computed as
@@ -1146,13 +1151,14 @@ typedef enum gemmi8_bin_output_kind {
   gemmi8_bin_output_bits = 2,
   gemmi8_bin_output_threshold = 3,
   gemmi8_bin_output_qs8 = 4,
+  gemmi8_bin_output_f32_add = 5,
 } gemmi8_bin_output_kind;
 
 typedef struct gemmi8_bin_conv_output {
   gemmi8_bin_output_kind kind;
-  const float* multiplier;   /* f32, bits */
-  const float* bias;         /* f32, bits */
-  float output_min, output_max; /* f32 */
+  const float* multiplier;   /* f32, f32_add, bits */
+  const float* bias;         /* f32, f32_add, bits */
+  float output_min, output_max; /* f32, f32_add */
   const int32_t* threshold;  /* threshold */
   const uint8_t* greater;    /* threshold, or NULL */
   const int32_t* bias_s32;   /* qs8, or NULL */

@@ -53,7 +53,7 @@ REQUANT_FP32 = 1
 _SCHEMES = {"onnx": 0, "tflite": 1}
 _QRANGES = {"u8": 0, "s8": 1, "s8_symmetric": 2}
 _QAXES = {"tensor": 0, "row": 1, "column": 2}
-_BIN_KINDS = {"s32": 0, "f32": 1, "bits": 2, "threshold": 3, "qs8": 4}
+_BIN_KINDS = {"s32": 0, "f32": 1, "bits": 2, "threshold": 3, "qs8": 4, "f32_add": 5}
 
 _U8 = np.dtype(np.uint8)
 _S8 = np.dtype(np.int8)
@@ -1590,9 +1590,11 @@ class Convolution(_Owner):
     8-bit: a_zero_point; b_zero_point (qu8: an int, or a uint8 array of groups * co);
     bias (int32 array of groups * co, or None); requant (a gemmi8.Requant: uint8 or
     int8 output) or None (int32 output, the _s32 operators).
-    bin: output "s32", "f32", "bits", "threshold" or "qs8"; multiplier, bias (float32,
-    f32 and bits; bias int32 for qs8), output_min, output_max (f32), threshold (int32)
-    and greater (uint8 or None) for threshold, requant for qs8; zero_padding.
+    bin: output "s32", "f32", "f32_add", "bits", "threshold" or "qs8"; multiplier, bias
+    (float32, f32, f32_add and bits; bias int32 for qs8), output_min, output_max (f32,
+    f32_add), threshold (int32) and greater (uint8 or None) for threshold, requant for
+    qs8; zero_padding. f32_add adds the float result to what the output holds (pass the
+    shortcut as run's out=): a residual connection in the output stage.
 
     run(input) sets the operator up again when the input's or the output's address,
     shape or pixel stride changed, runs it and returns the output (uint8 / int8 /
@@ -1669,7 +1671,7 @@ class Convolution(_Owner):
                                            ctypes.byref(h))
             self.in_dtype = _U64
             self.in_channels = bin_words(groups * ci)
-            self.out_dtype = {0: _S32, 1: _F32, 2: _U64, 3: _U64, 4: _S8}.get(kind, _S32)
+            self.out_dtype = {0: _S32, 1: _F32, 2: _U64, 3: _U64, 4: _S8, 5: _F32}.get(kind, _S32)
             self.out_channels = bin_words(n) if kind in (2, 3) else n
         else:
             signed = type == "qs8"

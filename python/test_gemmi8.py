@@ -939,12 +939,15 @@ class TestConvolution(Case):
         kw_ = {}
         if kind == "s32":
             want = acc
-        elif kind in ("f32", "bits"):
+        elif kind in ("f32", "f32_add", "bits"):
             mult = self.rng.normal(1, 0.5, oc).astype(F32)
             bias = self.rng.normal(0, 2, oc).astype(F32)
             v = (acc.astype(F32) * mult).astype(F32) + bias
             kw_ = dict(multiplier=mult, bias=bias)
-            if kind == "f32":
+            if kind == "f32_add":
+                shortcut = self.rng.normal(0, 8, acc.shape).astype(F32)
+                v = shortcut + v
+            if kind in ("f32", "f32_add"):
                 kw_.update(output_min=-3.0, output_max=4.0)
                 want = np.minimum(np.maximum(v, F32(-3)), F32(4))
             else:
@@ -962,8 +965,11 @@ class TestConvolution(Case):
         op = gemmi8.Convolution("bin", bits_of(wt), groups=groups, stride=stride,
                                 dilation=dil, padding=pad, input_channels=ci, output=kind,
                                 zero_padding=zero_padding, **kw_)
-        got = op.run(bits_of(x))
-        if kind == "f32":
+        if kind == "f32_add":
+            got = op.run(bits_of(x), out=shortcut.copy())
+        else:
+            got = op.run(bits_of(x))
+        if kind in ("f32", "f32_add"):
             self.assertBitsEqual(got, want, "bin %s %s" % (kind, geo))
         else:
             self.assertEqualArrays(got, want, "bin %s %s zero_padding=%s"
@@ -978,7 +984,7 @@ class TestConvolution(Case):
         for geo in geos:
             for zp in (False, True):
                 self.bin_case(geo, zp, "s32")
-            for kind in ("f32", "bits", "threshold", "qs8"):
+            for kind in ("f32", "f32_add", "bits", "threshold", "qs8"):
                 self.bin_case(geo, True, kind)
         self.assertC("invalid parameter", gemmi8.Convolution, "bin",
                      np.zeros((4, 3, 3, 1), np.uint64), input_channels=8, output="threshold")

@@ -41,6 +41,7 @@ struct gemmi8_bconv {
   float* scale;       /* f32: channels_out each, or NULL (1.0f, 0.0f) */
   float* bias;
   float out_min, out_max;
+  int add;            /* f32_add: the output's values added */
   int32_t* threshold; /* bits: channels_out thresholds, then channels_out flips */
   int32_t* bias_s32;  /* qs8: channels_out, or NULL */
   int32_t* tap_sums;  /* zero padding: per output channel, ks sums of its taps' weights */
@@ -120,6 +121,7 @@ static gemmi8_status check_output(const gemmi8_bin_conv_output* out, size_t chan
     case gemmi8_bin_output_s32:
       return gemmi8_status_success;
     case gemmi8_bin_output_f32:
+    case gemmi8_bin_output_f32_add:
       /* NaN fails both comparisons */
       if (!(out->output_min <= out->output_max)) return gemmi8_status_invalid_parameter;
       return gemmi8_status_success;
@@ -155,7 +157,9 @@ static int make_output(struct gemmi8_bconv* b, const gemmi8_bin_conv_output* out
       b->kout = gemmi8_boutput_s32;
       return 1;
     case gemmi8_bin_output_f32:
+    case gemmi8_bin_output_f32_add:
       b->kout = gemmi8_boutput_f32;
+      b->add = out->kind == gemmi8_bin_output_f32_add;
       b->out_min = out->output_min;
       b->out_max = out->output_max;
       return copy_floats(out->multiplier, channels, &b->scale) &&
@@ -561,6 +565,7 @@ static void bconv_task(const struct bconv_context* ctx, size_t m0, size_t rows, 
         .flip = b->threshold != NULL ? b->threshold + op->channels_out + c0 : NULL,
         .n0 = c0,
         .corr = NULL,
+        .add = b->add,
     };
     const int32_t* corr[GEMMI8_MAX_MR];
     const size_t a_offset = grp * b->kcw * sizeof(uint64_t);

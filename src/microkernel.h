@@ -165,7 +165,9 @@ typedef void (*gemmi8_bgemm_ukernel_fn)(size_t mr, size_t nr, size_t k, const ui
  *   s32   acc;
  *   f32   min(max((float) acc * scale[j] + bias[j], out_min), out_max), two roundings
  *         then the clamp, written as `out_min > v ? out_min : v` then `out_max < v ?
- *         out_max : v` (a NaN stays); scale NULL is 1.0f, bias NULL 0.0f;
+ *         out_max : v` (a NaN stays); scale NULL is 1.0f, bias NULL 0.0f; with
+ *         params->add, v = c[i][j] + v (the value c held, a third rounding) before the
+ *         clamp;
  *   bits  bit params->n0 + j of row i set when (acc XOR flip[j]) < threshold[j]
  *         (signed), every other bit of the row's words kept.
  */
@@ -177,6 +179,7 @@ struct gemmi8_bcparams {
   const int32_t* flip;      /* 0 or -1 a column */
   size_t n0;                /* bits: the bit of the tile's first column in a row */
   const int32_t* const* corr;
+  int add; /* f32: the output's value before is added to the float result, then the clamp */
 };
 
 typedef void (*gemmi8_bigemm_ukernel_fn)(size_t mr, size_t nr, size_t kc, size_t ks,

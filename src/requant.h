@@ -83,13 +83,16 @@ static inline float gemmi8_bin_affine1(int32_t acc, const struct gemmi8_bparams*
 }
 
 /* The binary convolution's float output of column j: (float) acc * scale + bias, two
- * roundings, then clamped (a NaN stays NaN). */
-static inline float gemmi8_bin_conv_f32(int32_t acc, const struct gemmi8_bcparams* p, size_t j)
+ * roundings, with p->add the output's value before (old) added, a third, then clamped
+ * (a NaN stays NaN). */
+static inline float gemmi8_bin_conv_f32(int32_t acc, const struct gemmi8_bcparams* p, size_t j,
+                                        float old)
 {
   const float scale = p->scale ? p->scale[j] : 1.0f;
   const float bias = p->bias ? p->bias[j] : 0.0f;
   const float product = (float) acc * scale;
   float v = product + bias;
+  if (p->add) v = old + v;
   v = p->out_min > v ? p->out_min : v;
   v = p->out_max < v ? p->out_max : v;
   return v;

@@ -28,7 +28,8 @@ typedef struct bcase {
   int mode; /* qs8: 0 fixed-point, 1 fp32 */
 } bcase;
 
-static const char* const kind_names[] = {"s32", "f32", "bits", "threshold", "qs8"};
+static const char* const kind_names[] = {"s32", "f32", "bits", "threshold", "qs8", "f32_add"};
+#define KINDS 6
 
 static void shuffled_for(void* context, gemmi8_task_fn task, void* task_context, size_t count)
 {
@@ -154,7 +155,8 @@ static void run_case(const bcase* c, gemmi8_threadpool* pool)
   gemmi8_bin_conv_output out = {c->kind, t_below(6) ? mult : NULL, t_below(6) ? bias : NULL,
                                 -INFINITY, INFINITY, thr, t_below(4) ? greater : NULL,
                                 t_below(4) ? bias32 : NULL, &rq};
-  if (c->kind == gemmi8_bin_output_f32 && t_below(2)) {
+  const int f32 = c->kind == gemmi8_bin_output_f32 || c->kind == gemmi8_bin_output_f32_add;
+  if (f32 && t_below(2)) {
     out.output_min = (float) (t_unit() - 0.5) * 2.0f;
     out.output_max = out.output_min + (float) t_unit() * 4.0f;
   }
@@ -163,7 +165,7 @@ static void run_case(const bcase* c, gemmi8_threadpool* pool)
   const int bits = c->kind == gemmi8_bin_output_bits || c->kind == gemmi8_bin_output_threshold;
   const t_elem elem = bits                                  ? T_U64
                       : c->kind == gemmi8_bin_output_qs8 ? T_S8
-                      : c->kind == gemmi8_bin_output_f32 ? T_F32
+                      : f32                                 ? T_F32
                                                            : T_S32;
   const size_t out_row = bits ? (cout + 63) / 64 : cout, out_stride = out_row + c->out_extra;
   t_out want;
@@ -204,8 +206,23 @@ static void run_case(const bcase* c, gemmi8_threadpool* pool)
         void* e = t_out_want(&want, p, ch);
         if (c->kind == gemmi8_bin_output_s32) {
           memcpy(e, &a[ch], 4);
-        } else if (c->kind == gemmi8_bin_output_f32) {
+        } else if (f32) {
           float v = affine(a[ch], out.multiplier, out.bias, ch);
+          if (c->kind == gemmi8_bin_output_f32_add) {
+            /* the value the output holds: a shortcut's range, zeros of both signs,
+             * denormals, values that swamp the sum */
+            const unsigned pick = t_below(16);
+            float y = (float) ((t_unit() - 0.5) * (double) depth);
+            if (pick == 0) y = 0.0f;
+            if (pick == 1) y = -0.0f;
+            if (pick == 2) y = (t_below(2) ? 1e-40f : -3e-39f);
+            if (pick == 3) y = -v;
+            if (pick == 4) y = (float) (t_unit() - 0.5) * 1e30f;
+            memcpy((unsigned char*) want.body + (p * out_stride + ch) * sizeof(float), &y,
+                   sizeof(float));
+            volatile float sum = y + v;
+            v = sum;
+          }
           v = out.output_min > v ? out.output_min : v;
           v = out.output_max < v ? out.output_max : v;
           memcpy(e, &v, 4);
@@ -285,7 +302,7 @@ static void random_case(bcase* c)
   c->in_extra = t_below(3) == 0 ? 1 + t_below(2) : 0;
   c->out_extra = t_below(3) == 0 ? 1 + t_below(3) : 0;
   c->zero_padding = (int) t_below(2);
-  c->kind = (gemmi8_bin_output_kind) t_below(5);
+  c->kind = (gemmi8_bin_output_kind) t_below(KINDS);
   c->mode = (int) t_below(2);
 }
 
@@ -295,7 +312,7 @@ static void sweep(gemmi8_threadpool* pool)
   static const size_t layer_channels[] = {64, 128, 256, 512};
   for (size_t i = 0; i < T_COUNT(layer_channels); i++) {
     for (int zp = 0; zp < 2; zp++) {
-      for (int kind = 0; kind < 5; kind++) {
+      for (int kind = 0; kind < KINDS; kind++) {
         bcase c = {3, 3, 1 + (size_t) (i % 2), 1 + (size_t) (i % 2), 1, 1, 1, 1, 1, 1, 1,
                    layer_channels[i], t_quick ? 40 : layer_channels[i], 1, 6, 5, 0, 0, zp,
                    (gemmi8_bin_output_kind) kind, kind % 2};

@@ -2123,6 +2123,7 @@ typedef struct bi_test {
   int zero_taps; /* 0 none, 1 some */
   int corr;      /* corrections on some rows */
   int clamp;     /* f32: a finite clamp */
+  int add;       /* f32: the output's values added (params.add) */
 } bi_test;
 
 static int bi_bit(const uint64_t* p, size_t c) { return (int) (p[c / 64] >> (c % 64)) & 1; }
@@ -2218,7 +2219,7 @@ static int bi_run(const bi_kernel* kn, const bi_test* t)
   }
   if (t_below(4) == 0) thr[t_below((uint32_t) nr)] = t_below(2) ? INT32_MIN : INT32_MAX;
   struct gemmi8_bcparams params = {t_below(5) ? scale : NULL, t_below(5) ? bias : NULL,
-                                   -INFINITY, INFINITY, thr, flip, t->n0, NULL};
+                                   -INFINITY, INFINITY, thr, flip, t->n0, NULL, t->add};
   if (t->clamp) {
     params.out_min = (float) ((t_unit() - 0.7) * (double) (ks * kc));
     params.out_max = params.out_min + (float) (t_unit() * (double) (ks * kc));
@@ -2238,6 +2239,18 @@ static int bi_run(const bi_kernel* kn, const bi_test* t)
       } else if (kn->output == 1) {
         const volatile float product = (float) acc[i][j] * (params.scale ? scale[j] : 1.0f);
         float v = product + (params.bias ? bias[j] : 0.0f);
+        if (t->add) {
+          /* what the output holds: finite values, zeros of both signs, denormals, the
+           * negated result (an exact 0) */
+          const unsigned pick = t_below(8);
+          float y = (float) ((t_unit() - 0.5) * (double) (ks * kc));
+          if (pick == 0) y = t_below(2) ? 0.0f : -0.0f;
+          if (pick == 1) y = t_below(2) ? 2e-39f : -1e-45f;
+          if (pick == 2) y = -v;
+          memcpy(out + i * out_stride + j * 4, &y, 4);
+          const volatile float sum = y + v;
+          v = sum;
+        }
         v = params.out_min > v ? params.out_min : v;
         v = params.out_max < v ? params.out_max : v;
         memcpy(t_fence_image(&fout, out + i * out_stride + j * 4), &v, 4);
@@ -2335,6 +2348,8 @@ BI_CASE(bi_corr, t.corr = 1; t.zero_taps = 1; t.kc = 1 + t_below(200);
 BI_CASE(bi_n0, t.n0 = t_below(130); t.nr = 1 + t_below((uint32_t) kn->cfg->nr))
 BI_CASE(bi_clamp, t.clamp = 1; t.kc = 1 + t_below(200))
 BI_CASE(bi_out_stride, t.out_extra = 1 + t_below(3); t.mr = 1 + t_below((uint32_t) kn->cfg->mr))
+BI_CASE(bi_add, t.add = 1; t.clamp = (int) t_below(2); t.kc = 1 + t_below(200);
+        t.mr = 1 + t_below((uint32_t) kn->cfg->mr); t.nr = 1 + t_below((uint32_t) kn->cfg->nr))
 
 static const struct {
   const char* name;
@@ -2345,6 +2360,7 @@ static const struct {
     {"ks_25", bi_ks25},        {"mr_lt_MR", bi_mr_lt},     {"nr_lt_NR", bi_nr_lt},
     {"zero_taps", bi_zero},    {"offset", bi_offset},      {"corrections", bi_corr},
     {"bit_offset", bi_n0},     {"clamp", bi_clamp},        {"out_stride", bi_out_stride},
+    {"add", bi_add},
 };
 
 static void bi_tables(unsigned long* skipped)

@@ -125,12 +125,24 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_bigemm_core_4x4__armv7neon(
   vacc[3] = vreinterpretq_s32_u32(vsubq_u32(vk, vshlq_n_u32(vc3, 1)));
 }
 
-/* The float results of the tile, clamped: IEEE-exact (see the top comment). */
-static GEMMI8_ALWAYS_INLINE void gemmi8_bineon_f32(const struct gemmi8_bcparams* p, size_t nr,
+/* The float results of the tile, clamped: IEEE-exact (see the top comment). With
+ * p->add, the value c holds is added first, in scalar VFP (IEEE, denormals kept; rows
+ * past mr read row mr - 1's, never stored). */
+static GEMMI8_ALWAYS_INLINE void gemmi8_bineon_f32(const struct gemmi8_bcparams* p, size_t mr,
+                                                   size_t nr, const void* c, size_t c_stride,
                                                    const int32x4_t vacc[4], float32x4_t vf[4])
 {
   const struct gemmi8_bparams affine = {p->scale, p->bias, 0};
   gemmi8_bneon_affine(&affine, nr, vacc, vf);
+  if (p->add) {
+    for (size_t i = 0; i < 4; i++) {
+      const float* row = (const float*) ((const uint8_t*) c + (i < mr ? i : mr - 1) * c_stride);
+      float out[4];
+      vst1q_f32(out, vf[i]);
+      for (size_t j = 0; j < nr; j++) out[j] = row[j] + out[j];
+      vf[i] = vld1q_f32(out);
+    }
+  }
   const float32x4_t vmin = vdupq_n_f32(p->out_min);
   const float32x4_t vmax = vdupq_n_f32(p->out_max);
   uint32x4_t vsuspect = vorrq_u32(gemmi8_bneon_denormal(vmin), gemmi8_bneon_denormal(vmax));
@@ -215,7 +227,7 @@ static __attribute__((noinline, noclone)) void gemmi8_bin_igemm_4x4__armv7neon_b
   }
   if (out == gemmi8_boutput_f32) {
     float32x4_t vf[4];
-    gemmi8_bineon_f32(params, nr, vacc, vf);
+    gemmi8_bineon_f32(params, mr, nr, c, c_stride, vacc, vf);
     for (size_t i = 0; i < 4; i++) vacc[i] = vreinterpretq_s32_f32(vf[i]);
   }
   /* int32, or the float bits (rows past mr stored first at the place of row mr - 1,

@@ -299,6 +299,11 @@ static GEMMI8_A64_NOINLINE void gemmi8_bin_igemm_4x4c2__neon_body(
     for (size_t i = 0; i < MR; i++) {
       const float32x4_t vproduct = vmulq_f32(vcvtq_f32_s32(vacc[i][0]), vscale);
       float32x4_t v = vaddq_f32(vproduct, vbias);
+      if (params->add) {
+        /* the value c holds (rows past mr read row mr - 1's, never stored) */
+        const uint8_t* row = (const uint8_t*) c + (i < mr ? i : mr - 1) * c_stride;
+        v = vaddq_f32(vreinterpretq_f32_s32(load_columns(row, nr)), v);
+      }
       /* out_min > v ? out_min : v, then out_max < v ? out_max : v */
       v = vbslq_f32(vcgtq_f32(vmin, v), vmin, v);
       v = vbslq_f32(vcltq_f32(vmax, v), vmax, v);

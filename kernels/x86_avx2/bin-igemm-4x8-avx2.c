@@ -87,7 +87,7 @@ void gemmi8_bin_igemm_f32_ukernel_4x8__avx2(size_t mr, size_t nr, size_t kc, siz
   accumulate(nr, kc, ks, a, w, a_offset, zero, p, acc);
   for (size_t i = 0; i < mr; i++) {
     float* ci = (float*) ((uint8_t*) c + i * c_stride);
-    for (size_t j = 0; j < nr; j++) ci[j] = gemmi8_bin_conv_f32(acc[i][j], p, j);
+    for (size_t j = 0; j < nr; j++) ci[j] = gemmi8_bin_conv_f32(acc[i][j], p, j, p->add ? ci[j] : 0.0f);
   }
 }
 

@@ -314,6 +314,7 @@ static GEMMI8_ALWAYS_INLINE __mmask16 gemmi8_bigemm_mask(size_t nr, size_t h)
             _mm512_mask_storeu_epi32(ci, mask, v);                                        \
           } else {                                                                        \
             __m512 f = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(v), vscale), vbias); \
+            if (params->add) f = _mm512_add_ps(_mm512_maskz_loadu_ps(mask, ci), f);        \
             /* max(min, f) then min(max, f): the second operand (f) when either is NaN */ \
             f = _mm512_min_ps(vmax, _mm512_max_ps(vmin, f));                              \
             _mm512_mask_storeu_ps(ci, mask, f);                                           \

@@ -118,7 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   const size_t taps = g.kernel_height * g.kernel_width;
   const int64_t depth = (int64_t) (taps * ci);
   const uint32_t flags = (uint32_t) fuzz_range(&r, 0, 1);
-  const gemmi8_bin_output_kind kind = (gemmi8_bin_output_kind) fuzz_range(&r, 0, 4);
+  const gemmi8_bin_output_kind kind = (gemmi8_bin_output_kind) fuzz_range(&r, 0, 5);
   void *w_block, *m_block, *b_block, *t_block, *g_block, *b32_block, *q_block, *s_block, *f_block;
   uint64_t* w = fuzz_exact(&r, cout * taps * kcw * 8, 0, &w_block);
   float* mult = fuzz_exact(&r, cout * sizeof(float), 0, &m_block);
@@ -177,7 +177,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
       expect_refusal = 1;
     }
   }
-  static const char* const kinds[] = {"s32", "f32", "bits", "threshold", "qs8"};
+  static const char* const kinds[] = {"s32", "f32", "bits", "threshold", "qs8", "f32_add"};
   fuzz_describe("bin %s %s k%zux%zu s%zux%zu d%zux%zu pad %zu,%zu,%zu,%zu g%zu ci%zu co%zu%s",
                 kinds[kind], flags ? "zero-padding" : "one-padding", g.kernel_height,
                 g.kernel_width, g.stride_height, g.stride_width, g.dilation_height,
@@ -230,6 +230,10 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     struct fuzz_out out;
     fuzz_out_init(&out, &r, (m > 0 ? (m - 1) * out_stride + out_row : 1) * out_elem,
                   fuzz_range(&r, 0, 63) / out_elem * out_elem);
+    /* f32_add: what the output held, which the run adds to */
+    const size_t out_bytes = (m > 0 ? (m - 1) * out_stride + out_row : 1) * out_elem;
+    uint8_t* before = malloc(out_bytes);
+    memcpy(before, out.data, out_bytes);
     size_t got_h = 12345, got_w = 12345;
     st = gemmi8_convolution_setup(op, batch, ih, iw, in, in_stride, out.data, out_stride, &got_h,
                                   &got_w);
@@ -240,6 +244,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
       if (got_h != 12345 || got_w != 12345) fuzz_fail("a refused setup wrote the sizes");
       fuzz_out_check_untouched(&out, "output");
       fuzz_out_free(&out);
+      free(before);
       free(in_block);
       continue;
     }
@@ -294,9 +299,15 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
               int32_t got;
               memcpy(&got, row + c * 4, 4);
               if (got != a32) fuzz_fail("pixel %zu channel %zu: %d, want %d", p, c, got, a32);
-            } else if (kind == gemmi8_bin_output_f32) {
+            } else if (kind == gemmi8_bin_output_f32 || kind == gemmi8_bin_output_f32_add) {
               const volatile float product = (float) a32 * (m0 ? m0[c] : 1.0f);
               float v = product + (b0 ? b0[c] : 0.0f);
+              if (kind == gemmi8_bin_output_f32_add) {
+                float y;
+                memcpy(&y, before + (p * out_stride + c) * 4, 4);
+                const volatile float sum = y + v;
+                v = sum;
+              }
               v = out_desc.output_min > v ? out_desc.output_min : v;
               v = out_desc.output_max < v ? out_desc.output_max : v;
               float got;
@@ -319,6 +330,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
       }
     }
     fuzz_out_free(&out);
+    free(before);
     free(in_block);
   }
   gemmi8_convolution_destroy(op);

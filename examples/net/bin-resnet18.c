@@ -33,7 +33,6 @@ static size_t binary_block(gnet* net, size_t x, size_t channels, size_t stride, 
                            int block)
 {
   size_t bits = gnet_binarize(net, x, "layer%d.%d.binarize", layer, block);
-  size_t y = gnet_bconv(net, bits, channels, 3, stride, "layer%d.%d.bconv", layer, block);
   size_t shortcut = x;
   if (stride != 1 || gnet_channels(net, x) != channels) {
     size_t p = gnet_avgpool(net, x, stride, "layer%d.%d.avgpool", layer, block);
@@ -41,7 +40,10 @@ static size_t binary_block(gnet* net, size_t x, size_t channels, size_t stride, 
     p = gnet_conv_s32(net, p, channels, 1, 1, "layer%d.%d.downsample", layer, block);
     shortcut = gnet_dequantize(net, p, "layer%d.%d.dequantize", layer, block);
   }
-  return gnet_add_f32(net, y, shortcut, "layer%d.%d.add", layer, block);
+  /* the batch norm's output added to the shortcut in the convolution's output stage,
+   * in place (x is not read after its sign bits and the shortcut are taken) */
+  return gnet_bconv_add(net, bits, shortcut, channels, 3, stride, "layer%d.%d.bconv", layer,
+                        block);
 }
 
 void gnet_build_bin_resnet18(gnet* net)

@@ -161,6 +161,10 @@ size_t gnet_binarize(gnet* net, size_t x, const char* name_format, ...)
     __attribute__((format(printf, 3, 4)));
 size_t gnet_bconv(gnet* net, size_t x, size_t cout, size_t k, size_t s,
                   const char* name_format, ...) __attribute__((format(printf, 6, 7)));
+/* The same with the result added to the float tensor residual (of the output's shape),
+ * in place (gemmi8_bin_output_f32_add): returns residual, which then holds the sum. */
+size_t gnet_bconv_add(gnet* net, size_t x, size_t residual, size_t cout, size_t k, size_t s,
+                      const char* name_format, ...) __attribute__((format(printf, 7, 8)));
 size_t gnet_add_f32(gnet* net, size_t a, size_t b, const char* name_format, ...)
     __attribute__((format(printf, 4, 5)));
 size_t gnet_avgpool(gnet* net, size_t x, size_t k, const char* name_format, ...)

@@ -734,11 +734,11 @@ static gemmi8_convolution* bconv_operator(gnet* net, const char* name, const gne
   return op;
 }
 
-size_t gnet_bconv(gnet* net, size_t xi, size_t cout, size_t k, size_t s,
-                  const char* name_format, ...)
+/* The binary convolution of gnet_bconv (residual SIZE_MAX) and gnet_bconv_add (its
+ * result added to the float tensor residual, in place: the f32_add output). */
+static size_t bconv_layer(gnet* net, size_t xi, size_t residual, size_t cout, size_t k, size_t s,
+                          const char* name)
 {
-  char name[48];
-  FORMAT_NAME(name, name_format);
   if (net->failed || expect(net, xi, GNET_T_BITS, name) != 0) return 0;
   const size_t cin = net->tensors[xi].c, pad = (k - 1) / 2;
   const gemmi8_conv_geometry g = {
@@ -748,8 +748,17 @@ size_t gnet_bconv(gnet* net, size_t xi, size_t cout, size_t k, size_t s,
       .group_input_channels = cin, .group_output_channels = cout};
   const size_t oh = (net->tensors[xi].h + 2 * pad - k) / s + 1;
   const size_t ow = (net->tensors[xi].w + 2 * pad - k) / s + 1;
-  const size_t yi = new_tensor(net, name, GNET_T_F32, oh, ow, cout);
-  gnet_layer* l = new_layer(net, GNET_OP_BCONV, name, xi, xi, yi);
+  size_t yi = residual;
+  if (residual == SIZE_MAX) {
+    yi = new_tensor(net, name, GNET_T_F32, oh, ow, cout);
+  } else if (expect(net, residual, GNET_T_F32, name) != 0) {
+    return 0;
+  } else if (net->tensors[residual].h != oh || net->tensors[residual].w != ow ||
+             net->tensors[residual].c != cout) {
+    fail(net, "%s: the residual's shape is not the output's", name);
+    return 0;
+  }
+  gnet_layer* l = new_layer(net, GNET_OP_BCONV, name, xi, residual == SIZE_MAX ? xi : residual, yi);
   if (net->failed) return 0;
   l->geometry = g;
   const size_t words = cout * k * k * GEMMI8_BIN_WORDS(cin);
@@ -784,7 +793,8 @@ size_t gnet_bconv(gnet* net, size_t xi, size_t cout, size_t k, size_t s,
     multiplier[c] = (float) (gamma / std);
     bias[c] = (float) (beta - mean * gamma / std);
   }
-  const gemmi8_bin_conv_output f32 = {.kind = gemmi8_bin_output_f32,
+  const gemmi8_bin_conv_output f32 = {.kind = residual == SIZE_MAX ? gemmi8_bin_output_f32
+                                                                    : gemmi8_bin_output_f32_add,
                                       .multiplier = multiplier,
                                       .bias = bias,
                                       .output_min = -INFINITY,
@@ -799,6 +809,22 @@ done:
   free(multiplier);
   free(bias);
   return net->failed ? 0 : yi;
+}
+
+size_t gnet_bconv(gnet* net, size_t xi, size_t cout, size_t k, size_t s,
+                  const char* name_format, ...)
+{
+  char name[48];
+  FORMAT_NAME(name, name_format);
+  return bconv_layer(net, xi, SIZE_MAX, cout, k, s, name);
+}
+
+size_t gnet_bconv_add(gnet* net, size_t xi, size_t residual, size_t cout, size_t k, size_t s,
+                      const char* name_format, ...)
+{
+  char name[48];
+  FORMAT_NAME(name, name_format);
+  return bconv_layer(net, xi, residual, cout, k, s, name);
 }
 
 size_t gnet_add_f32(gnet* net, size_t ai, size_t bi, const char* name_format, ...)

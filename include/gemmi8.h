@@ -697,7 +697,7 @@ GEMMI8_API gemmi8_status gemmi8_qu8s8_gemm_s32_ex(size_t m, size_t n, size_t k,
  *
  * qd8: int8 rows (XNNPACK's qd8, zero points -128..127); qdu8: uint8 rows (ONNX
  * Runtime's DynamicQuantizeMatMul, zero points 0..255). Weights packed for one are
- * accepted only by its GEMMs.
+ * accepted only by its GEMMs; 4-bit weights (below) by both.
  *
  * Packing: b, b_stride, flags as gemmi8_qs8_pack (N x K or K x N int8); scale: n
  * finite floats; bias: n finite floats or NULL (0). Statuses as gemmi8_qs8_pack, and
@@ -755,8 +755,12 @@ GEMMI8_API gemmi8_status gemmi8_qdu8_gemm_f32_ex(size_t m, size_t n, size_t k, c
                                                  const gemmi8_parallel* parallel);
 
 /*
- * 4-bit weights for int8 rows (the qd8 GEMMs and linear layer take them as packed
- * here): per output channel (qc4w, block 0) or per block of 32, 64, 128 or 256
+ * 4-bit weights for int8 and uint8 rows (the qd8 and qdu8 GEMMs and linear layers take
+ * them as packed here; uint8 rows go to the 4-bit kernels as int8, each byte and zero
+ * point less 128, which leaves every A - a_zp as it was: the qdu8 GEMMs first copy
+ * them, M x K bytes from the stack up to 4 KB, else allocated (out_of_memory then
+ * possible, nothing written), the linear layer in its workspace): per output channel
+ * (qc4w, block 0) or per block of 32, 64, 128 or 256
  * depths along K (qb4w), each with a float scale; signed nibbles (-8..7, two's
  * complement; zero_point NULL) or unsigned ones (0..15) with a zero point per block
  * (per channel for qc4w). Two nibbles a byte, low nibble first: element k of row n

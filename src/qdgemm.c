@@ -184,14 +184,14 @@ static int rows_valid(size_t m, const float* scale, const int32_t* zp, int32_t l
 }
 
 /* Pointers, extents and the packed weights of a GEMM call: the family's (qgemm) or 4-bit
- * weights (*q4: int8 rows only). */
+ * weights (*q4; never in a build without them, which then refuses them as foreign). */
 static gemmi8_status qd_check(uint32_t type, size_t m, size_t n, size_t k, const void* a,
                               size_t a_stride, const void* packed_b, const void* c,
                               size_t c_stride, int* q4)
 {
   const struct gemmi8_qgemm_config* cfg = qd_config(type);
   if (cfg == NULL) return gemmi8_status_unsupported_parameter;
-  *q4 = type == gemmi8_type_qd8 && packed_b != NULL &&
+  *q4 = GEMMI8_KERNELS_q4 && packed_b != NULL &&
         (uintptr_t) packed_b % GEMMI8_PACK_ALIGNMENT == 0 &&
         ((const struct gemmi8_packed_header*) packed_b)->type == gemmi8_type_qd8q4;
   if (!*q4) {
@@ -207,6 +207,55 @@ static gemmi8_status qd_check(uint32_t type, size_t m, size_t n, size_t k, const
   return gemmi8_q4gemm_check(n, k, packed_b);
 }
 
+/* uint8 rows for the 4-bit kernels, which take int8 ones: each byte and zero point less
+ * 128 (a ^ 0x80 read as int8), which leaves every a - zp as it was. rows (k bytes
+ * apart) may be a itself (a_stride k). */
+static void flip_rows(size_t m, size_t k, const uint8_t* a, size_t a_stride, const int32_t* zp,
+                      uint8_t* rows, int32_t* zp_out)
+{
+  const uint64_t flip = UINT64_C(0x8080808080808080);
+  for (size_t i = 0; i < m; i++) {
+    const uint8_t* src = a + i * a_stride;
+    uint8_t* dst = rows + i * k;
+    size_t d = 0;
+    for (; d + 8 <= k; d += 8) {
+      uint64_t v;
+      memcpy(&v, src + d, 8);
+      v ^= flip;
+      memcpy(dst + d, &v, 8);
+    }
+    for (; d < k; d++) dst[d] = (uint8_t) (src[d] ^ 0x80);
+    zp_out[i] = zp[i] - 128;
+  }
+}
+
+#define FLIPPED_ON_STACK 4096
+
+/* qdu8 rows x 4-bit weights: the rows flipped to int8 into a copy (the stack's, or
+ * allocated), then the 4-bit GEMM. */
+static gemmi8_status q4_uint8_rows(size_t m, size_t n, size_t k, const uint8_t* a,
+                                   size_t a_stride, const float* a_scale,
+                                   const int32_t* a_zero_point, const void* packed_b,
+                                   float out_min, float out_max, float* c, size_t c_stride,
+                                   const gemmi8_parallel* parallel)
+{
+  size_t rows_bytes, zp_bytes, total;
+  if (!gemmi8_mul(m, k, &rows_bytes) || !gemmi8_mul(m, 4, &zp_bytes) ||
+      !gemmi8_add(gemmi8_round_up(rows_bytes, 4), zp_bytes, &total) || rows_bytes > SIZE_MAX - 3) {
+    return gemmi8_status_out_of_memory;
+  }
+  _Alignas(64) uint8_t stack[FLIPPED_ON_STACK];
+  uint8_t* buffer = total <= sizeof(stack) ? stack : malloc(total);
+  if (buffer == NULL) return gemmi8_status_out_of_memory;
+  int32_t* zp = (int32_t*) (buffer + gemmi8_round_up(rows_bytes, 4));
+  flip_rows(m, k, a, a_stride, a_zero_point, buffer, zp);
+  const gemmi8_status status =
+      gemmi8_q4gemm_run(m, n, k, (const int8_t*) buffer, k, a_scale, zp, packed_b, out_min,
+                        out_max, c, c_stride, parallel);
+  if (buffer != stack) free(buffer);
+  return status;
+}
+
 static gemmi8_status qd_gemm(uint32_t type, size_t m, size_t n, size_t k, const void* a,
                              size_t a_stride, const float* a_scale, const int32_t* a_zero_point,
                              const void* packed_b, float out_min, float out_max, float* c,
@@ -220,6 +269,10 @@ static gemmi8_status qd_gemm(uint32_t type, size_t m, size_t n, size_t k, const 
   if (a_scale == NULL || a_zero_point == NULL || !rows_valid(m, a_scale, a_zero_point, lo, hi) ||
       !(out_min <= out_max)) {
     return gemmi8_status_invalid_parameter;
+  }
+  if (q4 && type == gemmi8_type_qdu8) {
+    return q4_uint8_rows(m, n, k, a, a_stride, a_scale, a_zero_point, packed_b, out_min,
+                         out_max, c, c_stride, parallel);
   }
   if (q4) {
     return gemmi8_q4gemm_run(m, n, k, a, a_stride, a_scale, a_zero_point, packed_b, out_min,
@@ -353,8 +406,15 @@ static gemmi8_status qd_linear(uint32_t type, size_t m, size_t n, size_t k, cons
                                  : (type == gemmi8_type_qd8 ? gemmi8_qs8_quantize_rows__generic
                                                             : gemmi8_qu8_quantize_rows__generic);
   quantize(m, k, x, x_stride * sizeof(float), ws, k, scale, zp);
-  status = qd_gemm(type, m, n, k, ws, k, scale, zp, packed_b, out_min, out_max, c, c_stride,
-                   parallel);
+  if (q4 && type == gemmi8_type_qdu8) {
+    /* 4-bit weights: the uint8 rows flipped to int8 in place */
+    flip_rows(m, k, ws, k, zp, ws, zp);
+    status = gemmi8_q4gemm_run(m, n, k, (const int8_t*) ws, k, scale, zp, packed_b, out_min,
+                               out_max, c, c_stride, parallel);
+  } else {
+    status = qd_gemm(type, m, n, k, ws, k, scale, zp, packed_b, out_min, out_max, c, c_stride,
+                     parallel);
+  }
   free(heap);
   return status;
 }

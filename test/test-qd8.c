@@ -150,7 +150,9 @@ static void reverse_for(void* context, gemmi8_task_fn task, void* task_context, 
 
 /* ---- the linear layer --------------------------------------------------------------- */
 
-static void check_linear(int u8, size_t m, size_t n, size_t k, const gemmi8_parallel* par)
+/* q4: 4-bit weights (block q4 - 1: 0 qc4w, or 32..256), else 8-bit ones. */
+static void check_linear(int u8, size_t m, size_t n, size_t k, const gemmi8_parallel* par,
+                         size_t q4)
 {
   float* x = t_alloc(m * k * sizeof(float));
   for (size_t i = 0; i < m * k; i++) x[i] = (float) ((t_unit() - 0.3) * 8.0);
@@ -164,9 +166,21 @@ static void check_linear(int u8, size_t m, size_t n, size_t k, const gemmi8_para
   }
   void* packed = NULL;
   const char* fn = u8 ? "gemmi8_qdu8_linear_f32" : "gemmi8_qd8_linear_f32";
-  gemmi8_status st = u8 ? gemmi8_qdu8_pack_alloc(n, k, b, k, 0, b_scale, bias, &packed)
-                        : gemmi8_qd8_pack_alloc(n, k, b, k, 0, b_scale, bias, &packed);
+  gemmi8_status st;
+  if (q4 != 0) {
+    /* the int8 weights' bytes as nibbles (n rows of (k + 1) / 2 of them), a scale a block */
+    const size_t block = q4 - 1, blocks = block ? (k + block - 1) / block : 1;
+    float* scales = t_alloc(n * blocks * sizeof(float));
+    for (size_t s = 0; s < n * blocks; s++) scales[s] = (float) (0.02 * t_unit());
+    const gemmi8_q4_weights w = {(const uint8_t*) b, (k + 1) / 2, block, scales, NULL, bias};
+    st = gemmi8_qd8_pack_q4_alloc(n, k, &w, &packed);
+    free(scales);
+  } else {
+    st = u8 ? gemmi8_qdu8_pack_alloc(n, k, b, k, 0, b_scale, bias, &packed)
+            : gemmi8_qd8_pack_alloc(n, k, b, k, 0, b_scale, bias, &packed);
+  }
   if (!t_expect(st == gemmi8_status_success, fn, "pack: %s", gemmi8_status_string(st))) goto done;
+  if (q4 != 0) fn = u8 ? "gemmi8_qdu8_linear_f32 (4-bit)" : "gemmi8_qd8_linear_f32 (4-bit)";
   uint8_t* q = t_alloc(m * k);
   float* qs = t_alloc(m * sizeof(float));
   int32_t* qz = t_alloc(m * sizeof(int32_t));
@@ -328,6 +342,7 @@ typedef struct q4_case {
   size_t m, n, k, block; /* block 0: qc4w */
   int zp;                /* 0: signed nibbles; 1: zero points; 2: zero point 8 everywhere */
   int extremes;
+  int u8;                /* uint8 rows (the qdu8 GEMM) */
   size_t a_stride, c_stride, b_stride;
   float out_min, out_max;
 } q4_case;
@@ -344,12 +359,13 @@ static void run_q4(const q4_case* tc, const gemmi8_parallel* par, const char* wh
   float* scale = t_alloc(n * blocks * sizeof(float));
   uint8_t* zp = tc->zp ? t_alloc(n * blocks) : NULL;
   float* bias = t_below(4) == 0 ? NULL : t_alloc(n * sizeof(float));
+  const int32_t lo = tc->u8 ? 0 : -128, hi = tc->u8 ? 255 : 127;
   for (size_t i = 0; i < m; i++) {
     a_scale[i] = (float) (0.01 + 0.1 * t_unit());
-    a_zp[i] = (int32_t) t_range(-128, 127);
+    a_zp[i] = (int32_t) t_range(lo, hi);
     if (tc->extremes) {
-      a_zp[i] = t_below(2) ? -128 : 127;
-      for (size_t kk = 0; kk < k; kk++) a[i * tc->a_stride + kk] = (int8_t) (a_zp[i] == -128 ? 127 : -128);
+      a_zp[i] = t_below(2) ? lo : hi;
+      for (size_t kk = 0; kk < k; kk++) a[i * tc->a_stride + kk] = (int8_t) (a_zp[i] == lo ? hi : lo);
     }
   }
   for (size_t x = 0; x < n * blocks; x++) {
@@ -381,7 +397,9 @@ static void run_q4(const q4_case* tc, const gemmi8_parallel* par, const char* wh
           const uint8_t byte = b[j * tc->b_stride + kk / 2];
           const int nib = kk % 2 ? byte >> 4 : byte & 15;
           const int64_t wv = zp != NULL ? nib - zp[j * blocks + bl] : (nib >= 8 ? nib - 16 : nib);
-          acc += ((int64_t) a[i * tc->a_stride + kk] - a_zp[i]) * wv;
+          const int64_t av = tc->u8 ? (int64_t) (uint8_t) a[i * tc->a_stride + kk]
+                                    : (int64_t) a[i * tc->a_stride + kk];
+          acc += (av - a_zp[i]) * wv;
         }
         if (tc->block) {
           volatile float product = (float) (int32_t) acc * scale[j * blocks + bl];
@@ -402,8 +420,14 @@ static void run_q4(const q4_case* tc, const gemmi8_parallel* par, const char* wh
       memcpy(t_out_want(&out, i, j), &r, sizeof(r));
     }
   }
-  st = gemmi8_qd8_gemm_f32_ex(m, n, k, a, tc->a_stride, a_scale, a_zp, packed, tc->out_min,
-                              tc->out_max, out.body, tc->c_stride, par);
+  if (tc->u8) {
+    fn = "gemmi8_qdu8_gemm_f32 (4-bit)";
+    st = gemmi8_qdu8_gemm_f32_ex(m, n, k, (const uint8_t*) a, tc->a_stride, a_scale, a_zp,
+                                 packed, tc->out_min, tc->out_max, out.body, tc->c_stride, par);
+  } else {
+    st = gemmi8_qd8_gemm_f32_ex(m, n, k, a, tc->a_stride, a_scale, a_zp, packed, tc->out_min,
+                                tc->out_max, out.body, tc->c_stride, par);
+  }
   char msg[256];
   size_t row, col;
   if (t_expect(st == gemmi8_status_success, fn, "%s: %s", what, gemmi8_status_string(st))) {
@@ -422,6 +446,7 @@ static q4_case random_q4(size_t m, size_t n, size_t k, size_t block)
 {
   q4_case tc = {.m = m, .n = n, .k = k, .block = block, .out_min = -INFINITY, .out_max = INFINITY};
   tc.zp = (int) t_below(3);
+  tc.u8 = (int) t_below(2);
   tc.a_stride = k + (t_below(2) ? 0 : t_below(9));
   tc.c_stride = n + (t_below(2) ? 0 : t_below(5));
   tc.b_stride = (k + 1) / 2 + t_below(3);
@@ -472,7 +497,7 @@ static void check_q4_bad(void)
   t_expect(!bad && untouched, fn, "bad arguments: a status was wrong (%d) or a write (%d)", bad,
            !untouched);
   t_expect(gemmi8_qd8_pack_q4(n, k, &w, packed, size) == gemmi8_status_success, fn, "pack");
-  /* the GEMM: a damaged header, the wrong shape, weights for the uint8 rows' GEMM */
+  /* the GEMMs of both row types: a damaged header, the wrong shape */
   int8_t a[2 * 70];
   memset(a, 3, sizeof(a));
   float a_scale[2] = {1, 1}, c[2 * 5];
@@ -483,12 +508,18 @@ static void check_q4_bad(void)
          gemmi8_status_invalid_parameter;
   bad |= gemmi8_qd8_gemm_f32(2, n + 1, k, a, k, a_scale, a_zp, packed, -1, 1, c, n + 1) !=
          gemmi8_status_invalid_parameter;
+  bad |= gemmi8_qdu8_gemm_f32(2, n + 1, k, (const uint8_t*) a, k, a_scale, a_zp, packed, -1, 1,
+                              c, n + 1) != gemmi8_status_invalid_parameter;
+  a_zp[1] = 256; /* out of the uint8 rows' range */
   bad |= gemmi8_qdu8_gemm_f32(2, n, k, (const uint8_t*) a, k, a_scale, a_zp, packed, -1, 1, c, n) !=
          gemmi8_status_invalid_parameter;
+  a_zp[1] = 0;
   for (size_t byte = 0; byte < 64; byte += 7) {
     packed[byte] ^= 0x10;
     bad |= gemmi8_qd8_gemm_f32(2, n, k, a, k, a_scale, a_zp, packed, -1, 1, c, n) !=
            gemmi8_status_invalid_parameter;
+    bad |= gemmi8_qdu8_gemm_f32(2, n, k, (const uint8_t*) a, k, a_scale, a_zp, packed, -1, 1, c,
+                                n) != gemmi8_status_invalid_parameter;
     packed[byte] ^= 0x10;
   }
   untouched = 1;
@@ -514,10 +545,23 @@ static void test_q4(void)
         run_q4(&tc, NULL, "shape");
       }
     }
-    q4_case big = random_q4(2, 3, bi == 0 ? GEMMI8_QD8_MAX_K : 4096 + 13, blocks[bi]);
-    big.extremes = 1;
-    run_q4(&big, NULL, "extremes");
+    for (int u8 = 0; u8 < 2; u8++) {
+      q4_case big = random_q4(2, 3, bi == 0 ? GEMMI8_QD8_MAX_K : 4096 + 13, blocks[bi]);
+      big.extremes = 1;
+      big.u8 = u8;
+      run_q4(&big, NULL, "extremes");
+    }
   }
+  /* the linear layers over 4-bit weights, both row types (qc4w, blocks of 32) */
+  const gemmi8_parallel rev = {reverse_for, NULL, 3};
+  for (int u8 = 0; u8 < 2; u8++) {
+    check_linear(u8, 3, 37, 70, NULL, 1);
+    check_linear(u8, 8, 50, 300, &rev, 33);
+  }
+  /* uint8 rows copied past the stack's 4 KB: M x K over it */
+  q4_case wide = random_q4(9, 20, 700, 64);
+  wide.u8 = 1;
+  run_q4(&wide, NULL, "uint8 rows, allocated copy");
   const gemmi8_parallel reverse = {reverse_for, NULL, 3};
   for (int r = 0; r < (t_quick ? 6 : 20); r++) {
     q4_case tc = random_q4(1 + t_below(40), 1 + t_below(200), 1 + t_below(900), T_PICK(blocks));
@@ -563,11 +607,11 @@ void test_qd8(void)
         run_case(&tc, &reverse, "reverse parallel-for");
         run_case(&tc, &on_pool, "gemmi8's pool");
       }
-      check_linear(u8, 5, 70, 130, &on_pool);
+      check_linear(u8, 5, 70, 130, &on_pool, 0);
       gemmi8_threadpool_destroy(pool);
     }
-    check_linear(u8, 1, 33, 64, NULL);
-    check_linear(u8, 9, 100, 257, &reverse);
+    check_linear(u8, 1, 33, 64, NULL, 0);
+    check_linear(u8, 9, 100, 257, &reverse, 0);
     check_bad_inputs(u8);
   }
   test_q4();

@@ -1,17 +1,20 @@
 /*
  * 4-bit weights for rows quantized at run time: gemmi8_qd8_pack_q4_size, _pack_q4,
- * _pack_q4_alloc, and gemmi8_qd8_gemm_f32 (plain and _ex) and gemmi8_qd8_linear_f32
- * over such weights, against a reference written from include/gemmi8.h:
+ * _pack_q4_alloc, and gemmi8_qd8_gemm_f32 / gemmi8_qdu8_gemm_f32 (plain and _ex) and
+ * the two linear layers over such weights, against a reference written from
+ * include/gemmi8.h (int8 or uint8 rows):
  *   acc_b = sum over the depths of block b of (A[m][k] - a_zp[m]) * (q - zp)
  *           (int64, must fit int32; qc4w, block 0: one block of all K)
  *   f = +0.0f; for each block in order: f = f + (float) acc_b * scale[n][b]
  *           (the product rounded, then the sum)
  *   v = f * a_scale[m];  v = v + bias[n];  the clamp as the header writes it
- * compared bit for bit; the linear layer through ref_quantize_row_s8 first.
+ * compared bit for bit; the linear layers through ref_quantize_row_s8 / _u8 first.
  *
  * One input is one call, of:
  *   gemm    pack (exact size, larger, allocated, a copy; block 0, 32, 64, 128 or 256;
- *           signed nibbles or zero points), then gemmi8_qd8_gemm_f32 or its _ex variant
+ *           signed nibbles or zero points), then gemmi8_qd8_gemm_f32 or, the same rows
+ *           as uint8 (each byte and zero point plus 128), gemmi8_qdu8_gemm_f32, or their
+ *           _ex variants
  *           (NULL, a shuffled parallel-for, gemmi8's pool): shapes small, medium (several
  *           blocks), deep (K at and below GEMMI8_QD8_MAX_K, values at their extremes),
  *           tall (M past 1024, row sums past the stack) or big enough to split; K any,
@@ -19,7 +22,8 @@
  *           strides and offsets; scales and biases ordinary, +-0, negative, denormal,
  *           huge (products overflow, NaN where infinities meet); row zero points over
  *           their range; clamps none, one-sided, a window, a point, +-0;
- *   linear  gemmi8_qd8_linear_f32 with the workspace given (exact, larger) or NULL;
+ *   linear  gemmi8_qd8_linear_f32 or gemmi8_qdu8_linear_f32 with the workspace given
+ *           (exact, larger) or NULL;
  *   pack    gemmi8_qd8_pack_q4 / _pack_q4_alloc, every valid result then run through
  *           a small GEMM against the reference of the arguments it was given;
  *   sizes   gemmi8_qd8_pack_q4_size, sizes and blocks small, edgy or near SIZE_MAX;
@@ -35,8 +39,7 @@
  * accepts) or of another 4-bit shape, or damaged (header bytes flipped, in place or
  * in a copy; N or K flipped with a call that agrees); weights or the bias tail
  * flipped (not checksummed: the call must run and stay in its buffers); the weights
- * passed to gemmi8_qdu8_gemm_f32, gemmi8_qdu8_linear_f32 or gemmi8_qs8_gemm_s32 (all
- * must refuse them); a parallel-for that is NULL or claims too many threads; NaN or
+ * passed to gemmi8_qs8_gemm_s32 (which must refuse them); a parallel-for that is NULL or claims too many threads; NaN or
  * infinity in a row of the linear layer (invalid), in a gap (valid), a row whose range
  * overflows float (invalid).
  *
@@ -238,22 +241,26 @@ static void weights_free(struct weights* w)
 
 /* ---- the reference ---------------------------------------------------------------- */
 
-/* C[i][j] for the int8 row (k bytes), its zero point and scale: block sums in int64
+/* C[i][j] for the row (k bytes: int8, or uint8 with u8), its zero point and scale: block sums in int64
  * (each must fit int32), then the header's float steps, each rounded, in its order.
  * Kept out of the coverage feedback (as test/ref.c is): it says nothing about the
  * library. */
-__attribute__((no_sanitize("coverage"))) static float ref_q4(const struct weights* w,
-                                                             const int8_t* row, int32_t a_zp,
+__attribute__((no_sanitize("coverage"))) static float ref_q4(const struct weights* w, int u8,
+                                                             const void* row_bytes, int32_t a_zp,
                                                              float a_scale, size_t j, float lo,
                                                              float hi)
 {
+  const int8_t* row = row_bytes;
+  const uint8_t* urow = row_bytes;
   const int8_t* v = w->value + j * w->k;
   const size_t step = w->block != 0 ? w->block : w->k;
   float f = +0.0f;
   for (size_t k0 = 0, b = 0; k0 < w->k; k0 += step, b++) {
     const size_t k1 = k0 + step < w->k ? k0 + step : w->k;
     int64_t acc = 0;
-    for (size_t kk = k0; kk < k1; kk++) acc += ((int64_t) row[kk] - a_zp) * v[kk];
+    for (size_t kk = k0; kk < k1; kk++) {
+      acc += ((u8 ? (int64_t) urow[kk] : (int64_t) row[kk]) - a_zp) * v[kk];
+    }
     if (acc < INT32_MIN || acc > INT32_MAX) fuzz_fail("acc %lld leaves int32", (long long) acc);
     const float product = (float) (int32_t) acc * w->scale[j * w->blocks + b];
     f = f + product;
@@ -265,15 +272,15 @@ __attribute__((no_sanitize("coverage"))) static float ref_q4(const struct weight
   return out;
 }
 
-/* m x n reference outputs for rows a (a_stride apart). */
-static float* ref_gemm(const struct weights* w, size_t m, const int8_t* a, size_t a_stride,
+/* m x n reference outputs for rows a (a_stride apart; uint8 with u8). */
+static float* ref_gemm(const struct weights* w, int u8, size_t m, const int8_t* a, size_t a_stride,
                        const float* a_scale, const int32_t* a_zp, float lo, float hi)
 {
   float* ref = malloc(m * w->n * sizeof(float));
   if (ref == NULL) fuzz_fail("out of memory");
   for (size_t i = 0; i < m; i++) {
     for (size_t j = 0; j < w->n; j++) {
-      ref[i * w->n + j] = ref_q4(w, a + i * a_stride, a_zp[i], a_scale[i], j, lo, hi);
+      ref[i * w->n + j] = ref_q4(w, u8, a + i * a_stride, a_zp[i], a_scale[i], j, lo, hi);
     }
   }
   return ref;
@@ -335,14 +342,16 @@ struct packed_arg {
   int matches;     /* the contract accepts it for the call's n0 and k0 */
   int unchecked;   /* accepted, results not checked (damaged weights, int8 weights) */
   int foreign;     /* packed by another family's packer */
+  int rows_type;   /* foreign 8-bit weights the rows' GEMMs accept: 1 qd8's, 2 qdu8's */
   int agree_field; /* 1: n, 2: k damaged in the header, the call saying `agree` */
   size_t agree;
   char text[200];
 };
 
 /* Weights of another type packed for the same shape from random int8 values: qs8,
- * qu8s8, qu8, bin (random bits), qdu8, or qd8 (int8 weights: gemmi8_qd8_gemm_f32
- * accepts them, *valid = 1). NULL when K is past that type's limit. */
+ * qu8s8, qu8, bin (random bits), qdu8 (int8 weights the uint8 rows' calls accept,
+ * *valid = 2), or qd8 (those of the int8 rows' calls, *valid = 1). NULL when K is past
+ * that type's limit. */
 static void* pack_foreign(struct fuzz_reader* r, size_t n, size_t k, unsigned kind,
                           const char** name, size_t* size, int* valid)
 {
@@ -387,6 +396,7 @@ static void* pack_foreign(struct fuzz_reader* r, size_t n, size_t k, unsigned ki
       *name = "qdu8";
       s = gemmi8_qdu8_pack_alloc(n, k, b, k, GEMMI8_B_NK, scale, NULL, &p);
       gemmi8_qdu8_pack_size(n, k, size);
+      *valid = 2;
       break;
     default:
       *name = "qd8 (int8 weights)";
@@ -484,8 +494,9 @@ static void spoil_packed(struct fuzz_reader* r, const struct weights* w, void* v
       p->ptr = q;
       p->size = foreign_size;
       p->foreign = 1;
-      p->matches = accepted;
-      p->unchecked = accepted;
+      p->rows_type = accepted;
+      p->matches = accepted != 0; /* by the calls of its rows' type only */
+      p->unchecked = accepted != 0;
       snprintf(p->text, sizeof(p->text), "packed for %s", name);
       break;
     }
@@ -554,8 +565,8 @@ static void fill_rows(struct fuzz_reader* r, int8_t* a, size_t m, size_t k, size
 
 /* ---- calls ---------------------------------------------------------------------------- */
 
-/* Which entry point a GEMM call goes to: the qd8 GEMM, or one that must refuse 4-bit
- * weights (the uint8 rows' GEMM, the qs8 int32 GEMM). */
+/* Which entry point a GEMM call goes to: the qd8 or the qdu8 GEMM (int8 or uint8 rows),
+ * or one that must refuse 4-bit weights (the qs8 int32 GEMM). */
 enum entry { entry_qd8, entry_qdu8, entry_qs8_s32 };
 
 static gemmi8_status gemm_call(enum entry entry, const struct fuzz_ex* e, size_t m, size_t n,
@@ -645,6 +656,8 @@ static void run_gemm(struct fuzz_reader* r)
   void* valid = pack_valid(r, &w, how, &size0);
 
   struct gemm_call c = { .m = m0, .n = n0, .k = k0, .entry = entry_qd8 };
+  const int u8 = (fuzz_u8(r) & 1) != 0; /* uint8 rows: the qdu8 GEMM */
+  if (u8) c.entry = entry_qdu8;
   c.a_stride = k0 + fuzz_extra(r, 300);
   c.c_stride = n0 + fuzz_extra(r, 300);
   const uint8_t offsets = fuzz_u8(r);
@@ -660,6 +673,13 @@ static void run_gemm(struct fuzz_reader* r)
   fill_zero_points(r, a_zp, m0);
   const uint8_t a_fill = fuzz_u8(r), a_const = fuzz_u8(r);
   fill_rows(r, a, m0, k0, c.a_stride, a_zp, extremes ? 5 : a_fill % 8, a_const);
+  if (u8) {
+    /* the same values as uint8 rows: each byte and zero point plus 128 */
+    for (size_t i = 0; i < m0; i++) {
+      for (size_t kk = 0; kk < k0; kk++) a[i * c.a_stride + kk] ^= (int8_t) 0x80;
+      a_zp[i] += 128;
+    }
+  }
   fuzz_decode_clamp(r, &c.lo, &c.hi);
   c.a = a;
   c.a_scale = a_scale;
@@ -703,6 +723,7 @@ static void run_gemm(struct fuzz_reader* r)
         const int32_t d = fuzz_u8(r);
         const int32_t bad[] = { -129, 128, INT32_MIN, INT32_MAX, -129 - d, 128 + d };
         a_zp[row] = bad[fuzz_u8(r) % 6];
+        if (u8 && a_zp[row] > INT32_MIN + 128 && a_zp[row] < INT32_MAX - 128) a_zp[row] += 128;
         break;
       }
       case 13: fuzz_spoil_clamp(r, &c.lo, &c.hi); break;
@@ -710,7 +731,7 @@ static void run_gemm(struct fuzz_reader* r)
       case 15:
       case 16:
         /* (not with another entry point: weights of its type would fit it) */
-        if (p.ptr == valid && p.matches && c.entry == entry_qd8) {
+        if (p.ptr == valid && p.matches && c.entry != entry_qs8_s32) {
           const unsigned spoil = mu == 14 ? fuzz_u8(r) % 2 : (unsigned) mu - 13;
           packed_arg_free(&p);
           spoil_packed(r, &w, valid, size0, spoil, &p);
@@ -722,7 +743,7 @@ static void run_gemm(struct fuzz_reader* r)
         break;
       case 17: fuzz_ex_spoil(r, &e); break;
       case 18: /* 4-bit weights where they are not accepted (not foreign ones) */
-        if (!p.foreign) c.entry = (fuzz_u8(r) & 1) ? entry_qs8_s32 : entry_qdu8;
+        if (!p.foreign) c.entry = entry_qs8_s32;
         break;
       default: /* one row at strides near SIZE_MAX: valid */
         c.m = 1;
@@ -733,7 +754,8 @@ static void run_gemm(struct fuzz_reader* r)
   }
   if (p.agree_field == 1) c.n = p.agree;
   if (p.agree_field == 2) c.k = p.agree;
-  const int matches = p.matches && c.n == n0 && c.k == k0 && c.entry == entry_qd8;
+  const int rows_ok = p.rows_type == 0 || p.rows_type == (c.entry == entry_qdu8 ? 2 : 1);
+  const int matches = p.matches && rows_ok && c.n == n0 && c.k == k0 && c.entry != entry_qs8_s32;
 
   /* the model */
   unsigned want = 0;
@@ -752,7 +774,8 @@ static void run_gemm(struct fuzz_reader* r)
     if (!fuzz_clamp_ok(c.lo, c.hi)) want |= INV;
     if (rows_backed && c.a_scale != NULL && c.a_zp != NULL) {
       for (size_t i = 0; i < c.m; i++) {
-        if (!fuzz_is_finite(c.a_scale[i]) || c.a_zp[i] < -128 || c.a_zp[i] > 127) want |= INV;
+        const int32_t lo = c.entry == entry_qdu8 ? 0 : -128;
+        if (!fuzz_is_finite(c.a_scale[i]) || c.a_zp[i] < lo || c.a_zp[i] > lo + 255) want |= INV;
       }
     }
   }
@@ -783,7 +806,8 @@ static void run_gemm(struct fuzz_reader* r)
   }
   float* ref = NULL;
   if (want == OK && !p.unchecked) {
-    ref = ref_gemm(&w, c.m, a_arg, c.a_stride, scale_arg, zp_arg, c.lo, c.hi);
+    ref = ref_gemm(&w, c.entry == entry_qdu8, c.m, a_arg, c.a_stride, scale_arg, zp_arg, c.lo,
+                   c.hi);
   }
   struct fuzz_out out;
   fuzz_out_init(&out, r, c_extent && c_bytes <= CAP ? c_bytes : c_have, c_offset);
@@ -934,7 +958,7 @@ static void run_linear(struct fuzz_reader* r)
       case 13:
       case 14:
       case 15:
-        if (p.ptr == valid && p.matches && !c.qdu8) {
+        if (p.ptr == valid && p.matches) {
           const unsigned spoil = mu == 13 ? fuzz_u8(r) % 2 : (unsigned) mu - 12;
           packed_arg_free(&p);
           spoil_packed(r, &w, valid, size0, spoil, &p);
@@ -945,8 +969,8 @@ static void run_linear(struct fuzz_reader* r)
         }
         break;
       case 16: fuzz_ex_spoil(r, &e); break;
-      case 17: /* the uint8 rows' linear layer: refuses 4-bit weights */
-        if (!p.foreign) c.qdu8 = 1;
+      case 17: /* the uint8 rows' linear layer */
+        c.qdu8 = !c.qdu8;
         break;
       default: /* the workspace: misaligned, too small, NULL, a claim */
         switch (fuzz_u8(r) % 4) {
@@ -960,7 +984,8 @@ static void run_linear(struct fuzz_reader* r)
   }
   if (p.agree_field == 1) c.n = p.agree;
   if (p.agree_field == 2) c.k = p.agree;
-  const int matches = p.matches && c.n == n0 && c.k == k0 && !c.qdu8;
+  const int rows_ok = p.rows_type == 0 || p.rows_type == (c.qdu8 ? 2 : 1);
+  const int matches = p.matches && rows_ok && c.n == n0 && c.k == k0;
 
   /* the model */
   unsigned want = 0;
@@ -1019,8 +1044,14 @@ static void run_linear(struct fuzz_reader* r)
     for (size_t i = 0; i < c.m; i++) {
       float scale;
       int32_t zp;
-      ref_quantize_row_s8(c.k, x_arg + i * c.x_stride, q, &scale, &zp);
-      for (size_t j = 0; j < c.n; j++) ref[i * c.n + j] = ref_q4(&w, q, zp, scale, j, c.lo, c.hi);
+      if (c.qdu8) {
+        ref_quantize_row_u8(c.k, x_arg + i * c.x_stride, (uint8_t*) q, &scale, &zp);
+      } else {
+        ref_quantize_row_s8(c.k, x_arg + i * c.x_stride, q, &scale, &zp);
+      }
+      for (size_t j = 0; j < c.n; j++) {
+        ref[i * c.n + j] = ref_q4(&w, c.qdu8, q, zp, scale, j, c.lo, c.hi);
+      }
     }
     free(q);
   }
@@ -1081,7 +1112,7 @@ static void check_packed(struct fuzz_reader* r, struct weights* w, const void* p
     a_zp[i] = -128 + (int32_t) (fuzz_random(r) % 256);
   }
   weights_values(w);
-  float* ref = ref_gemm(w, m, a, w->k, a_scale, a_zp, -INFINITY, INFINITY);
+  float* ref = ref_gemm(w, 0, m, a, w->k, a_scale, a_zp, -INFINITY, INFINITY);
   const gemmi8_status s = gemmi8_qd8_gemm_f32(m, w->n, w->k, a, w->k, a_scale, a_zp, packed,
                                               -INFINITY, INFINITY, c, w->n);
   fuzz_expect_status(s, OK, "qd8_gemm_f32 on the packing");

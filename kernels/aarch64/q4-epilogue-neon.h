@@ -34,6 +34,21 @@ static inline int32x4_t cross4(const int32_t* pairs, int32_t row_pair)
   return vpaddq_s32(vmull_s16(vget_low_s16(vp), vget_low_s16(vr)), vmull_high_s16(vp, vr));
 }
 
+/* The tile's rows and their row pairs, MR of them (a constant of the caller): rows past
+ * mr alias row mr - 1. */
+static inline __attribute__((always_inline)) void q4_rows(const size_t MR, size_t mr,
+                                                          const int8_t* a, size_t a_stride,
+                                                          const struct gemmi8_q4params* p,
+                                                          const int8_t** ap, const int32_t** rp)
+{
+  #pragma GCC unroll 8
+  for (size_t i = 0; i < MR; i++) {
+    const size_t r = i < mr ? i : mr - 1;
+    ap[i] = a + r * a_stride;
+    rp[i] = p->row_pairs + r * p->pairs_stride;
+  }
+}
+
 /* The last 1..7 bytes of a row's chunk, zero-extended: no read past k. */
 static inline uint64_t tail_bytes(const int8_t* p, size_t n)
 {

@@ -79,12 +79,7 @@ static inline __attribute__((always_inline)) void q4gemm(
 {
   const int8_t* ap[MAX_MR];
   const int32_t* rp[MAX_MR];
-  #pragma GCC unroll 8
-  for (size_t i = 0; i < MR; i++) {
-    const size_t r = i < mr ? i : mr - 1;
-    ap[i] = a + r * a_stride;
-    rp[i] = p->row_pairs + r * p->pairs_stride;
-  }
+  q4_rows(MR, mr, a, a_stride, p, ap, rp);
   const uint8x16_t vnib = vdupq_n_u8(0x0F);
   /* the float sums (per_chunk) or the int32 sums of every chunk */
   float fsum[MAX_MR][NR];

@@ -55,12 +55,7 @@ static inline __attribute__((always_inline)) void q4gemm(
 {
   const int8_t* ap[2];
   const int32_t* rp[2];
-  #pragma GCC unroll 2
-  for (size_t i = 0; i < MR; i++) {
-    const size_t r = i < mr ? i : mr - 1;
-    ap[i] = a + r * a_stride;
-    rp[i] = p->row_pairs + r * p->pairs_stride;
-  }
+  q4_rows(MR, mr, a, a_stride, p, ap, rp);
   const uint8x16_t vnib = vdupq_n_u8(0x0F);
   float fsum[2][NR];
   int32_t isum[2][NR];

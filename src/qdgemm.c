@@ -240,8 +240,9 @@ static gemmi8_status q4_uint8_rows(size_t m, size_t n, size_t k, const uint8_t* 
                                    const gemmi8_parallel* parallel)
 {
   size_t rows_bytes, zp_bytes, total;
-  if (!gemmi8_mul(m, k, &rows_bytes) || !gemmi8_mul(m, 4, &zp_bytes) ||
-      !gemmi8_add(gemmi8_round_up(rows_bytes, 4), zp_bytes, &total) || rows_bytes > SIZE_MAX - 3) {
+  if (!gemmi8_mul(m, k, &rows_bytes) || rows_bytes > SIZE_MAX - 3 ||
+      !gemmi8_mul(m, 4, &zp_bytes) ||
+      !gemmi8_add(gemmi8_round_up(rows_bytes, 4), zp_bytes, &total)) {
     return gemmi8_status_out_of_memory;
   }
   _Alignas(64) uint8_t stack[FLIPPED_ON_STACK];

@@ -426,10 +426,11 @@ static __attribute__((noinline)) void dw16_3x3(
     if (n == 4 && output_stride == 16) {
       _mm512_storeu_si512(output, b);
     } else {
-      _mm_storeu_si128((__m128i*) output, _mm512_castsi512_si128(b));
-      if (n > 1) _mm_storeu_si128((__m128i*) (output + output_stride), _mm512_extracti32x4_epi32(b, 1));
-      if (n > 2) _mm_storeu_si128((__m128i*) (output + 2 * output_stride), _mm512_extracti32x4_epi32(b, 2));
-      if (n > 3) _mm_storeu_si128((__m128i*) (output + 3 * output_stride), _mm512_extracti32x4_epi32(b, 3));
+      uint8_t* o = output;
+      _mm_storeu_si128((__m128i*) o, _mm512_castsi512_si128(b));
+      if (n > 1) _mm_storeu_si128((__m128i*) (o += output_stride), _mm512_extracti32x4_epi32(b, 1));
+      if (n > 2) _mm_storeu_si128((__m128i*) (o += output_stride), _mm512_extracti32x4_epi32(b, 2));
+      if (n > 3) _mm_storeu_si128((__m128i*) (o += output_stride), _mm512_extracti32x4_epi32(b, 3));
     }
   }
 #undef RUN_W

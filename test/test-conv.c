@@ -359,6 +359,8 @@ static const ccase fixed_cases[] = {
     {1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 70, 1, 1, 1, 5, 5, 0, 0},      /* 1x1 stride 2 */
     {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, 1, 1, 2, 11, 13, 0, 0},    /* 16: runs of pixels */
     {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, 1, 1, 1, 9, 10, 0, 5},     /* 16, output slices */
+    {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32, 1, 1, 2, 7, 11, 0, 0},     /* 32: runs of pixels */
+    {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32, 1, 1, 1, 6, 9, 0, 3},      /* 32, output slices */
 };
 
 static void sweep(gemmi8_threadpool* pool)

@@ -127,4 +127,7 @@ static inline __attribute__((always_inline)) void q4gemm(
   }
 Q4GEMM_KERNEL(1)
 Q4GEMM_KERNEL(2)
+/* (the i8mm set takes the 1- and 2-row tiles from here, its own 4 rows) */
+#if GEMMI8_SET_neondot
 Q4GEMM_KERNEL(4)
+#endif

@@ -161,9 +161,11 @@ ISAFLAGS_i8mm          := -march=armv8.2-a+dotprod+i8mm
 ISAS := avx2 avx512bw avx512vnni avx512vpopcnt armv7neon neon neondot i8mm
 isaflags = $(foreach i,$(ISAS),$(if $(filter %-$(i).c,$(1)),$(ISAFLAGS_$(i))))
 # Microkernels are leaf functions that call nothing back: no unwind tables. Drivers
-# and packing run once per call or per tile: compiled for size.
+# and packing run once per call or per tile, and the portable kernels only where a CPU
+# has none of the vector sets (they are the tests' reference otherwise): compiled for
+# size.
 kernelflags = $(if $(filter kernels/%,$(1)),-fno-asynchronous-unwind-tables)$(if \
-                $(filter src/% pack/%,$(1)), -Os)
+                $(filter src/% pack/% kernels/generic/%,$(1)), -Os)
 
 # Header dependencies come from the compiler (-MMD -MP: one .d file per object,
 # included at the end). Flags live in this Makefile: objects depend on it too.

@@ -7,8 +7,13 @@
  * and only the workers that joined before the close are waited for. A worker that was
  * descheduled when the run began (a core busy with another process, more threads than
  * cores) and comes back late finds the run closed and does not hold up the caller.
- * Tasks are claimed one index at a time from one atomic counter, so a thread that runs
- * slowly simply takes fewer.
+ * The tasks are cut into one contiguous range per thread (the caller's first, then one
+ * per worker in the order they join). A thread claims the tasks of its own range one
+ * index at a time, then those left in the others' ranges, so a thread that runs slowly
+ * or not at all simply takes fewer. Contiguous ranges keep neighbouring tasks, which
+ * share input rows and the cache lines at the edges of their outputs, on one core:
+ * tasks handed out alternately from one counter made MobileNetV2's convolutions 15%
+ * slower on two threads than pthreadpool's ranges did (bench/threads/paired-load.c).
  *
  * One 64-bit word holds the run's state: its generation (high 32 bits), a closed bit
  * and the number of workers that joined (low 16 bits). A worker joins by a
@@ -41,6 +46,9 @@
  * it does not, the caller keeps its own core instead of letting the kernel hand it to
  * a worker and then waking the caller on the busy one. */
 #define CALLER_SPIN_US 1000
+
+/* Tasks a thread below which a run's tasks are not cut into ranges. */
+#define RANGES_MIN_TASKS 4
 
 #define STATE_JOINED_MASK UINT64_C(0xffff)
 #define STATE_CLOSED (UINT64_C(1) << 16)
@@ -99,6 +107,14 @@ static int spin_on(struct spin* s)
   return 1;
 }
 
+/* One thread's range of a run's tasks: [next, end), next advanced by every claim (it
+ * may pass end, by at most one claim a thread). A cache line each. */
+struct range {
+  atomic_size_t next;
+  size_t end;
+  char pad[64 - sizeof(atomic_size_t) - sizeof(size_t)];
+};
+
 struct gemmi8_threadpool {
   pthread_mutex_t mutex;
   pthread_cond_t wake; /* workers: a new generation, or stop */
@@ -111,7 +127,7 @@ struct gemmi8_threadpool {
   gemmi8_task_fn task;
   void* task_context;
   size_t count;
-  atomic_size_t next;        /* next index to claim */
+  struct range* ranges;      /* one a thread: the caller's, then the workers' */
   atomic_uint_least64_t state;  /* generation | closed | joined */
   atomic_size_t left;        /* workers that joined the run and have left it */
   atomic_int sleepers;       /* workers asleep (or about to be) on wake */
@@ -119,28 +135,33 @@ struct gemmi8_threadpool {
   atomic_int stop;
 };
 
-static void claim_all(struct gemmi8_threadpool* pool)
+/* Runs the tasks left in range `self`, then those left in the others'. */
+static void claim_all(struct gemmi8_threadpool* pool, size_t self)
 {
   const gemmi8_task_fn task = pool->task;
   void* const context = pool->task_context;
-  const size_t count = pool->count;
-  for (;;) {
-    const size_t i = atomic_fetch_add_explicit(&pool->next, 1, memory_order_relaxed);
-    if (i >= count) break;
-    task(context, i);
+  const size_t threads = pool->threads;
+  for (size_t r = self, left = threads; left != 0; left--, r = r + 1 == threads ? 0 : r + 1) {
+    struct range* range = &pool->ranges[r];
+    const size_t end = range->end;
+    for (;;) {
+      const size_t i = atomic_fetch_add_explicit(&range->next, 1, memory_order_relaxed);
+      if (i >= end) break;
+      task(context, i);
+    }
   }
 }
 
-/* Joins the open run of generation `generation`: 1 if joined, 0 if the run is closed
- * or gone. */
-static int join(struct gemmi8_threadpool* pool, uint64_t generation)
+/* Joins the open run of generation `generation`: its range (1 for the first worker to
+ * join) if joined, 0 if the run is closed or gone. */
+static size_t join(struct gemmi8_threadpool* pool, uint64_t generation)
 {
   uint64_t s = atomic_load_explicit(&pool->state, memory_order_acquire);
   for (;;) {
     if ((s >> STATE_GENERATION_SHIFT) != generation || (s & STATE_CLOSED) != 0) return 0;
     if (atomic_compare_exchange_weak_explicit(&pool->state, &s, s + 1, memory_order_acq_rel,
                                               memory_order_acquire)) {
-      return 1;
+      return (size_t) (s & STATE_JOINED_MASK) + 1;
     }
   }
 }
@@ -186,8 +207,9 @@ static void* worker_main(void* arg)
     }
     if (atomic_load_explicit(&pool->stop, memory_order_relaxed)) return NULL;
     seen = now;
-    if (join(pool, now)) {
-      claim_all(pool);
+    const size_t range = join(pool, now);
+    if (range != 0) {
+      claim_all(pool, range);
       leave(pool);
     }
   }
@@ -217,6 +239,7 @@ static void shut_down(struct gemmi8_threadpool* pool)
   pthread_cond_destroy(&pool->wake);
   pthread_mutex_destroy(&pool->mutex);
   free(pool->workers);
+  free(pool->ranges);
   free(pool);
 }
 
@@ -246,11 +269,17 @@ gemmi8_status gemmi8_threadpool_create(size_t threads, const gemmi8_threadpool_o
   pool->threads = threads;
   pool->spin_us = o.spin_us;
   pool->workers = threads > 1 ? calloc(threads - 1, sizeof(pthread_t)) : NULL;
-  if (threads > 1 && pool->workers == NULL) {
+  if (threads > 1 && (pool->workers == NULL ||
+                      posix_memalign((void**) &pool->ranges, 64,
+                                     threads * sizeof(struct range)) != 0)) {
+    free(pool->workers);
     free(pool);
     return gemmi8_status_out_of_memory;
   }
-  atomic_init(&pool->next, 0);
+  for (size_t i = 0; i < (threads > 1 ? threads : 0); i++) {
+    atomic_init(&pool->ranges[i].next, 0);
+    pool->ranges[i].end = 0;
+  }
   atomic_init(&pool->state, STATE_CLOSED);
   atomic_init(&pool->left, 0);
   atomic_init(&pool->sleepers, 0);
@@ -258,12 +287,14 @@ gemmi8_status gemmi8_threadpool_create(size_t threads, const gemmi8_threadpool_o
   atomic_init(&pool->stop, 0);
   if (pthread_mutex_init(&pool->mutex, NULL) != 0) {
     free(pool->workers);
+    free(pool->ranges);
     free(pool);
     return gemmi8_status_out_of_memory;
   }
   if (pthread_cond_init(&pool->wake, NULL) != 0) {
     pthread_mutex_destroy(&pool->mutex);
     free(pool->workers);
+    free(pool->ranges);
     free(pool);
     return gemmi8_status_out_of_memory;
   }
@@ -271,6 +302,7 @@ gemmi8_status gemmi8_threadpool_create(size_t threads, const gemmi8_threadpool_o
     pthread_cond_destroy(&pool->wake);
     pthread_mutex_destroy(&pool->mutex);
     free(pool->workers);
+    free(pool->ranges);
     free(pool);
     return gemmi8_status_out_of_memory;
   }
@@ -308,7 +340,20 @@ static void pool_parallel_for(void* context, gemmi8_task_fn task, void* task_con
   pool->task = task;
   pool->task_context = task_context;
   pool->count = count;
-  atomic_store_explicit(&pool->next, 0, memory_order_relaxed);
+  /* A range a thread; with fewer than RANGES_MIN_TASKS tasks a thread, one range that
+   * every thread claims from, in order (ranges of one or two unequal tasks left the
+   * taller share on the thread that started first: 49 x 160 x 576, four tasks, took
+   * 9.8 us against 8.6) */
+  const size_t threads = pool->threads;
+  const size_t ranges = count >= RANGES_MIN_TASKS * threads ? threads : 1;
+  for (size_t r = 0, begin = 0; r < threads; r++) {
+    /* count * (r + 1) / ranges without overflow: count / ranges per range, and the
+     * first count % ranges ranges one more */
+    const size_t end = r < ranges ? begin + count / ranges + (r < count % ranges) : begin;
+    atomic_store_explicit(&pool->ranges[r].next, begin, memory_order_relaxed);
+    pool->ranges[r].end = end;
+    begin = end;
+  }
   atomic_store_explicit(&pool->left, 0, memory_order_relaxed);
   const uint64_t generation =
       (atomic_load_explicit(&pool->state, memory_order_relaxed) >> STATE_GENERATION_SHIFT) + 1;
@@ -319,7 +364,7 @@ static void pool_parallel_for(void* context, gemmi8_task_fn task, void* task_con
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->mutex);
   }
-  claim_all(pool);
+  claim_all(pool, 0);
   /* every task is claimed: close the run, then wait for the workers inside it */
   const size_t joined = (size_t) (atomic_fetch_or_explicit(&pool->state, STATE_CLOSED,
                                                            memory_order_acq_rel) &

@@ -379,15 +379,18 @@ $(BUILD)/two-pools: bench/threads/two-pools.c $(LIBDIR)/libgemmi8.a
 	$(CC) $(BASEFLAGS) -o $@ $< $(LIBDIR)/libgemmi8.a $(LDLIBS)
 $(BUILD)/split-cost: bench/threads/split-cost.c $(LIBDIR)/libgemmi8.a
 	$(CC) $(BASEFLAGS) -o $@ $< $(LIBDIR)/libgemmi8.a $(LDLIBS)
+$(BUILD)/paired-load: bench/threads/paired-load.c $(LIBDIR)/libgemmi8.a
+	$(CC) $(BASEFLAGS) $(if $(TEST_PTHREADPOOL),-DGEMMI8_HAVE_PTHREADPOOL) -o $@ $< \
+	  $(LIBDIR)/libgemmi8.a $(if $(TEST_PTHREADPOOL),-lpthreadpool) $(LDLIBS)
 .PHONY: bench-load
 bench-load: bench-deps
 	$(MAKE) $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench $(BUILD)/idle-pool $(BUILD)/two-pools \
-	  $(BUILD)/split-cost
+	  $(BUILD)/split-cost $(BUILD)/paired-load
 	sh bench/threads/load.sh ./$(BUILD)/gemmi8-bench ./$(BUILD)/gemmi8-conv-bench ./$(BUILD)/idle-pool
 
 # For CI, without running the benchmark: builds it and lists its benchmarks.
 bench-build: $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench $(BUILD)/idle-pool \
-             $(BUILD)/two-pools $(BUILD)/split-cost $(BUILD)/gemmi8-llm-bench
+             $(BUILD)/two-pools $(BUILD)/split-cost $(BUILD)/paired-load $(BUILD)/gemmi8-llm-bench
 	./$(BUILD)/gemmi8-conv-bench --benchmark_list_tests=true > /dev/null
 	./$(BUILD)/gemmi8-bench --benchmark_list_tests=true > $(BUILD)/bench-list.txt
 	@echo "$(BUILD)/gemmi8-bench: $$(wc -l < $(BUILD)/bench-list.txt) benchmarks ($(BENCH_PEERS))"
@@ -395,7 +398,10 @@ bench-build: $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench $(BUILD)/idle-pool
 # For CI, a few seconds: every case once on small shapes (peers check their
 # results in setup), then the report and chart, into $(BUILD)/bench-smoke; and the
 # llm mode's smoke run (bench-llm-smoke, a few seconds).
-bench-smoke: $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench $(BUILD)/gemmi8-llm-bench
+bench-smoke: $(BUILD)/gemmi8-bench $(BUILD)/gemmi8-conv-bench $(BUILD)/gemmi8-llm-bench \
+             $(BUILD)/paired-load
+	./$(BUILD)/paired-load --pairs 1 --block-ms 1 bench/shapes-smoke.txt \
+	  bench/shapes-fc-smoke.txt bench/conv/layers-smoke.txt > $(BUILD)/paired-smoke.md
 	GEMMI8_BENCH_SHAPES=bench/shapes-smoke.txt GEMMI8_BENCH_FC_SHAPES=bench/shapes-fc-smoke.txt GEMMI8_BENCH_REPS=1 \
 	GEMMI8_BENCH_MIN_TIME=0.002 GEMMI8_BENCH_OUT=$(BUILD)/bench-smoke \
 	  sh bench/run.sh ./$(BUILD)/gemmi8-bench

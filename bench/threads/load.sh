@@ -10,7 +10,9 @@
 # binary, its repetitions randomly interleaved, so the one- and two-thread times of a
 # phase are measured side by side. Then the idle pool's CPU time (idle-pool) and two
 # pools at once in one process (two-pools, next to idle-pool) and what the split for two
-# threads costs run on one (split-cost, next to it), on the idle machine.
+# threads costs run on one (split-cost, next to it), on the idle machine; last, gemmi8's
+# cases again in alternating blocks of one and two threads, idle and busy
+# (paired-load, next to it), whose ratios the VM's changes of speed do not reach.
 #   sh bench/threads/load.sh BENCH_BINARY CONV_BENCH_BINARY IDLE_POOL_BINARY
 # Environment: GEMMI8_BENCH_REPS (3), GEMMI8_BENCH_MIN_TIME (0.1 s; the
 # fully-connected shapes take a third of it), GEMMI8_BENCH_FILTER (a regex over the
@@ -60,5 +62,14 @@ two_pools="$(dirname "$idle_pool")/two-pools"
 if [ -x "$two_pools" ]; then "$two_pools" > "$out/two-pools.md"; else : > "$out/two-pools.md"; fi
 split_cost="$(dirname "$idle_pool")/split-cost"
 if [ -x "$split_cost" ]; then "$split_cost" > "$out/split-cost.md"; else : > "$out/split-cost.md"; fi
+paired="$(dirname "$idle_pool")/paired-load"
+if [ -x "$paired" ]; then
+  echo "paired blocks, idle and CPU 0 busy ..."
+  "$paired" > "$out/paired-idle.md"
+  "$paired" --busy > "$out/paired-busy.md"
+else
+  : > "$out/paired-idle.md"
+  : > "$out/paired-busy.md"
+fi
 python3 "$here/report.py" "$out" > "$out/load.md"
 echo "wrote $out/load.md"

@@ -92,3 +92,36 @@ section("two-pools.md", "Two pools at once in one process (idle machine)",
 section("split-cost.md", "What the split for two threads costs (idle machine)",
         "The tasks of a GEMM split for two threads, run on one thread, against the unsplit "
         "GEMM (qu8s8 fp32; shapes as M x N x K).")
+
+def paired(name):
+    """rows of a paired-load table: (case, parallel-for, 2T / 1T)"""
+    path = f"{out}/{name}"
+    rows = []
+    if os.path.exists(path):
+        for line in open(path):
+            f = [x.strip() for x in line.strip().strip("|").split("|")]
+            if len(f) == 6 and f[0] and not f[0].startswith(("case", "---")):
+                rows.append((f[0], f[1], float(f[4])))
+    return rows
+
+idle, busy = paired("paired-idle.md"), paired("paired-busy.md")
+if idle or busy:
+    print("## Alternating blocks of one and two threads (paired-load)\n")
+    print("The same cases in blocks of about 10 ms, one thread and two alternating, the "
+          "ratio taken within each pair and its median over the pairs: both sides of a "
+          "ratio see the same VM speed. gemmi8 qu8s8, fp32 per channel.\n")
+    print("| parallel-for | idle: 2T speedup, ten shapes (min / median) | networks | busy: "
+          "2T / 1T max | cases > 1.1 | cases |")
+    print("|---|---|---|---:|---:|---:|")
+    for pf in sorted({r[1] for r in idle + busy}):
+        sp = [1 / r[2] for r in idle if r[1] == pf and r[0].startswith("gemm ")]
+        nets = ", ".join(f"{r[0].split(',')[0]} {1 / r[2]:.2f}" for r in idle
+                         if r[1] == pf and "every layer" in r[0])
+        b = [r[2] for r in busy if r[1] == pf]
+        sp_text = f"{min(sp):.2f} / {statistics.median(sp):.2f}" if sp else "-"
+        b_max = f"{max(b):.3f}" if b else "-"
+        print(f"| {pf} | {sp_text} | {nets} | {b_max} | {sum(x > 1.1 for x in b)} | {len(b)} |")
+    print()
+    section("paired-idle.md", "Idle machine, every case", "")
+    section("paired-busy.md", "CPU 0 busy, every case", "")
+

@@ -83,7 +83,7 @@ def section(name, title, text):
     """a table another program of load.sh wrote, if it wrote one"""
     path = f"{out}/{name}"
     if os.path.exists(path) and os.path.getsize(path) > 0:
-        print(f"## {title}\n\n{text}\n")
+        print(f"## {title}\n\n{text}\n" if text else f"## {title}\n")
         print(open(path).read())
 
 section("two-pools.md", "Two pools at once in one process (idle machine)",

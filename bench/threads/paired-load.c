@@ -14,15 +14,19 @@
  * (weighted by how often each occurs), on gemmi8's pool of 2 and, when built with
  * pthreadpool, on a caller's pthreadpool of 2.
  *
- *   paired-load [--busy] [--pairs N] [--block-ms T] [--filter TEXT]
+ *   paired-load [--busy] [--split-cost] [--pairs N] [--block-ms T] [--filter TEXT]
  *               [SHAPES FC_SHAPES LAYERS]
  *
  * --busy: a busy loop pinned to CPU 0 runs through the measurement (both threads
- * counts alike). --filter: only the cases whose name contains TEXT. Prints a markdown
- * table: the median time per call on one and on two threads and the median of the
- * pairs' ratios with their range.
+ * counts alike). --split-cost: instead of a pool, a parallel-for that says 2 threads
+ * and runs the tasks on the calling thread in a loop: what the split costs. --filter:
+ * only the cases whose name contains TEXT. Prints a markdown table: the median time
+ * per call on one and on two threads and the median of the pairs' ratios with their
+ * range.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -237,6 +241,12 @@ static void ptp_parallel_for(void* context, gemmi8_task_fn task, void* task_cont
 }
 #endif
 
+static void serial_for(void* context, gemmi8_task_fn task, void* task_context, size_t count)
+{
+  (void) context;
+  for (size_t i = 0; i < count; i++) task(task_context, i);
+}
+
 static size_t read_tasks(const char* shapes, const char* fc, const char* layers,
                          struct task** out)
 {
@@ -306,7 +316,7 @@ static size_t read_tasks(const char* shapes, const char* fc, const char* layers,
 
 int main(int argc, char** argv)
 {
-  int busy = 0, pairs = 9;
+  int busy = 0, pairs = 9, split_cost = 0;
   double block_ms = 10;
   const char* filter = NULL;
   const char* files[3] = {"bench/shapes.txt", "bench/shapes-fc.txt", "bench/conv/layers.txt"};
@@ -314,6 +324,8 @@ int main(int argc, char** argv)
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--busy") == 0) {
       busy = 1;
+    } else if (strcmp(argv[i], "--split-cost") == 0) {
+      split_cost = 1;
     } else if (strcmp(argv[i], "--pairs") == 0 && i + 1 < argc) {
       pairs = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--block-ms") == 0 && i + 1 < argc) {
@@ -324,7 +336,7 @@ int main(int argc, char** argv)
       files[nfiles++] = argv[i];
     } else {
       fprintf(stderr,
-              "usage: paired-load [--busy] [--pairs N] [--block-ms T] [--filter TEXT] "
+              "usage: paired-load [--busy] [--split-cost] [--pairs N] [--block-ms T] [--filter TEXT] "
               "[SHAPES FC_SHAPES LAYERS]\n");
       return 2;
     }
@@ -361,6 +373,11 @@ int main(int argc, char** argv)
          pairs);
   for (size_t i = 0; i < ntasks; i++) {
     if (filter != NULL && strstr(tasks[i].name, filter) == NULL) continue;
+    if (split_cost) {
+      const gemmi8_parallel serial = {serial_for, NULL, 2};
+      measure(&tasks[i], "split for 2, run on 1", &serial, pairs, 1e-3 * block_ms);
+      continue;
+    }
     measure(&tasks[i], "gemmi8 pool", &two, pairs, 1e-3 * block_ms);
 #ifdef GEMMI8_HAVE_PTHREADPOOL
     measure(&tasks[i], "pthreadpool", &two_ptp, pairs, 1e-3 * block_ms);

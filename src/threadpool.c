@@ -10,10 +10,11 @@
  * The tasks are cut into one contiguous range per thread (the caller's first, then one
  * per worker in the order they join). A thread claims the tasks of its own range one
  * index at a time, then those left in the others' ranges, so a thread that runs slowly
- * or not at all simply takes fewer. Contiguous ranges keep neighbouring tasks, which
- * share input rows and the cache lines at the edges of their outputs, on one core:
- * tasks handed out alternately from one counter made MobileNetV2's convolutions 15%
- * slower on two threads than pthreadpool's ranges did (bench/threads/paired-load.c).
+ * or not at all simply takes fewer. A thread so keeps the same tasks from call to
+ * call, and the weights of its columns in its own cache: tasks dealt one at a time
+ * from one counter made the fully-connected layers of 768 x 3072 and 3072 x 768 take
+ * up to 1.5x as long on two threads (M = 1-8), and ResNet-18's and MobileNetV2's
+ * convolutions 3-7% longer (bench/threads/paired-load.c, the two pools side by side).
  *
  * One 64-bit word holds the run's state: its generation (high 32 bits), a closed bit
  * and the number of workers that joined (low 16 bits). A worker joins by a
@@ -126,7 +127,6 @@ struct gemmi8_threadpool {
   /* the run in progress: written by the caller while no worker is inside a run */
   gemmi8_task_fn task;
   void* task_context;
-  size_t count;
   struct range* ranges;      /* one a thread: the caller's, then the workers' */
   atomic_uint_least64_t state;  /* generation | closed | joined */
   atomic_size_t left;        /* workers that joined the run and have left it */
@@ -339,7 +339,6 @@ static void pool_parallel_for(void* context, gemmi8_task_fn task, void* task_con
   /* no worker is inside a run (the last one closed and its joiners left): publish */
   pool->task = task;
   pool->task_context = task_context;
-  pool->count = count;
   /* A range a thread; with fewer than RANGES_MIN_TASKS tasks a thread, one range that
    * every thread claims from, in order (ranges of one or two unequal tasks left the
    * taller share on the thread that started first: 49 x 160 x 576, four tasks, took

@@ -312,16 +312,31 @@ void ops_dequant_s32_range(const void* args, size_t begin, size_t end)
 
 /* ONNX's QuantizeLinear: x / scale rounded half to even, plus the zero point,
  * saturated (here clamped first: the same, the bounds being integers). */
+static void quant_f32(const float* restrict x, uint8_t* restrict y, float scale,
+                      int32_t zero_point, size_t n)
+{
+  const float lo = (float) (0 - zero_point), hi = (float) (255 - zero_point);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    for (size_t j = 0; j < 16; j++) {
+      float v = x[i + j] / scale;
+      v = v < lo ? lo : v;
+      v = v > hi ? hi : v;
+      y[i + j] = (uint8_t) ((int32_t) round_even(v) + zero_point);
+    }
+  }
+  for (; i < n; i++) {
+    float v = x[i] / scale;
+    v = v < lo ? lo : v;
+    v = v > hi ? hi : v;
+    y[i] = (uint8_t) ((int32_t) round_even(v) + zero_point);
+  }
+}
+
 void ops_quant_f32_range(const void* args, size_t begin, size_t end)
 {
   const ops_quant_f32* p = args;
-  const float lo = (float) (0 - p->zero_point), hi = (float) (255 - p->zero_point);
-  for (size_t i = begin; i < end; i++) {
-    float v = p->x[i] / p->scale;
-    v = v < lo ? lo : v;
-    v = v > hi ? hi : v;
-    p->y[i] = (uint8_t) ((int32_t) round_even(v) + p->zero_point);
-  }
+  quant_f32(p->x + begin, p->y + begin, p->scale, p->zero_point, end - begin);
 }
 
 static void add_f32(const float* restrict a, const float* restrict b, float* restrict y,
@@ -340,14 +355,30 @@ void ops_add_f32_range(const void* args, size_t begin, size_t end)
   add_f32(p->a + begin, p->b + begin, p->y + begin, end - begin);
 }
 
-/* y[i] += x[i] over n */
-static void accumulate_f32(float* restrict y, const float* restrict x, size_t n)
+/* One output pixel: each channel's taps summed from 0.0f in the window's row order, then
+ * times inv; 16 channels at a time, kept in registers across the taps. */
+static void avgpool_pixel(const float* restrict x, float* restrict y, size_t in_w, size_t c,
+                          size_t k, float inv)
 {
   size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    for (size_t j = 0; j < 16; j++) y[i + j] += x[i + j];
+  for (; i + 16 <= c; i += 16) {
+    float acc[16];
+    for (size_t j = 0; j < 16; j++) acc[j] = 0.0f;
+    for (size_t ky = 0; ky < k; ky++) {
+      for (size_t kx = 0; kx < k; kx++) {
+        const float* tap = x + (ky * in_w + kx) * c + i;
+        for (size_t j = 0; j < 16; j++) acc[j] += tap[j];
+      }
+    }
+    for (size_t j = 0; j < 16; j++) y[i + j] = acc[j] * inv;
   }
-  for (; i < n; i++) y[i] += x[i];
+  for (; i < c; i++) {
+    float acc = 0.0f;
+    for (size_t ky = 0; ky < k; ky++) {
+      for (size_t kx = 0; kx < k; kx++) acc += x[(ky * in_w + kx) * c + i];
+    }
+    y[i] = acc * inv;
+  }
 }
 
 void ops_avgpool_f32_range(const void* args, size_t begin, size_t end)
@@ -357,28 +388,34 @@ void ops_avgpool_f32_range(const void* args, size_t begin, size_t end)
   const float inv = 1.0f / (float) (p->kernel * p->kernel);
   for (size_t oy = begin; oy < end; oy++) {
     for (size_t ox = 0; ox < p->out_w; ox++) {
-      float* out = p->y + (oy * p->out_w + ox) * c;
-      for (size_t i = 0; i < c; i++) out[i] = 0.0f;
-      for (size_t ky = 0; ky < p->kernel; ky++) {
-        for (size_t kx = 0; kx < p->kernel; kx++) {
-          accumulate_f32(out, p->x + ((oy * p->stride + ky) * p->in_w + ox * p->stride + kx) * c,
-                         c);
-        }
-      }
-      for (size_t i = 0; i < c; i++) out[i] *= inv;
+      avgpool_pixel(p->x + (oy * p->stride * p->in_w + ox * p->stride) * c,
+                    p->y + (oy * p->out_w + ox) * c, p->in_w, c, p->kernel, inv);
     }
   }
+}
+
+/* Channels [begin, end): each channel's sum runs over the pixels in order, as a loop per
+ * channel would, but pixel by pixel across the channels (contiguous, in vectors). */
+static void gap_f32(const float* restrict x, float* restrict y, size_t pixels, size_t stride,
+                    size_t n, float inv)
+{
+  for (size_t i = 0; i < n; i++) y[i] = 0.0f;
+  for (size_t px = 0; px < pixels; px++) {
+    const float* row = x + px * stride;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      for (size_t j = 0; j < 16; j++) y[i + j] += row[i + j];
+    }
+    for (; i < n; i++) y[i] += row[i];
+  }
+  for (size_t i = 0; i < n; i++) y[i] *= inv;
 }
 
 void ops_gap_f32_range(const void* args, size_t begin, size_t end)
 {
   const ops_gap_f32* p = args;
-  const float inv = 1.0f / (float) p->pixels;
-  for (size_t ch = begin; ch < end; ch++) {
-    float sum = 0.0f;
-    for (size_t i = 0; i < p->pixels; i++) sum += p->x[i * p->channels + ch];
-    p->y[ch] = sum * inv;
-  }
+  gap_f32(p->x + begin, p->y + begin, p->pixels, p->channels, end - begin,
+          1.0f / (float) p->pixels);
 }
 
 void ops_binarize_range(const void* args, size_t begin, size_t end)

@@ -19,8 +19,8 @@
  *
  * The rest as in the int8 ResNet-18 but for the stem's ReLU, which Bi-Real Net leaves
  * out (the first block's sign() would see nothing but zeros and positives): the stem
- * (7x7/2 convolution with its batch norm, 3x3/2 max pool) in uint8, then dequantized to
- * float for the first block; at the end, global
+ * (7x7/2 convolution with its batch norm, 3x3/2 max pool) in uint8, the pool's maxima
+ * dequantized to float for the first block; at the end, global
  * average pooling in float, and the classifier as the int8 networks run it: the 512
  * averages quantized to uint8 and a qu8s8 GEMM to 1000 uint8 logits.
  */
@@ -54,8 +54,7 @@ void gnet_build_bin_resnet18(gnet* net)
 
   size_t x = gnet_input_tensor(net, 224, 224, 3, 1.0f / 64.0f, 128);
   x = gnet_conv(net, x, 64, 7, 2, 1, GNET_LINEAR, "conv1");
-  x = gnet_maxpool(net, x, 3, 2, 1, "maxpool");
-  x = gnet_dequantize(net, x, "dequantize");
+  x = gnet_maxpool_f32(net, x, 3, 2, 1, "maxpool");
   for (int i = 0; i < 4; i++) {
     for (int b = 0; b < 4; b++) {
       x = binary_block(net, x, layers[i].channels, b == 0 ? layers[i].stride : 1, i + 1, b);

@@ -139,6 +139,11 @@ size_t gnet_qadd(gnet* net, size_t a, size_t b, gnet_act act, const char* name_f
 size_t gnet_maxpool(gnet* net, size_t x, size_t k, size_t s, size_t pad,
                     const char* name_format, ...) __attribute__((format(printf, 6, 7)));
 
+/* The same with float out: each maximum dequantized with x's scale and zero point
+ * (the bytes of gnet_maxpool then gnet_dequantize, in one pass). */
+size_t gnet_maxpool_f32(gnet* net, size_t x, size_t k, size_t s, size_t pad,
+                        const char* name_format, ...) __attribute__((format(printf, 6, 7)));
+
 /* Global average pooling: uint8 (QLinearGlobalAveragePool) or float. */
 size_t gnet_gap(gnet* net, size_t x, const char* name_format, ...)
     __attribute__((format(printf, 3, 4)));

@@ -499,30 +499,49 @@ size_t gnet_qadd(gnet* net, size_t ai, size_t bi, gnet_act act, const char* name
   return yi;
 }
 
-size_t gnet_maxpool(gnet* net, size_t xi, size_t k, size_t s, size_t pad,
-                    const char* name_format, ...)
+/* The shared part of gnet_maxpool and gnet_maxpool_f32. */
+static size_t maxpool_layer(gnet* net, const char* name, size_t xi, size_t k, size_t s,
+                           size_t pad, int f32)
 {
-  char name[48];
-  FORMAT_NAME(name, name_format);
   if (net->failed || expect(net, xi, GNET_T_U8, name) != 0) return 0;
   const size_t oh = (net->tensors[xi].h + 2 * pad - k) / s + 1;
   const size_t ow = (net->tensors[xi].w + 2 * pad - k) / s + 1;
-  const size_t yi = new_tensor(net, name, GNET_T_U8, oh, ow, net->tensors[xi].c);
+  const size_t yi = new_tensor(net, name, f32 ? GNET_T_F32 : GNET_T_U8, oh, ow,
+                               net->tensors[xi].c);
   gnet_layer* l = new_layer(net, GNET_OP_MAXPOOL, name, xi, xi, yi);
   if (net->failed) return 0;
   const gnet_tensor* x = &net->tensors[xi];
   gnet_tensor* y = &net->tensors[yi];
-  y->scale = x->scale;
-  y->zero_point = x->zero_point;
+  if (!f32) {
+    y->scale = x->scale;
+    y->zero_point = x->zero_point;
+  }
   l->kernel = k;
   l->stride = s;
   l->pad = pad;
-  l->args.maxpool = (ops_maxpool){x->data, y->data, x->h, x->w, x->c, oh, ow, k, s, pad};
+  l->args.maxpool = (ops_maxpool){x->data, f32 ? NULL : y->data, x->h, x->w, x->c, oh, ow,
+                                  k, s, pad, f32 ? y->data : NULL, x->scale, x->zero_point};
   l->fn = ops_maxpool_range;
   l->rows = oh;
   l->grain = 2;
   run_new_layer(net);
   return yi;
+}
+
+size_t gnet_maxpool(gnet* net, size_t xi, size_t k, size_t s, size_t pad,
+                    const char* name_format, ...)
+{
+  char name[48];
+  FORMAT_NAME(name, name_format);
+  return maxpool_layer(net, name, xi, k, s, pad, 0);
+}
+
+size_t gnet_maxpool_f32(gnet* net, size_t xi, size_t k, size_t s, size_t pad,
+                        const char* name_format, ...)
+{
+  char name[48];
+  FORMAT_NAME(name, name_format);
+  return maxpool_layer(net, name, xi, k, s, pad, 1);
 }
 
 size_t gnet_gap(gnet* net, size_t xi, const char* name_format, ...)

@@ -194,15 +194,53 @@ void ops_qadd_range(const void* args, size_t begin, size_t end)
 
 /* ---- max pooling --------------------------------------------------------------------- */
 
-/* y[i] = max(y[i], x[i]) over a pixel's channels, by 16 (a fixed count the compiler
- * turns into vector maxima) and the rest one by one. */
-static void max_into(uint8_t* restrict y, const uint8_t* restrict x, size_t n)
+/* One output pixel: each channel's maximum over the window's taps inside the image,
+ * 16 channels at a time kept in registers across the taps, stored as uint8 (yf NULL) or
+ * dequantized into yf. The first tap starts the maxima: the window holds at least one
+ * (pad < kernel). */
+static void maxpool_pixel(const ops_maxpool* p, size_t oy, size_t ox, uint8_t* restrict y,
+                          float* restrict yf)
 {
+  const size_t c = p->channels;
+  const size_t y0 = oy * p->stride;
+  const size_t ylo = y0 < p->pad ? 0 : y0 - p->pad;
+  const size_t yhi = y0 + p->kernel - p->pad < p->in_h ? y0 + p->kernel - p->pad : p->in_h;
+  const size_t x0 = ox * p->stride;
+  const size_t xlo = x0 < p->pad ? 0 : x0 - p->pad;
+  const size_t xhi = x0 + p->kernel - p->pad < p->in_w ? x0 + p->kernel - p->pad : p->in_w;
+  const uint8_t* restrict first = p->x + (ylo * p->in_w + xlo) * c;
   size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    for (size_t j = 0; j < 16; j++) y[i + j] = y[i + j] > x[i + j] ? y[i + j] : x[i + j];
+  for (; i + 16 <= c; i += 16) {
+    uint8_t m[16];
+    for (size_t j = 0; j < 16; j++) m[j] = first[i + j];
+    for (size_t iy = ylo; iy < yhi; iy++) {
+      for (size_t ix = xlo; ix < xhi; ix++) {
+        const uint8_t* restrict tap = p->x + (iy * p->in_w + ix) * c + i;
+        for (size_t j = 0; j < 16; j++) m[j] = m[j] > tap[j] ? m[j] : tap[j];
+      }
+    }
+    if (yf == NULL) {
+      for (size_t j = 0; j < 16; j++) y[i + j] = m[j];
+    } else {
+      for (size_t j = 0; j < 16; j++) {
+        yf[i + j] = (float) ((int32_t) m[j] - p->zero_point) * p->scale;
+      }
+    }
   }
-  for (; i < n; i++) y[i] = y[i] > x[i] ? y[i] : x[i];
+  for (; i < c; i++) {
+    uint8_t m = first[i];
+    for (size_t iy = ylo; iy < yhi; iy++) {
+      for (size_t ix = xlo; ix < xhi; ix++) {
+        const uint8_t v = p->x[(iy * p->in_w + ix) * c + i];
+        m = m > v ? m : v;
+      }
+    }
+    if (yf == NULL) {
+      y[i] = m;
+    } else {
+      yf[i] = (float) ((int32_t) m - p->zero_point) * p->scale;
+    }
+  }
 }
 
 void ops_maxpool_range(const void* args, size_t begin, size_t end)
@@ -210,21 +248,10 @@ void ops_maxpool_range(const void* args, size_t begin, size_t end)
   const ops_maxpool* p = args;
   const size_t c = p->channels;
   for (size_t oy = begin; oy < end; oy++) {
-    /* the window's rows inside the image (the padding taps are skipped) */
-    const size_t y0 = oy * p->stride;
-    const size_t ylo = y0 < p->pad ? 0 : y0 - p->pad;
-    const size_t yhi = y0 + p->kernel - p->pad < p->in_h ? y0 + p->kernel - p->pad : p->in_h;
     for (size_t ox = 0; ox < p->out_w; ox++) {
-      const size_t x0 = ox * p->stride;
-      const size_t xlo = x0 < p->pad ? 0 : x0 - p->pad;
-      const size_t xhi = x0 + p->kernel - p->pad < p->in_w ? x0 + p->kernel - p->pad : p->in_w;
-      uint8_t* out = p->y + (oy * p->out_w + ox) * c;
-      memcpy(out, p->x + (ylo * p->in_w + xlo) * c, c);
-      for (size_t iy = ylo; iy < yhi; iy++) {
-        for (size_t ix = xlo; ix < xhi; ix++) {
-          max_into(out, p->x + (iy * p->in_w + ix) * c, c);
-        }
-      }
+      const size_t px = oy * p->out_w + ox;
+      maxpool_pixel(p, oy, ox, p->yf == NULL ? p->y + px * c : NULL,
+                    p->yf == NULL ? NULL : p->yf + px * c);
     }
   }
 }

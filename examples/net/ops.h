@@ -36,12 +36,16 @@ void ops_qadd_prepare(ops_qadd* p, float a_scale, int32_t a_zero_point, float b_
 void ops_qadd_range(const void* args, size_t begin, size_t end);
 
 /* Max pooling of uint8 pixels: padding taps are skipped (as -infinity). Rows are the
- * output rows. */
+ * output rows. yf NULL: uint8 out in y; else float out in yf, each maximum
+ * dequantized, (float) (max - zero_point) * scale, as gnet_dequantize would. */
 typedef struct ops_maxpool {
   const uint8_t* x;
   uint8_t* y;
   size_t in_h, in_w, channels, out_h, out_w;
   size_t kernel, stride, pad;
+  float* yf;
+  float scale;
+  int32_t zero_point;
 } ops_maxpool;
 void ops_maxpool_range(const void* args, size_t begin, size_t end);
 

@@ -126,6 +126,12 @@ static inline __attribute__((always_inline)) void q4gemm(
     const int32_t* pairs = (const int32_t*) wp;
     scales = (const float*) (wp + 4 * NR);
     const uint8_t* q = wp + 8 * NR;
+    /* the chunk's pairs and scales, read after its nibbles: asked for first, so that the
+     * weights are read in address order (the hardware's stream prefetch follows) */
+    if (per_chunk) {
+      _mm_prefetch((const char*) wp, _MM_HINT_T0);
+      _mm_prefetch((const char*) wp + 64, _MM_HINT_T0);
+    }
     size_t n = len / 8, d = 0;
     if (n != 0) {
       const int8_t *a0 = ap[0] + k0, *a1 = ap[1] + k0, *a2 = ap[2] + k0, *a3 = ap[3] + k0;

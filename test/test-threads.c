@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parallel.h"
 #include "ref.h"
 #include "test.h"
 
@@ -531,6 +532,58 @@ static void openmp_for(void* context, gemmi8_task_fn task, void* task_context, s
 }
 #endif
 
+/* gemmi8_split_rows (src/parallel.h), which every threaded GEMM's row chunks come from:
+ * the chunks tile [0, m) in order, each whole tiles of mr rows (the last may be short),
+ * their tile counts differ by at most one, and every run of chunks from the first holds
+ * its share of the tiles to within one (so that contiguous ranges of chunks, as
+ * parallel-fors hand them out, hold the same rows to a tile). And the first tile of a
+ * chunk without overflow where c * (tiles % mchunks) exceeds size_t. */
+static void split_rows(void)
+{
+  static const size_t mrs[] = {1, 4, 6, 7, 8};
+  int ok = 1;
+  for (size_t i = 0; i < sizeof(mrs) / sizeof(mrs[0]) && ok; i++) {
+    const size_t mr = mrs[i];
+    for (size_t m = 1; m <= 300 && ok; m++) {
+      const size_t tiles = (m + mr - 1) / mr;
+      for (size_t mchunks = 1; mchunks <= tiles && mchunks <= 40 && ok; mchunks++) {
+        size_t next = 0, lo = tiles / mchunks, hi = (tiles + mchunks - 1) / mchunks;
+        for (size_t c = 0; c < mchunks && ok; c++) {
+          size_t m0 = 0, rows = 0;
+          gemmi8_split_rows(m, mr, mchunks, c, &m0, &rows);
+          const size_t t = (rows + mr - 1) / mr, before = m0 / mr;
+          /* tiles in chunks 0..c, against (c + 1) * tiles / mchunks */
+          const double share = (double) (c + 1) * (double) tiles / (double) mchunks;
+          const double have = (double) (before + t);
+          ok = m0 == next && m0 % mr == 0 && rows > 0 && (t == lo || t == hi) &&
+               have > share - 1.0 && have < share + 1.0;
+          if (!ok) {
+            t_fail("gemmi8_split_rows", "m %zu, mr %zu, %zu chunks: chunk %zu is rows %zu + %zu",
+                   m, mr, mchunks, c, m0, rows);
+          }
+          next = m0 + rows;
+        }
+        if (ok && next != m) {
+          ok = 0;
+          t_fail("gemmi8_split_rows", "m %zu, mr %zu, %zu chunks end at row %zu", m, mr,
+                 mchunks, next);
+        }
+      }
+    }
+  }
+  const size_t big = SIZE_MAX / 2, n = 7;
+  for (size_t c = 0; c <= n && ok; c++) {
+    const size_t first = gemmi8_split_first_tile(big, n, c);
+    const size_t want = c * (big / n) + (size_t) ((double) c * (double) (big % n) / (double) n);
+    if (first != want || (c == n && first != big)) {
+      ok = 0;
+      t_fail("gemmi8_split_first_tile", "%zu tiles, %zu chunks: chunk %zu starts at %zu", big,
+             n, c, first);
+    }
+  }
+  if (ok) t_pass();
+}
+
 void test_threads(void)
 {
   runner runners[2 * max_threads + 4];
@@ -584,6 +637,7 @@ void test_threads(void)
   omp_set_num_threads(2);
   nrunners++;
 #endif
+  split_rows();
   quantized(runners, nrunners);
   binary(runners, nrunners);
   errors();

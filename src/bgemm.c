@@ -127,8 +127,9 @@ static gemmi8_status bgemm(enum gemmi8_boutput output, size_t m, size_t n, size_
   const size_t word_blocks = output == gemmi8_boutput_bits ? 64 / cfg->nr : 1;
   ctx.nb = gemmi8_round_up(blocks, word_blocks);
   ctx.nblocks = blocks;
-  /* Threads: tiles cut for them (parallel.h); a binary operation counts as one. */
-  const size_t threads = gemmi8_parallel_threads(parallel, (double) m * (double) n * (double) k);
+  /* Threads: tiles cut for them (parallel.h) */
+  const size_t threads = gemmi8_parallel_threads(parallel, (double) m * (double) n * (double) k,
+                                                 GEMMI8_OP_COST_BINARY);
   if (threads > 1) {
     struct gemmi8_split split;
     gemmi8_plan_split(m, blocks, cfg->mr, mc, word_blocks, (double) n * (double) k / 8, threads,

@@ -629,8 +629,8 @@ static gemmi8_status bin_run(gemmi8_convolution* op, const gemmi8_parallel* para
       .blocks = b->blocks,
       .nblocks = b->blocks * op->g.groups,
   };
-  const size_t threads =
-      gemmi8_parallel_threads(parallel, (double) m * (double) op->channels_out * (double) op->k);
+  const size_t threads = gemmi8_parallel_threads(
+      parallel, (double) m * (double) op->channels_out * (double) op->k, GEMMI8_OP_COST_BINARY);
   if (threads > 1) {
     /* the bit outputs' tasks hold whole rows: blocks of two tasks share output words */
     struct gemmi8_split split;

@@ -188,18 +188,10 @@ static void expand_input(const gemmi8_convolution* op)
   }
 }
 
-/* Depthwise operations run 4-10 times slower than a GEMM's (their bytes and taps, not
- * the multiplies, set the pace), so a depthwise layer pays for a second thread from
- * far fewer of them: for the threading threshold (parallel.h) each counts this many.
- * Measured on a 2-core AVX-512 VNNI VM, MobileNetV2's depthwise layers, gemmi8's pool
- * of 2 against one thread (block pairs, bench/threads/paired-load.c): 14x14x576
- * stride 2, 0.5 M operations, 0.70 of the one-thread time; 28x28x192 stride 2, 0.7 M,
- * 0.66; 14x14x384, 2.7 M, 0.63; with the GEMMs' threshold these ran on one thread. */
-#define DW_OPS_WEIGHT 8.0
 /* Tasks for threads: about DW_TASKS a thread, in whole passes of DW_TASK_ROUND output
  * pixels (the kernels' widest pass), no fewer than DW_TASK_MIN pixels each. Measured
- * as above, the split run on one thread against no split (bench/threads/paired-load.c
- * --split-cost): eight tasks a thread of any pixel count cost 28x28x192 stride 2 5.9%
+ * on the 2-core Xeon VM, the split run on one thread against no split
+ * (bench/threads/paired-load.c --split-cost): eight tasks a thread of any pixel count cost 28x28x192 stride 2 5.9%
  * and 14x14x384 6.7%; these cost 2.0% at most over MobileNetV2's depthwise layers, and
  * the two-thread times are 0.52-0.72 of one thread's, idle, and 0.74-1.05 with CPU 0
  * busy. */
@@ -227,7 +219,7 @@ static gemmi8_status dw_run(gemmi8_convolution* op, const gemmi8_parallel* paral
   ctx.params.input_xor = op->type == gemmi8_type_qs8 ? 0x80 : 0;
   const size_t m = op->s.m;
   const double ops = 2.0 * (double) m * (double) op->channels_out * (double) op->ks;
-  const size_t threads = gemmi8_parallel_threads(parallel, ops * DW_OPS_WEIGHT);
+  const size_t threads = gemmi8_parallel_threads(parallel, ops, GEMMI8_OP_COST_DEPTHWISE);
   if (threads <= 1) {
     ctx.chunk = m;
     dw_task(&ctx, 0);

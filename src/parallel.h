@@ -32,12 +32,27 @@ static inline int gemmi8_parallel_valid(const gemmi8_parallel* parallel)
          (parallel->parallel_for != NULL && parallel->threads <= GEMMI8_MAX_THREADS);
 }
 
-/* Threads worth using for ops operations (1: run on the calling thread). */
-static inline size_t gemmi8_parallel_threads(const gemmi8_parallel* parallel, double ops)
+/* What an operation of each path costs against a GEMM's (the threshold above counts
+ * GEMM operations). A depthwise operation (2 per tap and channel of an output pixel):
+ * its bytes and taps, not its multiplies, set its pace: on the AMD EPYC Zen 4 VM
+ * MobileNetV2's depthwise layers ran at 57-62 GOPS (bench-conv) where bench-llm's int8
+ * GEMMs ran at 416-454 against the vpdpbusd loop's 468. At this weight 14x14x576 stride 2
+ * (0.5 M operations) took 0.70 of its one-thread time on a pool of 2, 28x28x192 stride
+ * 2 (0.7 M) 0.66 and 14x14x384 (2.7 M) 0.63 (block pairs, bench/threads/paired-load.c,
+ * on the Xeon VM), where the GEMMs' threshold kept them on one thread. A binary
+ * operation (one bit product) counts as one. */
+#define GEMMI8_OP_COST_GEMM 1.0
+#define GEMMI8_OP_COST_DEPTHWISE 8.0
+#define GEMMI8_OP_COST_BINARY 1.0
+
+/* Threads worth using for ops operations of op_cost each (1: run on the calling
+ * thread). */
+static inline size_t gemmi8_parallel_threads(const gemmi8_parallel* parallel, double ops,
+                                             double op_cost)
 {
   if (parallel == NULL || parallel->threads <= 1) return 1;
   size_t threads = parallel->threads;
-  while (threads > 1 && ops < GEMMI8_PARALLEL_MIN_OPS * (double) threads) threads--;
+  while (threads > 1 && ops * op_cost < GEMMI8_PARALLEL_MIN_OPS * (double) threads) threads--;
   return threads;
 }
 

@@ -358,7 +358,8 @@ gemmi8_status gemmi8_q4gemm_run(size_t m, size_t n, size_t k, const int8_t* a, s
   ctx.mc = m;
   ctx.nb = ctx.nblocks;
   ctx.mchunks = ctx.bchunks = 1;
-  const size_t threads = gemmi8_parallel_threads(parallel, 2.0 * (double) m * (double) n * (double) k);
+  const size_t threads = gemmi8_parallel_threads(
+      parallel, 2.0 * (double) m * (double) n * (double) k, GEMMI8_OP_COST_GEMM);
   if (threads > 1) {
     struct gemmi8_split split;
     const size_t mc_l2 = 384 * 1024 / k > cfg->mr ? 384 * 1024 / k : cfg->mr;

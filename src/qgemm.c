@@ -435,7 +435,8 @@ gemmi8_status gemmi8_qgemm_run(const struct gemmi8_qgemm_problem* p,
    * buffer, whose taps are padded). */
   const size_t depth = p->indirection != NULL ? p->ks * p->kc : p->k;
   const size_t threads = gemmi8_parallel_threads(
-      parallel, 2.0 * (double) m * (double) p->n * (double) depth * (double) groups);
+      parallel, 2.0 * (double) m * (double) p->n * (double) depth * (double) groups,
+      GEMMI8_OP_COST_GEMM);
   if (threads > 1) {
     struct gemmi8_split split;
     gemmi8_plan_split(m, blocks, cfg->mr, mc, 1, (double) p->n * (double) p->k, threads, &split);

@@ -537,7 +537,7 @@ static void openmp_for(void* context, gemmi8_task_fn task, void* task_context, s
  * their tile counts differ by at most one, and every run of chunks from the first holds
  * its share of the tiles to within one (so that contiguous ranges of chunks, as
  * parallel-fors hand them out, hold the same rows to a tile). And the first tile of a
- * chunk without overflow where c * (tiles % mchunks) exceeds size_t. */
+ * chunk where c * (tiles % mchunks) exceeds size_t. */
 static void split_rows(void)
 {
   static const size_t mrs[] = {1, 4, 6, 7, 8};
@@ -571,14 +571,24 @@ static void split_rows(void)
       }
     }
   }
-  const size_t big = SIZE_MAX / 2, n = 7;
-  for (size_t c = 0; c <= n && ok; c++) {
-    const size_t first = gemmi8_split_first_tile(big, n, c);
-    const size_t want = c * (big / n) + (size_t) ((double) c * (double) (big % n) / (double) n);
-    if (first != want || (c == n && first != big)) {
+  /* chunk c starts at floor(c * tiles / mchunks); with over 2^32 chunks (2^16 on 32-bit
+   * size_t) c * (tiles % mchunks) exceeds size_t, so the reference takes twice the bits */
+#if SIZE_MAX > UINT32_MAX
+  typedef unsigned __int128 wide;
+  const size_t n = ((size_t) 1 << 33) + 3;
+#else
+  typedef uint64_t wide;
+  const size_t n = ((size_t) 1 << 17) + 3;
+#endif
+  const size_t big = SIZE_MAX - 2;
+  const size_t cs[] = {0, 1, 2, n / 3, n / 2, n - 2, n - 1, n};
+  for (size_t i = 0; i < sizeof(cs) / sizeof(cs[0]) && ok; i++) {
+    const size_t c = cs[i], first = gemmi8_split_first_tile(big, n, c);
+    const size_t want = (size_t) ((wide) c * big / n);
+    if (first != want) {
       ok = 0;
-      t_fail("gemmi8_split_first_tile", "%zu tiles, %zu chunks: chunk %zu starts at %zu", big,
-             n, c, first);
+      t_fail("gemmi8_split_first_tile", "%zu tiles, %zu chunks: chunk %zu starts at %zu, not %zu",
+             big, n, c, first, want);
     }
   }
   if (ok) t_pass();

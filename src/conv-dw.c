@@ -191,8 +191,8 @@ static void expand_input(const gemmi8_convolution* op)
 /* Tasks for threads: about DW_TASKS a thread, in whole passes of DW_TASK_ROUND output
  * pixels (the kernels' widest pass), no fewer than DW_TASK_MIN pixels each. Measured
  * on the 2-core Xeon VM, the split run on one thread against no split
- * (bench/threads/paired-load.c --split-cost): eight tasks a thread of any pixel count cost 28x28x192 stride 2 5.9%
- * and 14x14x384 6.7%; these cost 2.0% at most over MobileNetV2's depthwise layers, and
+ * (bench/threads/paired-load.c --split-cost): eight tasks a thread of any pixel count
+ * cost 28x28x192 stride 2 5.9% and 14x14x384 6.7%; these cost 2.0% at most over MobileNetV2's depthwise layers, and
  * the two-thread times are 0.52-0.72 of one thread's, idle, and 0.74-1.05 with CPU 0
  * busy. */
 #define DW_TASKS 4

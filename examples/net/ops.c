@@ -11,7 +11,6 @@
  */
 #include <float.h>
 #include <math.h>
-#include <string.h>
 
 #include "ops.h"
 

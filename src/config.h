@@ -119,7 +119,8 @@ struct gemmi8_bgemm_config {
 /* Depthwise kernels (kernels/dw.inc): one table for the 8-bit types, which differ only
  * in the packed weights and params->input_xor. A packed tile holds cr channels: int32
  * bias'[cr], then the weights of round_up(ks, tap_group) taps, tap_bytes bytes a tap
- * and channel (in the set's order; missing taps and channels 0), to 64 bytes. */
+ * and channel (in the set's order; missing taps and channels 0), then for 9 taps
+ * bytes9 more (a second layout of a set's 3x3 kernels), to 64 bytes. */
 struct gemmi8_dwconv_ukernels {
   gemmi8_dwconv_ukernel_fn out[gemmi8_qoutput_count];
 };
@@ -141,6 +142,7 @@ struct gemmi8_dwconv_config {
   const char* isa;
   unsigned features;
   uint8_t cr, tap_bytes, tap_group;
+  uint16_t bytes9;
   gemmi8_dwpack_fn pack;
   /* The requantization constants of each tile in the kernels' form
    * (GEMMI8_DWPREPARED_BYTES a tile), or NULL: the kernels read params->q's arrays. */
@@ -153,7 +155,8 @@ static inline size_t gemmi8_dwtile_bytes(const struct gemmi8_dwconv_config* cfg,
 {
   size_t bytes;
   if (ks > ((size_t) 1 << 24)) return 0;
-  bytes = gemmi8_round_up(ks, cfg->tap_group) * cfg->cr * cfg->tap_bytes + cfg->cr * 4u;
+  bytes = gemmi8_round_up(ks, cfg->tap_group) * cfg->cr * cfg->tap_bytes + cfg->cr * 4u +
+          (ks == 9 ? cfg->bytes9 : 0u);
   return gemmi8_round_up(bytes, 64);
 }
 

@@ -204,7 +204,7 @@ struct gemmi8_dwparams {
   uint8_t input_xor;       /* 0x80: int8 input, read as uint8 + 128; else 0 */
 };
 
-#define GEMMI8_DWPREPARED_BYTES 2560
+#define GEMMI8_DWPREPARED_BYTES 5120
 
 typedef void (*gemmi8_dwconv_ukernel_fn)(size_t channels, size_t pixels, size_t ks,
                                          const void* const* input, const void* w,

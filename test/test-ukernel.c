@@ -1831,14 +1831,16 @@ static int dw_extremes(const void* k)
   return dw_run(kn, &t);
 }
 /* taps of a 3x3 window over an image (stride 1, pad 1): runs of pixels whose taps are
- * 16 or 32 bytes apart (a layer of 16 or 32 channels), padding mixed in, rows ending
- * mid-pass */
+ * 16 or 32 bytes apart (a layer of 16 or 32 channels), adjacent pixels sharing taps
+ * (tiles of 33..64 channels), padding mixed in, rows ending mid-pass */
 static int dw_image(const void* k)
 {
   static const size_t widths[] = {1, 3, 4, 5, 7, 8, 9, 13, 20, 33};
-  for (size_t i = 0; i < 20; i++) {
+  for (size_t i = 0; i < 30; i++) {
     dw_test t = dw_base(k);
-    t.channels = i % 4 == 3 ? (size_t) t_range(1, 150) : (i % 4 == 2 ? 32 : 16);
+    static const size_t fixed[] = {16, 32, 64, 128};
+    t.channels = i % 3 == 2 ? (size_t) t_range(1, 150)
+                            : (i % 3 == 1 ? (size_t) t_range(33, 200) : fixed[i / 3 % 4]);
     t.width = widths[i % T_COUNT(widths)];
     t.pixels = (size_t) t_range(1, 80);
     t.zero_taps = i % 8 == 7 ? 2 : 0;

@@ -8,7 +8,7 @@
  * four accumulators vacc<j> take one vpdpbusd each per tap: 64 channels x 1 tap in
  * four instructions, with no shuffle of the input (it is read as it lies in memory,
  * xored with 0x80 for int8 input). A pass takes four output pixels (two when no tile
- * has 32 channels or fewer) through every channel tile, each tile in the layout its
+ * has 32 channels or fewer, 5x5 and others) through every channel tile, each tile in the layout its
  * width calls for: a tile of more than 32 channels two pixels at a time, sharing each
  * weight vector; of 17 to 32 (the last of 96, 480, 672, MobileNetV2's first layer) the
  * four pixels in the halves of two vectors (pixels 0 and 1, 2 and 3), each weight
@@ -16,8 +16,20 @@
  * 8-bit outputs) the four in the 128-bit lanes of one vector. A whole tile of 64, 32
  * or (3x3) 16 channels reads its taps with plain loads, any other tail with masked
  * loads (an ALU operation more): no byte past the call's channels is read from a tap.
- * For uint8 input the 3x3 kernels' loops over whole tiles of 64 and 32 skip the xor
- * (an ALU operation a vector and tap, on the ports vpdpbusd needs).
+ * For uint8 input the 3x3 kernels' loops over whole tiles of 32 skip the xor (an ALU
+ * operation a vector and tap, on the ports vpdpbusd needs).
+ *
+ * The 3x3 kernels take tiles of 33 to 64 channels another way (dw3x3_pass), three taps
+ * of a channel in each lane: four input pixels of a tap row transposed by two levels of
+ * unpacks (8 a group of 64 channels) into four vectors whose lane (L, i) of vector j
+ * holds channel 16 L + 4 j + i of the four pixels. Where two output pixels overlap as
+ * stride 1 makes them, one group of taps 0, 1, 2 of the first and tap 2 of the second
+ * serves both (weights w0 w1 w2 0 and 0 w0 w1 w2): per pixel and 64 channels 12
+ * vpdpbusd and 12 unpacks against 36 vpdpbusd. Other pixels (stride 2, a pass across
+ * a row's end) take a group of their own three taps. That path's weights (a tile of 9
+ * taps only: the grouped layout after the interleaved one) and requantization
+ * constants (a second block) are in its order, in which the packs put the bytes in
+ * channel order.
  *
  * The 8-bit outputs are requantized in the accumulators' channel order, with the
  * tile's constants prepared in that order (gemmi8_dwprepare_64c4__avx512vnni: the
@@ -37,18 +49,26 @@
  *
  * Packed tile (gemmi8_dwpack_64c4__avx512vnni): int32 bias'[64] as four zmm in the
  * accumulators' order (vector j, lane i: channel 4i + j), then per tap four zmm of
- * weights as above: 256 + 256 * ks bytes.
+ * weights as above: 256 + 256 * ks bytes; with 9 taps then DW_BYTES9 more: bias' in
+ * the grouped order, and per tap row the four vectors A (bytes w0 w1 w2 0 of each
+ * channel's lane) and the four B (0 w0 w1 w2).
  */
 #include <string.h>
 
 #include "output-avx512.h"
 
 #define CR 64
+/* the grouped 3x3 layout a tile of 9 taps adds (kernels/dw.inc) */
+#define DW_BYTES9 (256 + 3 * 512)
+
+/* Channel of lane l of vector j in the grouped order (the order of the 3x3 path's
+ * accumulators, dw3x3_pass): 16 (l / 4) + 4 j + l % 4. */
+static size_t grouped_channel(size_t j, size_t l) { return 16 * (l / 4) + 4 * j + l % 4; }
 
 void gemmi8_dwpack_64c4__avx512vnni(size_t channels, size_t ks, const int8_t* w,
                                     const int32_t* bias, void* packed)
 {
-  const size_t bytes = 256 + 256 * ks;
+  const size_t bytes = 256 + 256 * ks + (ks == 9 ? DW_BYTES9 : 0);
   uint8_t* tile = packed;
   for (size_t c0 = 0; c0 < channels; c0 += CR, tile += bytes) {
     memset(tile, 0, bytes);
@@ -60,29 +80,45 @@ void gemmi8_dwpack_64c4__avx512vnni(size_t channels, size_t ks, const int8_t* w,
         tile[256 + t * 256 + j * 64 + i * 4 + j] = (uint8_t) w[(c0 + c) * ks + t];
       }
     }
+    if (ks != 9) continue;
+    /* the grouped 3x3 layout: bias', then per kernel row the vectors A and B */
+    uint8_t* g = tile + 256 + 256 * 9;
+    for (size_t j = 0; j < 4; j++) {
+      for (size_t l = 0; l < 16; l++) {
+        const size_t c = grouped_channel(j, l);
+        if (c >= n) continue;
+        memcpy(g + j * 64 + l * 4, &bias[c0 + c], 4);
+        for (size_t ky = 0; ky < 3; ky++) {
+          for (size_t kx = 0; kx < 3; kx++) {
+            const uint8_t v = (uint8_t) w[(c0 + c) * 9 + 3 * ky + kx];
+            g[256 + ky * 512 + j * 64 + l * 4 + kx] = v;
+            g[256 + ky * 512 + 256 + j * 64 + l * 4 + kx + 1] = v;
+          }
+        }
+      }
+    }
   }
 }
 
-/* Prepared constants of a tile, in the accumulators' order: fixed point, per vector j
- * the GEMMI8_FP_VECTORS of output-avx512.h then the left shifts max(shift, 0); fp32,
- * the four vectors of scales. A tile of 32 or fewer channels (two pixels a vector) has
- * channels 0..31's constants in both halves of each vector; lanes past nc hold
- * channel 0's (computed, never stored). */
-enum { DW_FIXEDPOINT_VECTORS = GEMMI8_FP_VECTORS + 1 };
-_Static_assert(4 * DW_FIXEDPOINT_VECTORS * 64 <= GEMMI8_DWPREPARED_BYTES, "prepared fits");
+/* Prepared constants of a tile, in two blocks: the interleaved order of the
+ * accumulators (a tile of 32 or fewer channels, two pixels a vector, has channels
+ * 0..31's constants in both halves of each vector), then at DW_GROUPED_VECTORS the
+ * grouped order of the 3x3 path. A block: fixed point, per vector j the
+ * GEMMI8_FP_VECTORS of output-avx512.h then the left shifts max(shift, 0); fp32, the
+ * four vectors of scales. Lanes past nc hold channel 0's (computed, never stored). */
+enum { DW_FIXEDPOINT_VECTORS = GEMMI8_FP_VECTORS + 1, DW_GROUPED_VECTORS = 4 * DW_FIXEDPOINT_VECTORS };
+_Static_assert(2 * DW_GROUPED_VECTORS * 64 <= GEMMI8_DWPREPARED_BYTES, "prepared fits");
 
-void gemmi8_dwprepare_64c4__avx512vnni(enum gemmi8_qoutput out, const struct gemmi8_qparams* p,
-                                       size_t nc, void* prepared)
+/* One block of prepared constants: lane l of vector j is channel at(j, l) (lanes past
+ * nc: channel 0). */
+static void prepare_block(enum gemmi8_qoutput out, const struct gemmi8_qparams* p, size_t nc,
+                          size_t (*at)(size_t nc, size_t j, size_t l), __m512i* v)
 {
   int32_t mult[CR], shift[CR];
   float scale[CR];
   const size_t cs = p->channel_stride;
   for (size_t k = 0; k < CR; k++) {
-    const size_t j = k / 16, i = k % 16;
-    /* 16 channels or fewer: four pixels a vector (lanes 0..3 repeated); 32 or fewer:
-     * two (lanes 0..7 repeated) */
-    const size_t lane = nc <= 16 ? i % 4 : (nc <= 32 ? i % 8 : i);
-    size_t c = 4 * lane + j;
+    size_t c = at(nc, k / 16, k % 16);
     if (c >= nc) c = 0;
     if (out == gemmi8_qoutput_fixedpoint) {
       mult[k] = p->multiplier[c * cs];
@@ -91,7 +127,6 @@ void gemmi8_dwprepare_64c4__avx512vnni(enum gemmi8_qoutput out, const struct gem
       scale[k] = p->scale[c * cs];
     }
   }
-  __m512i* v = prepared;
   if (out == gemmi8_qoutput_fixedpoint) {
     struct gemmi8_qparams q;
     memset(&q, 0, sizeof(q));
@@ -106,6 +141,27 @@ void gemmi8_dwprepare_64c4__avx512vnni(enum gemmi8_qoutput out, const struct gem
   } else {
     for (size_t j = 0; j < 4; j++) v[j] = _mm512_castps_si512(_mm512_loadu_ps(scale + 16 * j));
   }
+}
+
+/* The accumulators' order: 16 channels or fewer, four pixels a vector (lanes 0..3
+ * repeated); 32 or fewer, two (lanes 0..7 repeated); else lane l of vector j is
+ * channel 4 l + j. */
+static size_t interleaved_at(size_t nc, size_t j, size_t l)
+{
+  return 4 * (nc <= 16 ? l % 4 : (nc <= 32 ? l % 8 : l)) + j;
+}
+
+static size_t grouped_at(size_t nc, size_t j, size_t l)
+{
+  (void) nc;
+  return grouped_channel(j, l);
+}
+
+void gemmi8_dwprepare_64c4__avx512vnni(enum gemmi8_qoutput out, const struct gemmi8_qparams* p,
+                                       size_t nc, void* prepared)
+{
+  prepare_block(out, p, nc, interleaved_at, prepared);
+  prepare_block(out, p, nc, grouped_at, (__m512i*) prepared + DW_GROUPED_VECTORS);
 }
 
 /* One vector of accumulators, requantized (output-avx512.h's arithmetic): fixed point
@@ -152,6 +208,7 @@ struct dw_output {
   __m512i vzp16;
   __m512i vmin;   /* bytes */
   __m512i vmax;
+  __m512i vorder; /* the bytes' shuffle to channel order (see output_bytes_) */
   int left_shift;
   int is_signed;
 };
@@ -165,6 +222,9 @@ static GEMMI8_ALWAYS_INLINE void output_constants(const struct gemmi8_dwparams* 
   c->vzp16 = _mm512_set1_epi16((int16_t) q->zero_point);
   c->vmin = _mm512_set1_epi8((char) q->min);
   c->vmax = _mm512_set1_epi8((char) q->max);
+  /* byte c of each 128-bit lane takes byte 4 * (c % 4) + c / 4 */
+  c->vorder = _mm512_broadcast_i32x4(
+      _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
   c->left_shift = q->left_shift;
   c->is_signed = params->input_xor != 0;
 }
@@ -185,14 +245,11 @@ static GEMMI8_ALWAYS_INLINE __m512i output_bytes_(const enum gemmi8_qoutput out,
     v01 = _mm512_adds_epi16(v01, c->vzp16);
     v23 = _mm512_adds_epi16(v23, c->vzp16);
   }
-  /* byte c of each 128-bit lane takes byte 4 * (c % 4) + c / 4 */
-  const __m512i vorder = _mm512_broadcast_i32x4(
-      _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
   if (c->is_signed) {
-    const __m512i b = _mm512_shuffle_epi8(_mm512_packs_epi16(v01, v23), vorder);
+    const __m512i b = _mm512_shuffle_epi8(_mm512_packs_epi16(v01, v23), c->vorder);
     return _mm512_min_epi8(_mm512_max_epi8(b, c->vmin), c->vmax);
   }
-  const __m512i b = _mm512_shuffle_epi8(_mm512_packus_epi16(v01, v23), vorder);
+  const __m512i b = _mm512_shuffle_epi8(_mm512_packus_epi16(v01, v23), c->vorder);
   return _mm512_min_epu8(_mm512_max_epu8(b, c->vmin), c->vmax);
 }
 
@@ -242,6 +299,19 @@ static GEMMI8_ALWAYS_INLINE void deinterleave(__m512i vacc0, __m512i vacc1, __m5
   out[1] = _mm512_permutex2var_epi32(v01lo, vq1, v23lo);
   out[2] = _mm512_permutex2var_epi32(v01hi, vq0, v23hi);
   out[3] = _mm512_permutex2var_epi32(v01hi, vq1, v23hi);
+}
+
+/* The grouped order (lane (L, i) of a<j>: channel 16 L + 4 j + i) to channel order:
+ * out[q] is the 128-bit lanes q of a0..a3. */
+static GEMMI8_ALWAYS_INLINE void grouped_to_order(__m512i a0, __m512i a1, __m512i a2, __m512i a3,
+                                                  __m512i out[4])
+{
+  const __m512i t0 = _mm512_shuffle_i64x2(a0, a1, 0x44), t1 = _mm512_shuffle_i64x2(a0, a1, 0xEE);
+  const __m512i t2 = _mm512_shuffle_i64x2(a2, a3, 0x44), t3 = _mm512_shuffle_i64x2(a2, a3, 0xEE);
+  out[0] = _mm512_shuffle_i64x2(t0, t2, 0x88);
+  out[1] = _mm512_shuffle_i64x2(t0, t2, 0xDD);
+  out[2] = _mm512_shuffle_i64x2(t1, t3, 0x88);
+  out[3] = _mm512_shuffle_i64x2(t1, t3, 0xDD);
 }
 
 /* The int32 output of one or two pixels, channels in order (vout[r]: pixel r). */
@@ -436,6 +506,118 @@ static __attribute__((noinline)) void dw16_3x3(
 #undef RUN_W
 }
 
+/* Four pixels of one tap row grouped: lane (L, i) of g<j> holds the four bytes of
+ * channel 16 L + 4 j + i of p0, p1, p2, p3, in that order (two levels of unpacks). */
+#define DW_GROUP(p0, p1, p2, p3, g0, g1, g2, g3)                                             \
+  do {                                                                                       \
+    const __m512i t0_ = _mm512_unpacklo_epi8(p0, p1), t1_ = _mm512_unpackhi_epi8(p0, p1);   \
+    const __m512i t2_ = _mm512_unpacklo_epi8(p2, p3), t3_ = _mm512_unpackhi_epi8(p2, p3);   \
+    g0 = _mm512_unpacklo_epi16(t0_, t2_);                                                    \
+    g1 = _mm512_unpackhi_epi16(t0_, t2_);                                                    \
+    g2 = _mm512_unpacklo_epi16(t1_, t3_);                                                    \
+    g3 = _mm512_unpackhi_epi16(t1_, t3_);                                                    \
+  } while (0)
+#define DW_LOAD_GROUP(x) _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, (x) + c0), vxor)
+#define DW_DOT4(a, g, wv)                                                                    \
+  do {                                                                                       \
+    a##0 = _mm512_dpbusd_epi32(a##0, g##0, _mm512_load_si512((wv)));                         \
+    a##1 = _mm512_dpbusd_epi32(a##1, g##1, _mm512_load_si512((wv) + 64));                    \
+    a##2 = _mm512_dpbusd_epi32(a##2, g##2, _mm512_load_si512((wv) + 128));                   \
+    a##3 = _mm512_dpbusd_epi32(a##3, g##3, _mm512_load_si512((wv) + 192));                   \
+  } while (0)
+/* Two pixels whose taps overlap (P1's row taps 0, 1 are P0's 1, 2: stride 1): per
+ * tap row one group of P0's three taps and P1's third, A (w0 w1 w2 0) for P0 and B
+ * (0 w0 w1 w2) for P1. */
+#define DW_PAIR_SHARED(P0, P1, ky, a, b)                                                     \
+  do {                                                                                       \
+    __m512i g0, g1, g2, g3;                                                                  \
+    const __m512i q0 = DW_LOAD_GROUP(P0[3 * (ky)]), q1 = DW_LOAD_GROUP(P0[3 * (ky) + 1]);    \
+    const __m512i q2 = DW_LOAD_GROUP(P0[3 * (ky) + 2]), q3 = DW_LOAD_GROUP(P1[3 * (ky) + 2]); \
+    DW_GROUP(q0, q1, q2, q3, g0, g1, g2, g3);                                                \
+    DW_DOT4(a, g, wk + 512 * (ky));                                                          \
+    DW_DOT4(b, g, wk + 512 * (ky) + 256);                                                    \
+  } while (0)
+/* One pixel: per tap row a group of its three taps (the third twice, weight 0), A. */
+#define DW_PIXEL(P, ky, a)                                                                   \
+  do {                                                                                       \
+    __m512i g0, g1, g2, g3;                                                                  \
+    const __m512i q0 = DW_LOAD_GROUP(P[3 * (ky)]), q1 = DW_LOAD_GROUP(P[3 * (ky) + 1]);      \
+    const __m512i q2 = DW_LOAD_GROUP(P[3 * (ky) + 2]);                                       \
+    DW_GROUP(q0, q1, q2, q2, g0, g1, g2, g3);                                                \
+    DW_DOT4(a, g, wk + 512 * (ky));                                                          \
+  } while (0)
+
+/* A 3x3 tile of 33..64 channels (c0.. of the call), 8-bit outputs, four pixels (in<r>:
+ * pixel r's taps, the offset applied; those past n alias the last, computed, never
+ * stored), from the tile's grouped layout g (bias', then per tap row A and B): each
+ * 32-bit lane of vpdpbusd takes three taps of one channel instead of one, for two
+ * levels of unpacks a group. Pixels taken in pairs when each pair's taps overlap as
+ * stride 1 makes them (one group serves both), else one by one; the accumulators in
+ * the grouped order, whose constants are the prepared block at DW_GROUPED_VECTORS
+ * and whose bytes come out of the packs in channel order (oc->vorder the identity). */
+static __attribute__((noinline)) void dw3x3_pass(
+    enum gemmi8_qoutput out, const uint8_t* const* in0, const uint8_t* const* in1,
+    const uint8_t* const* in2, const uint8_t* const* in3, const uint8_t* g, size_t c0,
+    size_t nc, __m512i vxor, const struct dw_output* oc, const __m512i* pc, uint8_t* o,
+    size_t output_stride, size_t n)
+{
+  const __mmask64 mask = nc == CR ? ~(__mmask64) 0 : ((__mmask64) 1 << nc) - 1;
+  int shared = 1;
+  for (size_t ky = 0; ky < 3; ky++) {
+    shared &= (in1[3 * ky] == in0[3 * ky + 1]) & (in1[3 * ky + 1] == in0[3 * ky + 2]) &
+              (in3[3 * ky] == in2[3 * ky + 1]) & (in3[3 * ky + 1] == in2[3 * ky + 2]);
+  }
+  __m512i a0 = _mm512_load_si512(g), a1 = _mm512_load_si512(g + 64);
+  __m512i a2 = _mm512_load_si512(g + 128), a3 = _mm512_load_si512(g + 192);
+  __m512i b0 = a0, b1 = a1, b2 = a2, b3 = a3;
+  __m512i e0 = a0, e1 = a1, e2 = a2, e3 = a3;
+  __m512i f0 = a0, f1 = a1, f2 = a2, f3 = a3;
+  const uint8_t* wk = g + 256;
+  if (shared) {
+#pragma GCC unroll 3
+    for (size_t ky = 0; ky < 3; ky++) {
+      DW_PAIR_SHARED(in0, in1, ky, a, b);
+      DW_PAIR_SHARED(in2, in3, ky, e, f);
+    }
+  } else {
+#pragma GCC unroll 3
+    for (size_t ky = 0; ky < 3; ky++) {
+      DW_PIXEL(in0, ky, a);
+      DW_PIXEL(in1, ky, b);
+      DW_PIXEL(in2, ky, e);
+      DW_PIXEL(in3, ky, f);
+    }
+  }
+  if (out == gemmi8_qoutput_s32) {
+    __m512i vout[2][4];
+    grouped_to_order(a0, a1, a2, a3, vout[0]);
+    grouped_to_order(b0, b1, b2, b3, vout[1]);
+    store_s32(gemmi8_min(n, 2), nc, o + 4 * c0, output_stride, vout);
+    if (n > 2) {
+      grouped_to_order(e0, e1, e2, e3, vout[0]);
+      grouped_to_order(f0, f1, f2, f3, vout[1]);
+      store_s32(n - 2, nc, o + 2 * output_stride + 4 * c0, output_stride, vout);
+    }
+    return;
+  }
+  pc += DW_GROUPED_VECTORS;
+  _mm512_mask_storeu_epi8(o + c0, mask, output_bytes(out, oc, pc, a0, a1, a2, a3));
+  if (n > 1) {
+    _mm512_mask_storeu_epi8(o + output_stride + c0, mask, output_bytes(out, oc, pc, b0, b1, b2, b3));
+  }
+  if (n > 2) {
+    _mm512_mask_storeu_epi8(o + 2 * output_stride + c0, mask, output_bytes(out, oc, pc, e0, e1, e2, e3));
+  }
+  if (n > 3) {
+    _mm512_mask_storeu_epi8(o + 3 * output_stride + c0, mask, output_bytes(out, oc, pc, f0, f1, f2, f3));
+  }
+}
+#undef DW_PIXEL
+#undef DW_PAIR_SHARED
+#undef DW_DOT4
+#undef DW_LOAD_GROUP
+#undef DW_GROUP
+
 /* The kernel of KS taps (0: any), for every output kind (the entry points below). */
 static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out,
                                         size_t channels, size_t pixels, size_t ks,
@@ -444,12 +626,14 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
                                         const void* zero, const struct gemmi8_dwparams* params)
 {
   if (KS != 0) ks = KS;
-  const size_t bytes = 256 + 256 * ks, out_size = out == gemmi8_qoutput_s32 ? 4 : 1;
+  const size_t bytes = 256 + 256 * ks + (ks == 9 ? DW_BYTES9 : 0);
+  const size_t out_size = out == gemmi8_qoutput_s32 ? 4 : 1;
   const __m512i vxor = _mm512_set1_epi8((char) params->input_xor);
   /* uint8 input (qu8, qu8s8): the 3x3 kernel's hot loops without the xor */
   const int raw = params->input_xor == 0;
   const struct gemmi8_qparams* q = &params->q;
   struct dw_output oc;
+  memset(&oc, 0, sizeof(oc));
   if (out != gemmi8_qoutput_s32) output_constants(params, &oc);
   if (KS == 9 && channels == 16 && out != gemmi8_qoutput_s32) {
     dw16_3x3(out, pixels, (const uint8_t* const*) input, w, output, output_stride, input_offset,
@@ -477,7 +661,14 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
    * sharing each weight vector; 16 or fewer (8-bit outputs), the four pixels in the
    * 128-bit lanes of one vector */
   const size_t offset = KS != 0 ? 0 : input_offset;
-  const size_t tail = channels % CR, step = tail != 0 && tail <= 32 ? 4 : 2;
+  const size_t tail = channels % CR;
+  const size_t step = (tail != 0 && tail <= 32) || KS == 9 ? 4 : 2;
+  /* the 3x3 path's output constants: its bytes come out in channel order */
+  struct dw_output oc_grouped = oc;
+  if (KS == 9) {
+    oc_grouped.vorder = _mm512_broadcast_i32x4(
+        _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+  }
   for (size_t p = 0; p < pixels; p += step) {
     const size_t n = gemmi8_min(step, pixels - p);
     /* the pixels' taps (in scalars: an array here costs a pass stores and reloads) */
@@ -512,7 +703,10 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
           q->prepared != NULL
               ? (const __m512i*) ((const uint8_t*) q->prepared + c0 / CR * GEMMI8_DWPREPARED_BYTES)
               : NULL;
-      if (nc > 32) {
+      if (nc > 32 && KS == 9) {
+        dw3x3_pass(out, in0, in1, in2, in3, tile + 256 + 256 * 9, c0, nc, vxor, &oc_grouped,
+                   pc, o, output_stride, n);
+      } else if (nc > 32) {
         __mmask64 mask = nc == CR ? ~(__mmask64) 0 : ((__mmask64) 1 << nc) - 1;
         for (size_t h = 0; h < n; h += 2) {
           const size_t rows = n - h >= 2 ? 2 : 1;

@@ -7,29 +7,28 @@
  * j keeping byte j of each lane (channel 4i + j in lane i) and zeros elsewhere, and
  * four accumulators vacc<j> take one vpdpbusd each per tap: 64 channels x 1 tap in
  * four instructions, with no shuffle of the input (it is read as it lies in memory,
- * xored with 0x80 for int8 input). A pass takes four output pixels (two when no tile
- * has 32 channels or fewer, 5x5 and others) through every channel tile, each tile in the layout its
- * width calls for: a tile of more than 32 channels two pixels at a time, sharing each
- * weight vector; of 17 to 32 (the last of 96, 480, 672, MobileNetV2's first layer) the
- * four pixels in the halves of two vectors (pixels 0 and 1, 2 and 3), each weight
- * vector loaded once for both; of 16 or fewer (the last of 144 or 72, a layer of 16;
- * 8-bit outputs) the four in the 128-bit lanes of one vector. A whole tile of 64, 32
- * or (3x3) 16 channels reads its taps with plain loads, any other tail with masked
- * loads (an ALU operation more): no byte past the call's channels is read from a tap.
- * For uint8 input the 3x3 kernels' loops over whole tiles of 32 skip the xor (an ALU
- * operation a vector and tap, on the ports vpdpbusd needs).
+ * xored with 0x80 for int8 input). So run the 5x5 kernels and those of any tap count:
+ * a pass takes four output pixels (two when no tile has 32 channels or fewer) through
+ * every channel tile, each tile in the layout its width calls for: a tile of more than
+ * 32 channels two pixels at a time, sharing each weight vector; of 17 to 32 the four
+ * pixels in the halves of two vectors (pixels 0 and 1, 2 and 3), each weight vector
+ * loaded once for both; of 16 or fewer (8-bit outputs) the four in the 128-bit lanes of
+ * one vector. A whole tile of 64 or 32 channels reads its taps with plain loads, any
+ * other tail with masked loads (an ALU operation more): no byte past the call's
+ * channels is read from a tap. A 3x3 layer of 16 channels has a loop of its own
+ * (dw16_3x3).
  *
- * The 3x3 kernels take tiles of 33 to 64 channels another way (dw3x3_pass), three taps
- * of a channel in each lane: four input pixels of a tap row transposed by two levels of
- * unpacks (8 a group of 64 channels) into four vectors whose lane (L, i) of vector j
- * holds channel 16 L + 4 j + i of the four pixels. Where two output pixels overlap as
- * stride 1 makes them, one group of taps 0, 1, 2 of the first and tap 2 of the second
- * serves both (weights w0 w1 w2 0 and 0 w0 w1 w2): per pixel and 64 channels 12
- * vpdpbusd and 12 unpacks against 36 vpdpbusd. Other pixels (stride 2, a pass across
- * a row's end) take a group of their own three taps. That path's weights (a tile of 9
- * taps only: the grouped layout after the interleaved one) and requantization
- * constants (a second block) are in its order, in which the packs put the bytes in
- * channel order.
+ * The 3x3 kernels take every other tile three taps of a channel to a lane (dw3x3_pass;
+ * dw3x3_pass32 for 32 channels or fewer, two pixels a vector): four input pixels of a
+ * tap row transposed by two levels of unpacks (8 a group of 64 channels) into four
+ * vectors whose lane (L, i) of vector j holds channel 16 L + 4 j + i of the four
+ * pixels. Where two output pixels overlap as stride 1 makes them, one group of taps 0,
+ * 1, 2 of the first and tap 2 of the second serves both (weights w0 w1 w2 0 and 0 w0 w1
+ * w2): per pixel and 64 channels 12 vpdpbusd and 12 unpacks against 36 vpdpbusd. Other
+ * pixels (stride 2, a pass across a row's end) take a group of their own three taps.
+ * That path's weights (a tile of 9 taps only: the grouped layout after the interleaved
+ * one) and requantization constants (a second block) are in its order, in which the
+ * packs put the bytes in channel order.
  *
  * The 8-bit outputs are requantized in the accumulators' channel order, with the
  * tile's constants prepared in that order (gemmi8_dwprepare_64c4__avx512vnni: the
@@ -151,10 +150,10 @@ static size_t interleaved_at(size_t nc, size_t j, size_t l)
   return 4 * (nc <= 16 ? l % 4 : (nc <= 32 ? l % 8 : l)) + j;
 }
 
+/* a tile of 32 or fewer channels: two pixels a vector, lanes 0..7 repeated */
 static size_t grouped_at(size_t nc, size_t j, size_t l)
 {
-  (void) nc;
-  return grouped_channel(j, l);
+  return grouped_channel(j, nc <= 32 ? l % 8 : l);
 }
 
 void gemmi8_dwprepare_64c4__avx512vnni(enum gemmi8_qoutput out, const struct gemmi8_qparams* p,
@@ -325,7 +324,6 @@ static __attribute__((noinline)) void store_s32(size_t rows, size_t nc, uint8_t*
  * masked load costing an ALU operation more), or up to 32 in the halves of a vector. */
 #define GEMMI8_DW_W(k) _mm512_broadcast_i64x4(_mm256_load_si256((const __m256i*) (wt + 64 * (k))))
 #define GEMMI8_DW_LOAD_WHOLE(p) _mm512_xor_si512(_mm512_loadu_si512(p), vxor)
-#define GEMMI8_DW_LOAD_RAW(p) _mm512_loadu_si512(p)
 #define GEMMI8_DW_LOAD_PART(p) _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, p), vxor)
 #define GEMMI8_DW_TAP_FULL(t, LOAD)                                                         \
   do {                                                                                      \
@@ -353,7 +351,6 @@ static __attribute__((noinline)) void store_s32(size_t rows, size_t nc, uint8_t*
 #define GEMMI8_DW_HALF_WHOLE(x) _mm256_loadu_si256((const __m256i*) GEMMI8_DW_PTR(x))
 #define GEMMI8_DW_HALF_PART(x) _mm256_maskz_loadu_epi8(half, GEMMI8_DW_PTR(x))
 #define GEMMI8_DW_XOR(v) _mm512_xor_si512(v, vxor)
-#define GEMMI8_DW_RAW(v) (v)
 /* One tap of four pixels, up to 32 channels: pixels 0 and 1 in the halves of one
  * vector, 2 and 3 in another, each weight vector loaded once for both. */
 #define GEMMI8_DW_TAP_PAIRS(t, LOAD, XOR)                                                   \
@@ -380,7 +377,7 @@ static __attribute__((noinline)) void store_s32(size_t rows, size_t nc, uint8_t*
  * pixel r), the tile's first 16 channels' weights in all four; the prepared constants
  * of such a tile repeat every 4 lanes. Stores n pixels. */
 static GEMMI8_ALWAYS_INLINE void dw_quad(
-    const size_t KS, const enum gemmi8_qoutput out, size_t ks, const uint8_t* const* taps0,
+    const enum gemmi8_qoutput out, size_t ks, const uint8_t* const* taps0,
     const uint8_t* const* taps1, const uint8_t* const* taps2, const uint8_t* const* taps3,
     const uint8_t* tile, size_t nc, size_t c0, const int pre, size_t offset, const void* zero,
     __m512i vxor, const struct dw_output* oc, const __m512i* pc, uint8_t* o,
@@ -395,7 +392,6 @@ static GEMMI8_ALWAYS_INLINE void dw_quad(
   wt += 256;
 #define QUAD_PTR(x) (pre ? (x) + c0 : ((x) != (const uint8_t*) zero ? (x) + offc : zeroc))
 #define QUAD_PART(x) _mm_maskz_loadu_epi8(m16, QUAD_PTR(x))
-#define QUAD_WHOLE(x) _mm_loadu_si128((const __m128i*) QUAD_PTR(x))
 #define QUAD_TAP(t, LOAD)                                                                    \
   do {                                                                                       \
     __m512i va = _mm512_castsi128_si512(LOAD(taps0[t]));                                     \
@@ -409,22 +405,11 @@ static GEMMI8_ALWAYS_INLINE void dw_quad(
     vacc3 = _mm512_dpbusd_epi32(vacc3, va, QUAD_W(3));                                       \
     wt += 256;                                                                               \
   } while (0)
-  if (KS == 9 && nc == 16) {
-    /* 16 channels (a layer of 16, the last tile of 144): plain loads */
-    __asm__("" : "+r"(taps0), "+r"(taps1), "+r"(taps2), "+r"(taps3), "+r"(wt));
-#pragma GCC unroll 9
-    for (size_t t = 0; t < 9; t++) QUAD_TAP(t, QUAD_WHOLE);
-  } else {
-    /* 3x3 unrolled, other counts as a loop */
-#pragma GCC unroll 9
-    for (size_t t = 0; KS == 9 && t < 9; t++) QUAD_TAP(t, QUAD_PART);
 #pragma GCC unroll 1
-    for (size_t t = 0; KS != 9 && t < ks; t++) QUAD_TAP(t, QUAD_PART);
-  }
+  for (size_t t = 0; t < ks; t++) QUAD_TAP(t, QUAD_PART);
 #undef QUAD_TAP
 #undef QUAD_PART
 #undef QUAD_PTR
-#undef QUAD_WHOLE
 #undef QUAD_W
   const __m512i b = output_bytes(out, oc, pc, vacc0, vacc1, vacc2, vacc3);
   _mm_mask_storeu_epi8(o + c0, m16, _mm512_castsi512_si128(b));
@@ -612,6 +597,103 @@ static __attribute__((noinline)) void dw3x3_pass(
     _mm512_mask_storeu_epi8(o + 3 * output_stride + c0, mask, output_bytes(out, oc, pc, f0, f1, f2, f3));
   }
 }
+
+/* A 3x3 tile of 32 channels or fewer: as dw3x3_pass, with two pixels in the halves of
+ * each vector (pixel 0 or 1 in the low half, 2 or 3 in the high), each half grouped as
+ * a 64-channel tile's first 32 channels are; the weights of the grouped layout's lanes
+ * 0..7 in both halves, as the prepared constants of such a tile are. */
+#define DW_LOAD_HALVES(x, y)                                                                 \
+  _mm512_xor_si512(                                                                          \
+      _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(half, (x) + c0)),    \
+                         _mm256_maskz_loadu_epi8(half, (y) + c0), 1),                        \
+      vxor)
+#define DW_W32(wv) _mm512_broadcast_i64x4(_mm256_load_si256((const __m256i*) (wv)))
+#define DW_DOT4_32(a, g, wv)                                                                 \
+  do {                                                                                       \
+    a##0 = _mm512_dpbusd_epi32(a##0, g##0, DW_W32(wv));                                      \
+    a##1 = _mm512_dpbusd_epi32(a##1, g##1, DW_W32((wv) + 64));                               \
+    a##2 = _mm512_dpbusd_epi32(a##2, g##2, DW_W32((wv) + 128));                              \
+    a##3 = _mm512_dpbusd_epi32(a##3, g##3, DW_W32((wv) + 192));                              \
+  } while (0)
+static __attribute__((noinline)) void dw3x3_pass32(
+    enum gemmi8_qoutput out, const uint8_t* const* in0, const uint8_t* const* in1,
+    const uint8_t* const* in2, const uint8_t* const* in3, const uint8_t* g, size_t c0,
+    size_t nc, __m512i vxor, const struct dw_output* oc, const __m512i* pc, uint8_t* o,
+    size_t output_stride, size_t n)
+{
+  const __mmask32 half = (__mmask32) (((uint64_t) 1 << nc) - 1);
+  int shared = 1;
+  for (size_t ky = 0; ky < 3; ky++) {
+    shared &= (in1[3 * ky] == in0[3 * ky + 1]) & (in1[3 * ky + 1] == in0[3 * ky + 2]) &
+              (in3[3 * ky] == in2[3 * ky + 1]) & (in3[3 * ky + 1] == in2[3 * ky + 2]);
+  }
+  /* a: pixels 0 | 2, b: 1 | 3 */
+  __m512i a0 = DW_W32(g), a1 = DW_W32(g + 64), a2 = DW_W32(g + 128), a3 = DW_W32(g + 192);
+  __m512i b0 = a0, b1 = a1, b2 = a2, b3 = a3;
+  const uint8_t* wk = g + 256;
+  if (shared) {
+#pragma GCC unroll 3
+    for (size_t ky = 0; ky < 3; ky++) {
+      __m512i g0, g1, g2, g3;
+      const size_t t = 3 * ky;
+      const __m512i q0 = DW_LOAD_HALVES(in0[t], in2[t]);
+      const __m512i q1 = DW_LOAD_HALVES(in0[t + 1], in2[t + 1]);
+      const __m512i q2 = DW_LOAD_HALVES(in0[t + 2], in2[t + 2]);
+      const __m512i q3 = DW_LOAD_HALVES(in1[t + 2], in3[t + 2]);
+      DW_GROUP(q0, q1, q2, q3, g0, g1, g2, g3);
+      DW_DOT4_32(a, g, wk + 512 * ky);
+      DW_DOT4_32(b, g, wk + 512 * ky + 256);
+    }
+  } else {
+#pragma GCC unroll 3
+    for (size_t ky = 0; ky < 3; ky++) {
+      __m512i g0, g1, g2, g3;
+      const size_t t = 3 * ky;
+      __m512i q0 = DW_LOAD_HALVES(in0[t], in2[t]);
+      __m512i q1 = DW_LOAD_HALVES(in0[t + 1], in2[t + 1]);
+      __m512i q2 = DW_LOAD_HALVES(in0[t + 2], in2[t + 2]);
+      DW_GROUP(q0, q1, q2, q2, g0, g1, g2, g3);
+      DW_DOT4_32(a, g, wk + 512 * ky);
+      q0 = DW_LOAD_HALVES(in1[t], in3[t]);
+      q1 = DW_LOAD_HALVES(in1[t + 1], in3[t + 1]);
+      q2 = DW_LOAD_HALVES(in1[t + 2], in3[t + 2]);
+      DW_GROUP(q0, q1, q2, q2, g0, g1, g2, g3);
+      DW_DOT4_32(b, g, wk + 512 * ky);
+    }
+  }
+  if (out == gemmi8_qoutput_s32) {
+    /* 128-bit lanes 0, 1: pixel 0 or 1's channels 0..15, 16..31; 2, 3: pixel 2 or 3's */
+    __m512i va[4], vb[4], vout[2][4];
+    grouped_to_order(a0, a1, a2, a3, va);
+    grouped_to_order(b0, b1, b2, b3, vb);
+    vout[0][0] = va[0];
+    vout[0][1] = va[1];
+    vout[1][0] = vb[0];
+    vout[1][1] = vb[1];
+    vout[0][2] = vout[0][3] = vout[1][2] = vout[1][3] = _mm512_setzero_si512();
+    store_s32(gemmi8_min(n, 2), nc, o + 4 * c0, output_stride, vout);
+    if (n > 2) {
+      vout[0][0] = va[2];
+      vout[0][1] = va[3];
+      vout[1][0] = vb[2];
+      vout[1][1] = vb[3];
+      store_s32(n - 2, nc, o + 2 * output_stride + 4 * c0, output_stride, vout);
+    }
+    return;
+  }
+  pc += DW_GROUPED_VECTORS;
+  const __m512i va = output_bytes(out, oc, pc, a0, a1, a2, a3);
+  _mm256_mask_storeu_epi8(o + c0, half, _mm512_castsi512_si256(va));
+  if (n > 2) _mm256_mask_storeu_epi8(o + 2 * output_stride + c0, half, _mm512_extracti64x4_epi64(va, 1));
+  if (n > 1) {
+    const __m512i vb = output_bytes(out, oc, pc, b0, b1, b2, b3);
+    _mm256_mask_storeu_epi8(o + output_stride + c0, half, _mm512_castsi512_si256(vb));
+    if (n > 3) _mm256_mask_storeu_epi8(o + 3 * output_stride + c0, half, _mm512_extracti64x4_epi64(vb, 1));
+  }
+}
+#undef DW_DOT4_32
+#undef DW_W32
+#undef DW_LOAD_HALVES
 #undef DW_PIXEL
 #undef DW_PAIR_SHARED
 #undef DW_DOT4
@@ -629,8 +711,6 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
   const size_t bytes = 256 + 256 * ks + (ks == 9 ? DW_BYTES9 : 0);
   const size_t out_size = out == gemmi8_qoutput_s32 ? 4 : 1;
   const __m512i vxor = _mm512_set1_epi8((char) params->input_xor);
-  /* uint8 input (qu8, qu8s8): the 3x3 kernel's hot loops without the xor */
-  const int raw = params->input_xor == 0;
   const struct gemmi8_qparams* q = &params->q;
   struct dw_output oc;
   memset(&oc, 0, sizeof(oc));
@@ -647,7 +727,7 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
     for (size_t p = 0; p < pixels; p += 4) {
       const size_t n = gemmi8_min(4, pixels - p);
       const uint8_t* const* in0 = (const uint8_t* const*) input + p * ks;
-      dw_quad(KS, out, ks, in0, in0 + (n > 1 ? ks : 0), in0 + (n > 2 ? 2 * ks : 0),
+      dw_quad(out, ks, in0, in0 + (n > 1 ? ks : 0), in0 + (n > 2 ? 2 * ks : 0),
               in0 + (n > 3 ? 3 * ks : 0), w, channels, 0, 0, input_offset, zero, vxor, &oc,
               (const __m512i*) q->prepared, (uint8_t*) output + p * output_stride,
               output_stride, n);
@@ -718,25 +798,15 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
           __m512i vacc2 = _mm512_load_si512(tile + 128), vacc3 = _mm512_load_si512(tile + 192);
           __m512i vbcc0 = vacc0, vbcc1 = vacc1, vbcc2 = vacc2, vbcc3 = vacc3;
           if (nc == CR) {
-            /* a whole tile, plain loads (a masked load is an ALU operation more): 3x3
-             * unrolled, 5x5 by kernel rows, any count as a loop */
-            if (KS == 9 && raw) {
-              /* opaque pointers: GCC would otherwise hoist the loads the two branches
-               * share above the branch, and spill them */
-              __asm__("" : "+r"(taps0), "+r"(taps1), "+r"(wt));
-#pragma GCC unroll 9
-              for (size_t t = 0; t < 9; t++) GEMMI8_DW_TAP_FULL(t, GEMMI8_DW_LOAD_RAW);
-            } else {
-#pragma GCC unroll 9
-              for (size_t t = 0; KS == 9 && t < 9; t++) GEMMI8_DW_TAP_FULL(t, GEMMI8_DW_LOAD_WHOLE);
+            /* a whole tile, plain loads (a masked load is an ALU operation more): 5x5
+             * by kernel rows, any count as a loop */
 #pragma GCC unroll 5
-              for (size_t t = 0; KS == 25 && t < 25; t++) {
-                GEMMI8_DW_TAP_FULL(t, GEMMI8_DW_LOAD_WHOLE);
-              }
+            for (size_t t = 0; KS == 25 && t < 25; t++) {
+              GEMMI8_DW_TAP_FULL(t, GEMMI8_DW_LOAD_WHOLE);
+            }
 #pragma GCC unroll 1
-              for (size_t t = 0; KS == 0 && t < ks; t++) {
-                GEMMI8_DW_TAP_FULL(t, GEMMI8_DW_LOAD_WHOLE);
-              }
+            for (size_t t = 0; KS == 0 && t < ks; t++) {
+              GEMMI8_DW_TAP_FULL(t, GEMMI8_DW_LOAD_WHOLE);
             }
           } else {
             /* 33..63 channels, the last tile of some layers: masked loads, as a loop (the
@@ -760,11 +830,14 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
             }
           }
         }
+      } else if (KS == 9) {
+        dw3x3_pass32(out, in0, in1, in2, in3, tile + 256 + 256 * 9, c0, nc, vxor, &oc_grouped,
+                     pc, o, output_stride, n);
       } else if (nc <= 16 && out != gemmi8_qoutput_s32) {
         /* 16 channels or fewer, 8-bit outputs: the four pixels in the 128-bit lanes of
          * each vector (lane r: pixel p + r), the tile's first 16 channels' weights in all
          * four; the prepared constants of such a tile repeat every 4 lanes */
-        dw_quad(KS, out, ks, in0, in1, in2, in3, tile, nc, c0, KS != 0, offset, zero,
+        dw_quad(out, ks, in0, in1, in2, in3, tile, nc, c0, KS != 0, offset, zero,
                 vxor, &oc, pc, o, output_stride, n);
       } else {
         /* 32 channels or fewer: two pixels in the halves of each vector (vacc: pixels p
@@ -781,25 +854,14 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
         __m512i vbcc0 = vacc0, vbcc1 = vacc1, vbcc2 = vacc2, vbcc3 = vacc3;
         wt += 256;
         if (nc == 32) {
-          /* 32 channels (a layer of 32, the last tile of 96, 480, 672): plain loads, 3x3
-           * unrolled, 5x5 by kernel rows, any count as a loop */
-          if (KS == 9 && raw) {
-            __asm__("" : "+r"(taps0), "+r"(taps1), "+r"(taps2), "+r"(taps3), "+r"(wt));
-#pragma GCC unroll 9
-            for (size_t t = 0; t < 9; t++) {
-              GEMMI8_DW_TAP_PAIRS(t, GEMMI8_DW_HALF_WHOLE, GEMMI8_DW_RAW);
-            }
-          } else {
-#pragma GCC unroll 9
-            for (size_t t = 0; KS == 9 && t < 9; t++)
-              GEMMI8_DW_TAP_PAIRS(t, GEMMI8_DW_HALF_WHOLE, GEMMI8_DW_XOR);
+          /* 32 channels (a layer of 32, the last tile of 96, 480, 672): plain loads, 5x5
+           * by kernel rows, any count as a loop */
 #pragma GCC unroll 5
-            for (size_t t = 0; KS == 25 && t < 25; t++)
-              GEMMI8_DW_TAP_PAIRS(t, GEMMI8_DW_HALF_WHOLE, GEMMI8_DW_XOR);
+          for (size_t t = 0; KS == 25 && t < 25; t++)
+            GEMMI8_DW_TAP_PAIRS(t, GEMMI8_DW_HALF_WHOLE, GEMMI8_DW_XOR);
 #pragma GCC unroll 1
-            for (size_t t = 0; KS == 0 && t < ks; t++)
-              GEMMI8_DW_TAP_PAIRS(t, GEMMI8_DW_HALF_WHOLE, GEMMI8_DW_XOR);
-          }
+          for (size_t t = 0; KS == 0 && t < ks; t++)
+            GEMMI8_DW_TAP_PAIRS(t, GEMMI8_DW_HALF_WHOLE, GEMMI8_DW_XOR);
         } else {
           /* 17..31 channels (or 16 and fewer, int32 output): masked loads, as a loop */
           __asm__("" : "+r"(half));

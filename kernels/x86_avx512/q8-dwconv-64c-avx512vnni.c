@@ -532,7 +532,7 @@ static __attribute__((noinline)) void dw16_3x3(
     DW_DOT4(a, g, wk + 512 * (ky));                                                          \
   } while (0)
 
-/* A 3x3 tile of 33..64 channels (c0.. of the call), 8-bit outputs, four pixels (in<r>:
+/* A 3x3 tile of 33..64 channels (c0.. of the call), any output, four pixels (in<r>:
  * pixel r's taps, the offset applied; those past n alias the last, computed, never
  * stored), from the tile's grouped layout g (bias', then per tap row A and B): each
  * 32-bit lane of vpdpbusd takes three taps of one channel instead of one, for two

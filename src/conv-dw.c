@@ -217,6 +217,16 @@ static gemmi8_status dw_run(gemmi8_convolution* op, const gemmi8_parallel* paral
     q->prepared = op->prepared;
   }
   ctx.params.input_xor = op->type == gemmi8_type_qs8 ? 0x80 : 0;
+  /* 3x3, stride 1, dilation 1: the kernels' row pairs (microkernel.h), which tasks of
+   * whole pairs keep within one image when its rows are even in number or it is the
+   * only one */
+  const struct gemmi8_conv_geometry* g = &op->g;
+  const size_t w = op->s.output_width;
+  if (op->ks == 9 && g->kernel_height == 3 && g->kernel_width == 3 && g->stride_height == 1 &&
+      g->stride_width == 1 && g->dilation_height == 1 && g->dilation_width == 1 &&
+      (op->s.batch == 1 || op->s.output_height % 2 == 0)) {
+    ctx.params.row_pixels = w;
+  }
   const size_t m = op->s.m;
   const double ops = 2.0 * (double) m * (double) op->channels_out * (double) op->ks;
   const size_t threads = gemmi8_parallel_threads(parallel, ops, GEMMI8_OP_COST_DEPTHWISE);
@@ -229,6 +239,8 @@ static gemmi8_status dw_run(gemmi8_convolution* op, const gemmi8_parallel* paral
    * DW_TASK_ROUND pixels and no fewer than DW_TASK_MIN */
   ctx.chunk = gemmi8_round_up(gemmi8_divide_round_up(m, DW_TASKS * threads), DW_TASK_ROUND);
   if (ctx.chunk < DW_TASK_MIN) ctx.chunk = DW_TASK_MIN;
+  /* whole pairs of rows, where the kernels take them */
+  if (ctx.params.row_pixels != 0) ctx.chunk = gemmi8_round_up(ctx.chunk, 2 * w);
   parallel->parallel_for(parallel->context, dw_task, &ctx, gemmi8_divide_round_up(m, ctx.chunk));
   return gemmi8_status_success;
 }

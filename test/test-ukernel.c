@@ -1654,6 +1654,8 @@ static int dw_run(const dw_kernel* kn, const dw_test* t)
     params.q.prepared = prepared;
   }
   params.input_xor = x;
+  /* an image's rows (microkernel.h): the 3x3 window of each pixel, from row 0 */
+  if (t->width != 0 && ks == 9) params.row_pixels = t->width;
   uint8_t* out = t_fence_init(&fout, pixels, c * out_size, out_stride);
   t_fence_seal(&fout);
   for (size_t p = 0; p < pixels; p++) {

@@ -28,7 +28,12 @@
  * pixels (stride 2, a pass across a row's end) take a group of their own three taps.
  * That path's weights (a tile of 9 taps only: the grouped layout after the interleaved
  * one) and requantization constants (a second block) are in its order, in which the
- * packs put the bytes in channel order.
+ * packs put the bytes in channel order. Where the caller says how the pixels make rows
+ * (params->row_pixels: stride 1, dilation 1), pairs of output rows go by tap columns
+ * instead (dw3x3_columns, dw3x3_columns32): a group of the four input rows under a tap
+ * column serves the pixel above (its rows 0..2) and the one below (rows 1..3), and
+ * three output columns as the window slides: per two pixels one group, 8 unpacks,
+ * against three.
  *
  * The 8-bit outputs are requantized in the accumulators' channel order, with the
  * tile's constants prepared in that order (gemmi8_dwprepare_64c4__avx512vnni: the
@@ -49,16 +54,18 @@
  * Packed tile (gemmi8_dwpack_64c4__avx512vnni): int32 bias'[64] as four zmm in the
  * accumulators' order (vector j, lane i: channel 4i + j), then per tap four zmm of
  * weights as above: 256 + 256 * ks bytes; with 9 taps then DW_BYTES9 more: bias' in
- * the grouped order, and per tap row the four vectors A (bytes w0 w1 w2 0 of each
- * channel's lane) and the four B (0 w0 w1 w2).
+ * the grouped order, per tap row the four vectors A (bytes w0 w1 w2 0 of each
+ * channel's lane: taps 0, 1, 2 of the row) and the four B (0 w0 w1 w2), and per tap
+ * column the four A (taps of rows 0, 1, 2 and a 0) and the four B (0 and rows 0..2).
  */
 #include <string.h>
 
 #include "output-avx512.h"
 
 #define CR 64
-/* the grouped 3x3 layout a tile of 9 taps adds (kernels/dw.inc) */
-#define DW_BYTES9 (256 + 3 * 512)
+/* the grouped 3x3 layouts a tile of 9 taps adds (kernels/dw.inc): bias', by tap rows,
+ * by tap columns */
+#define DW_BYTES9 (256 + 3 * 512 + 3 * 512)
 
 /* Channel of lane l of vector j in the grouped order (the order of the 3x3 path's
  * accumulators, dw3x3_pass): 16 (l / 4) + 4 j + l % 4. */
@@ -80,7 +87,8 @@ void gemmi8_dwpack_64c4__avx512vnni(size_t channels, size_t ks, const int8_t* w,
       }
     }
     if (ks != 9) continue;
-    /* the grouped 3x3 layout: bias', then per kernel row the vectors A and B */
+    /* the grouped 3x3 layouts: bias', then per tap row the vectors A and B, then per
+     * tap column the vectors A and B */
     uint8_t* g = tile + 256 + 256 * 9;
     for (size_t j = 0; j < 4; j++) {
       for (size_t l = 0; l < 16; l++) {
@@ -92,6 +100,9 @@ void gemmi8_dwpack_64c4__avx512vnni(size_t channels, size_t ks, const int8_t* w,
             const uint8_t v = (uint8_t) w[(c0 + c) * 9 + 3 * ky + kx];
             g[256 + ky * 512 + j * 64 + l * 4 + kx] = v;
             g[256 + ky * 512 + 256 + j * 64 + l * 4 + kx + 1] = v;
+            /* by columns: bytes rows 0 1 2 (A) and 1 2 3 (B) of a group of four rows */
+            g[256 + 1536 + kx * 512 + j * 64 + l * 4 + ky] = v;
+            g[256 + 1536 + kx * 512 + 256 + j * 64 + l * 4 + ky + 1] = v;
           }
         }
       }
@@ -691,6 +702,149 @@ static __attribute__((noinline)) void dw3x3_pass32(
     if (n > 3) _mm256_mask_storeu_epi8(o + 3 * output_stride + c0, half, _mm512_extracti64x4_epi64(vb, 1));
   }
 }
+
+
+/* The four input rows of a tap column, grouped (lane (L, i) of G<j>: channel 16 L + 4 j
+ * + i of rows 0, 1, 2, 3). */
+#define DW_COLUMN(r0, r1, r2, r3, G)                                                         \
+  do {                                                                                       \
+    const __m512i q0 = DW_LOAD_GROUP(r0), q1 = DW_LOAD_GROUP(r1);                            \
+    const __m512i q2 = DW_LOAD_GROUP(r2), q3 = DW_LOAD_GROUP(r3);                            \
+    DW_GROUP(q0, q1, q2, q3, G##0, G##1, G##2, G##3);                                        \
+  } while (0)
+
+/* Two output rows of a 3x3 tile of 33..64 channels (c0.. of the call; top's w pixels and
+ * the w below them, params->row_pixels' geometry), any output: a group of the four
+ * input rows under a
+ * tap column serves the top pixel (its rows 0..2, weights A of the tile's by-columns
+ * layout) and the one below (rows 1..3, B), and each group three output columns as the
+ * window slides: per two pixels one group (8 unpacks), 24 vpdpbusd. */
+static __attribute__((noinline)) void dw3x3_columns(
+    enum gemmi8_qoutput out, const uint8_t* const* top, size_t w, const uint8_t* g, size_t c0,
+    size_t nc, __m512i vxor, const struct dw_output* oc, const __m512i* pc, uint8_t* o,
+    size_t output_stride)
+{
+  const __mmask64 mask = nc == CR ? ~(__mmask64) 0 : ((__mmask64) 1 << nc) - 1;
+  const uint8_t* const* bottom = top + 9 * w;
+  const uint8_t* wk = g + 256 + 1536;
+  const size_t below = w * output_stride;
+  __m512i x0, x1, x2, x3, y0, y1, y2, y3, z0, z1, z2, z3;
+  DW_COLUMN(top[0], top[3], top[6], bottom[6], x);
+  DW_COLUMN(top[1], top[4], top[7], bottom[7], y);
+  for (size_t x = 0; x < w; x++) {
+    const uint8_t* const* a = top + 9 * x;
+    DW_COLUMN(a[2], a[5], a[8], bottom[9 * x + 8], z);
+    __m512i t0 = _mm512_load_si512(g), t1 = _mm512_load_si512(g + 64);
+    __m512i t2 = _mm512_load_si512(g + 128), t3 = _mm512_load_si512(g + 192);
+    __m512i u0 = t0, u1 = t1, u2 = t2, u3 = t3;
+    DW_DOT4(t, x, wk);
+    DW_DOT4(u, x, wk + 256);
+    DW_DOT4(t, y, wk + 512);
+    DW_DOT4(u, y, wk + 768);
+    DW_DOT4(t, z, wk + 1024);
+    DW_DOT4(u, z, wk + 1280);
+    uint8_t* ox = o + x * output_stride;
+    if (out == gemmi8_qoutput_s32) {
+      __m512i vout[2][4];
+      grouped_to_order(t0, t1, t2, t3, vout[0]);
+      grouped_to_order(u0, u1, u2, u3, vout[1]);
+      store_s32(2, nc, ox + 4 * c0, below, vout);
+    } else {
+      const __m512i* pg = pc + DW_GROUPED_VECTORS;
+      _mm512_mask_storeu_epi8(ox + c0, mask, output_bytes(out, oc, pg, t0, t1, t2, t3));
+      _mm512_mask_storeu_epi8(ox + below + c0, mask, output_bytes(out, oc, pg, u0, u1, u2, u3));
+    }
+    x0 = y0, x1 = y1, x2 = y2, x3 = y3;
+    y0 = z0, y1 = z1, y2 = z2, y3 = z3;
+  }
+}
+#undef DW_COLUMN
+
+/* As dw3x3_columns, for a tile of 32 channels or fewer: two output columns a step in the
+ * halves of each vector (the groups of tap column k of pixels x and x + 1, that is of
+ * input columns x + k and x + 1 + k), the middle group of a step made of its
+ * neighbours' halves; the weights' lanes 0..7 broadcast to both halves. */
+static __attribute__((noinline)) void dw3x3_columns32(
+    enum gemmi8_qoutput out, const uint8_t* const* top, size_t w, const uint8_t* g, size_t c0,
+    size_t nc, __m512i vxor, const struct dw_output* oc, const __m512i* pc, uint8_t* o,
+    size_t output_stride)
+{
+  const __mmask32 half = (__mmask32) (((uint64_t) 1 << nc) - 1);
+  const uint8_t* const* bottom = top + 9 * w;
+  const uint8_t* wk = g + 256 + 1536;
+  const size_t below = w * output_stride;
+#define DW_COLUMNS2(a, a1, b, b1, k, G)                                                      \
+  do {                                                                                       \
+    const __m512i q0 = DW_LOAD_HALVES(a[k], a1[k]), q1 = DW_LOAD_HALVES(a[3 + k], a1[3 + k]); \
+    const __m512i q2 = DW_LOAD_HALVES(a[6 + k], a1[6 + k]);                                  \
+    const __m512i q3 = DW_LOAD_HALVES(b[6 + k], b1[6 + k]);                                  \
+    DW_GROUP(q0, q1, q2, q3, G##0, G##1, G##2, G##3);                                        \
+  } while (0)
+  __m512i x0, x1, x2, x3, y0, y1, y2, y3, z0, z1, z2, z3;
+  {
+    const size_t next = w > 1 ? 9 : 0;
+    DW_COLUMNS2(top, (top + next), bottom, (bottom + next), 0, x);
+  }
+  for (size_t x = 0; x < w; x += 2) {
+    const int pair = x + 1 < w;
+    const uint8_t* const* a = top + 9 * x;
+    const uint8_t* const* b = bottom + 9 * x;
+    const uint8_t* const* a1 = pair ? a + 9 : a;
+    const uint8_t* const* b1 = pair ? b + 9 : b;
+    DW_COLUMNS2(a, a1, b, b1, 2, z);
+    if (pair) {
+      /* input columns x + 1 and x + 2: the high half of the first group, the low of the
+       * last */
+      y0 = _mm512_shuffle_i64x2(x0, z0, 0x4E);
+      y1 = _mm512_shuffle_i64x2(x1, z1, 0x4E);
+      y2 = _mm512_shuffle_i64x2(x2, z2, 0x4E);
+      y3 = _mm512_shuffle_i64x2(x3, z3, 0x4E);
+    } else {
+      DW_COLUMNS2(a, a1, b, b1, 1, y);
+    }
+    __m512i t0 = DW_W32(g), t1 = DW_W32(g + 64), t2 = DW_W32(g + 128), t3 = DW_W32(g + 192);
+    __m512i u0 = t0, u1 = t1, u2 = t2, u3 = t3;
+    DW_DOT4_32(t, x, wk);
+    DW_DOT4_32(u, x, wk + 256);
+    DW_DOT4_32(t, y, wk + 512);
+    DW_DOT4_32(u, y, wk + 768);
+    DW_DOT4_32(t, z, wk + 1024);
+    DW_DOT4_32(u, z, wk + 1280);
+    uint8_t* ox = o + x * output_stride;
+    if (out == gemmi8_qoutput_s32) {
+      /* 128-bit lanes 0, 1: pixel x's channels 0..15, 16..31; 2, 3: pixel x + 1's */
+      __m512i vt[4], vu[4], vout[2][4];
+      grouped_to_order(t0, t1, t2, t3, vt);
+      grouped_to_order(u0, u1, u2, u3, vu);
+      vout[0][0] = vt[0];
+      vout[0][1] = vt[1];
+      vout[1][0] = vu[0];
+      vout[1][1] = vu[1];
+      vout[0][2] = vout[0][3] = vout[1][2] = vout[1][3] = _mm512_setzero_si512();
+      store_s32(2, nc, ox + 4 * c0, below, vout);
+      if (pair) {
+        vout[0][0] = vt[2];
+        vout[0][1] = vt[3];
+        vout[1][0] = vu[2];
+        vout[1][1] = vu[3];
+        store_s32(2, nc, ox + output_stride + 4 * c0, below, vout);
+      }
+    } else {
+      const __m512i* pg = pc + DW_GROUPED_VECTORS;
+      const __m512i vt = output_bytes(out, oc, pg, t0, t1, t2, t3);
+      const __m512i vu = output_bytes(out, oc, pg, u0, u1, u2, u3);
+      _mm256_mask_storeu_epi8(ox + c0, half, _mm512_castsi512_si256(vt));
+      _mm256_mask_storeu_epi8(ox + below + c0, half, _mm512_castsi512_si256(vu));
+      if (pair) {
+        _mm256_mask_storeu_epi8(ox + output_stride + c0, half, _mm512_extracti64x4_epi64(vt, 1));
+        _mm256_mask_storeu_epi8(ox + below + output_stride + c0, half,
+                                _mm512_extracti64x4_epi64(vu, 1));
+      }
+    }
+    x0 = z0, x1 = z1, x2 = z2, x3 = z3;
+  }
+#undef DW_COLUMNS2
+}
 #undef DW_DOT4_32
 #undef DW_W32
 #undef DW_LOAD_HALVES
@@ -701,56 +855,21 @@ static __attribute__((noinline)) void dw3x3_pass32(
 #undef DW_GROUP
 
 /* The kernel of KS taps (0: any), for every output kind (the entry points below). */
-static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out,
-                                        size_t channels, size_t pixels, size_t ks,
-                                        const void* const* input, const void* w, void* output,
-                                        size_t output_stride, size_t input_offset,
-                                        const void* zero, const struct gemmi8_dwparams* params)
+/* Passes of `step` pixels over pixels [p_begin, p_end) of the call (those past p_end
+ * alias the last), each through the channel tiles from c_begin to c_end (multiples of
+ * CR, or channels), in the layout each tile's width takes (dwconv). */
+static GEMMI8_ALWAYS_INLINE void dw_passes(
+    const size_t KS, const enum gemmi8_qoutput out, size_t channels, size_t ks,
+    const void* const* input, const void* w, void* output, size_t output_stride,
+    size_t input_offset, const void* zero, const struct gemmi8_qparams* q, __m512i vxor,
+    const struct dw_output* oc, const struct dw_output* ocg, size_t step, size_t p_begin,
+    size_t p_end, size_t c_begin, size_t c_end)
 {
-  if (KS != 0) ks = KS;
   const size_t bytes = 256 + 256 * ks + (ks == 9 ? DW_BYTES9 : 0);
   const size_t out_size = out == gemmi8_qoutput_s32 ? 4 : 1;
-  const __m512i vxor = _mm512_set1_epi8((char) params->input_xor);
-  const struct gemmi8_qparams* q = &params->q;
-  struct dw_output oc;
-  memset(&oc, 0, sizeof(oc));
-  if (out != gemmi8_qoutput_s32) output_constants(params, &oc);
-  if (KS == 9 && channels == 16 && out != gemmi8_qoutput_s32) {
-    dw16_3x3(out, pixels, (const uint8_t* const*) input, w, output, output_stride, input_offset,
-             zero, vxor, &oc, (const __m512i*) q->prepared);
-    return;
-  }
-  if (KS == 0 && channels <= 16 && out != gemmi8_qoutput_s32) {
-    /* a layer of 16 channels or fewer, any tap count (a qu8 3x3 layer whose weights
-     * take two int8 parts: 18 taps): its one tile, four pixels a pass, with none of the
-     * main loop's cost a pass */
-    for (size_t p = 0; p < pixels; p += 4) {
-      const size_t n = gemmi8_min(4, pixels - p);
-      const uint8_t* const* in0 = (const uint8_t* const*) input + p * ks;
-      dw_quad(out, ks, in0, in0 + (n > 1 ? ks : 0), in0 + (n > 2 ? 2 * ks : 0),
-              in0 + (n > 3 ? 3 * ks : 0), w, channels, 0, 0, input_offset, zero, vxor, &oc,
-              (const __m512i*) q->prepared, (uint8_t*) output + p * output_stride,
-              output_stride, n);
-    }
-    return;
-  }
-  /* four pixels a pass when the last tile has 32 channels or fewer, else two (pixel p +
-   * r; those past the last pixel alias the last one, read and computed, never stored),
-   * then each channel tile of them in the layout its width takes: more than 32
-   * channels, passes of two pixels; 17..32, two vectors of two pixels (the halves)
-   * sharing each weight vector; 16 or fewer (8-bit outputs), the four pixels in the
-   * 128-bit lanes of one vector */
   const size_t offset = KS != 0 ? 0 : input_offset;
-  const size_t tail = channels % CR;
-  const size_t step = (tail != 0 && tail <= 32) || KS == 9 ? 4 : 2;
-  /* the 3x3 path's output constants: its bytes come out in channel order */
-  struct dw_output oc_grouped = oc;
-  if (KS == 9) {
-    oc_grouped.vorder = _mm512_broadcast_i32x4(
-        _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-  }
-  for (size_t p = 0; p < pixels; p += step) {
-    const size_t n = gemmi8_min(step, pixels - p);
+  for (size_t p = p_begin; p < p_end; p += step) {
+    const size_t n = gemmi8_min(step, p_end - p);
     /* the pixels' taps (in scalars: an array here costs a pass stores and reloads) */
     const uint8_t* const* in0 = (const uint8_t* const*) input + p * ks;
     const uint8_t* const* in1 = n > 1 ? in0 + ks : in0;
@@ -773,8 +892,8 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
       in3 = adjusted[3];
     }
     uint8_t* o = (uint8_t*) output + p * output_stride;
-    const uint8_t* tile = w;
-    for (size_t c0 = 0; c0 < channels; c0 += CR, tile += bytes) {
+    const uint8_t* tile = (const uint8_t*) w + c_begin / CR * bytes;
+    for (size_t c0 = c_begin; c0 < c_end; c0 += CR, tile += bytes) {
       const size_t nc = gemmi8_min(CR, channels - c0);
       const size_t offc = offset + c0;
       const uint8_t* zeroc = (const uint8_t*) zero + c0;
@@ -784,7 +903,7 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
               ? (const __m512i*) ((const uint8_t*) q->prepared + c0 / CR * GEMMI8_DWPREPARED_BYTES)
               : NULL;
       if (nc > 32 && KS == 9) {
-        dw3x3_pass(out, in0, in1, in2, in3, tile + 256 + 256 * 9, c0, nc, vxor, &oc_grouped,
+        dw3x3_pass(out, in0, in1, in2, in3, tile + 256 + 256 * 9, c0, nc, vxor, ocg,
                    pc, o, output_stride, n);
       } else if (nc > 32) {
         __mmask64 mask = nc == CR ? ~(__mmask64) 0 : ((__mmask64) 1 << nc) - 1;
@@ -822,23 +941,23 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
             store_s32(rows, nc, oh + c0 * out_size, output_stride, vout);
           } else {
             _mm512_mask_storeu_epi8(
-                oh + c0, mask, output_bytes(out, &oc, pc, vacc0, vacc1, vacc2, vacc3));
+                oh + c0, mask, output_bytes(out, oc, pc, vacc0, vacc1, vacc2, vacc3));
             if (rows == 2) {
               _mm512_mask_storeu_epi8(
                   oh + output_stride + c0, mask,
-                  output_bytes(out, &oc, pc, vbcc0, vbcc1, vbcc2, vbcc3));
+                  output_bytes(out, oc, pc, vbcc0, vbcc1, vbcc2, vbcc3));
             }
           }
         }
       } else if (KS == 9) {
-        dw3x3_pass32(out, in0, in1, in2, in3, tile + 256 + 256 * 9, c0, nc, vxor, &oc_grouped,
+        dw3x3_pass32(out, in0, in1, in2, in3, tile + 256 + 256 * 9, c0, nc, vxor, ocg,
                      pc, o, output_stride, n);
       } else if (nc <= 16 && out != gemmi8_qoutput_s32) {
         /* 16 channels or fewer, 8-bit outputs: the four pixels in the 128-bit lanes of
          * each vector (lane r: pixel p + r), the tile's first 16 channels' weights in all
          * four; the prepared constants of such a tile repeat every 4 lanes */
         dw_quad(out, ks, in0, in1, in2, in3, tile, nc, c0, KS != 0, offset, zero,
-                vxor, &oc, pc, o, output_stride, n);
+                vxor, oc, pc, o, output_stride, n);
       } else {
         /* 32 channels or fewer: two pixels in the halves of each vector (vacc: pixels p
          * and p + 1, vbcc: p + 2 and p + 3), the weights of the tile's first 32 channels
@@ -887,7 +1006,7 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
             store_s32(rows, nc, oh + c0 * out_size, output_stride, vout);
           } else {
             /* bytes 0..31: pixel p + h, 32..63: pixel p + h + 1 */
-            const __m512i b = output_bytes(out, &oc, pc, v0, v1, v2, v3);
+            const __m512i b = output_bytes(out, oc, pc, v0, v1, v2, v3);
             _mm256_mask_storeu_epi8(oh + c0, half, _mm512_castsi512_si256(b));
             if (rows == 2) {
               _mm256_mask_storeu_epi8(oh + output_stride + c0, half,
@@ -898,6 +1017,76 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
       }
     }
   }
+}
+
+static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out,
+                                        size_t channels, size_t pixels, size_t ks,
+                                        const void* const* input, const void* w, void* output,
+                                        size_t output_stride, size_t input_offset,
+                                        const void* zero, const struct gemmi8_dwparams* params)
+{
+  if (KS != 0) ks = KS;
+  const size_t bytes = 256 + 256 * ks + (ks == 9 ? DW_BYTES9 : 0);
+  const __m512i vxor = _mm512_set1_epi8((char) params->input_xor);
+  const struct gemmi8_qparams* q = &params->q;
+  struct dw_output oc;
+  memset(&oc, 0, sizeof(oc));
+  if (out != gemmi8_qoutput_s32) output_constants(params, &oc);
+  if (KS == 9 && channels == 16 && out != gemmi8_qoutput_s32) {
+    dw16_3x3(out, pixels, (const uint8_t* const*) input, w, output, output_stride, input_offset,
+             zero, vxor, &oc, (const __m512i*) q->prepared);
+    return;
+  }
+  if (KS == 0 && channels <= 16 && out != gemmi8_qoutput_s32) {
+    /* a layer of 16 channels or fewer, any tap count (a qu8 3x3 layer whose weights
+     * take two int8 parts: 18 taps): its one tile, four pixels a pass, with none of the
+     * main loop's cost a pass */
+    for (size_t p = 0; p < pixels; p += 4) {
+      const size_t n = gemmi8_min(4, pixels - p);
+      const uint8_t* const* in0 = (const uint8_t* const*) input + p * ks;
+      dw_quad(out, ks, in0, in0 + (n > 1 ? ks : 0), in0 + (n > 2 ? 2 * ks : 0),
+              in0 + (n > 3 ? 3 * ks : 0), w, channels, 0, 0, input_offset, zero, vxor, &oc,
+              (const __m512i*) q->prepared, (uint8_t*) output + p * output_stride,
+              output_stride, n);
+    }
+    return;
+  }
+  /* four pixels a pass when the last tile has 32 channels or fewer, else two (pixel p +
+   * r; those past the last pixel alias the last one, read and computed, never stored),
+   * then each channel tile of them in the layout its width takes: more than 32
+   * channels, passes of two pixels; 17..32, two vectors of two pixels (the halves)
+   * sharing each weight vector; 16 or fewer (8-bit outputs), the four pixels in the
+   * 128-bit lanes of one vector */
+  const size_t tail = channels % CR;
+  const size_t step = (tail != 0 && tail <= 32) || KS == 9 ? 4 : 2;
+  /* the 3x3 path's output constants: its bytes come out in channel order */
+  struct dw_output oc_grouped = oc;
+  if (KS == 9) {
+    oc_grouped.vorder = _mm512_broadcast_i32x4(
+        _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+  }
+  const size_t rows = params->row_pixels;
+  size_t p0 = 0;
+  if (KS == 9 && rows != 0 && input_offset == 0) {
+    /* whole pairs of output rows (params->row_pixels): by tap columns (dw3x3_columns,
+     * dw3x3_columns32); what is left (a last row, a part of one) in passes */
+    const uint8_t* const* taps = (const uint8_t* const*) input;
+    for (; rows <= (pixels - p0) / 2; p0 += 2 * rows) {
+      const uint8_t* tile = w;
+      for (size_t c0 = 0; c0 < channels; c0 += CR, tile += bytes) {
+        const size_t nc = gemmi8_min(CR, channels - c0);
+        const __m512i* pc =
+            q->prepared != NULL
+                ? (const __m512i*) ((const uint8_t*) q->prepared + c0 / CR * GEMMI8_DWPREPARED_BYTES)
+                : NULL;
+        (nc > 32 ? dw3x3_columns : dw3x3_columns32)(
+            out, taps + 9 * p0, rows, tile + 256 + 256 * 9, c0, nc, vxor, &oc_grouped, pc,
+            (uint8_t*) output + p0 * output_stride, output_stride);
+      }
+    }
+  }
+  dw_passes(KS, out, channels, ks, input, w, output, output_stride, input_offset, zero, q, vxor,
+            &oc, &oc_grouped, step, p0, pixels, 0, channels);
 }
 
 /* The list's nine kernels (src/microkernel.h). */

@@ -239,8 +239,11 @@ static gemmi8_status dw_run(gemmi8_convolution* op, const gemmi8_parallel* paral
    * DW_TASK_ROUND pixels and no fewer than DW_TASK_MIN */
   ctx.chunk = gemmi8_round_up(gemmi8_divide_round_up(m, DW_TASKS * threads), DW_TASK_ROUND);
   if (ctx.chunk < DW_TASK_MIN) ctx.chunk = DW_TASK_MIN;
-  /* whole pairs of rows, where the kernels take them */
-  if (ctx.params.row_pixels != 0) ctx.chunk = gemmi8_round_up(ctx.chunk, 2 * w);
+  /* whole pairs of rows, where the kernels take them (rounded down: rounding 32 pixels
+   * of 7 x 7 up to 42 left 7 for the other thread) */
+  if (ctx.params.row_pixels != 0) {
+    ctx.chunk = ctx.chunk < 2 * w ? 2 * w : ctx.chunk - ctx.chunk % (2 * w);
+  }
   parallel->parallel_for(parallel->context, dw_task, &ctx, gemmi8_divide_round_up(m, ctx.chunk));
   return gemmi8_status_success;
 }

@@ -1834,7 +1834,8 @@ static int dw_extremes(const void* k)
 }
 /* taps of a 3x3 window over an image (stride 1, pad 1): runs of pixels whose taps are
  * 16 or 32 bytes apart (a layer of 16 or 32 channels), adjacent pixels sharing taps
- * (the grouped 3x3 passes of AVX-512), padding mixed in, rows ending mid-pass */
+ * (the grouped 3x3 passes of AVX-512), pairs of rows (params->row_pixels), padding
+ * mixed in, rows ending mid-pass */
 static int dw_image(const void* k)
 {
   static const size_t widths[] = {1, 3, 4, 5, 7, 8, 9, 13, 20, 33};

@@ -41,8 +41,10 @@
  * with saturating packs (vpackssdw, vpack[su]swb: lane L of the result holds byte 4k +
  * m = vacc<k> lane 4L + m, channel 16L + 4m + k), put in channel order with one
  * vpshufb and clamped as bytes: 7 instructions per 64 outputs where restoring the
- * order of the int32 lanes first took 8 vpermt2d and 4 two-uop vpmovdb. The int32
- * output restores the order with vpermt2d and stores through output-avx512.h.
+ * order of the int32 lanes first took 8 vpermt2d and 4 two-uop vpmovdb (the grouped
+ * order needs no vpshufb: oc->vorder is the identity there). The int32 output restores
+ * the order with vpermt2d (grouped: vshufi64x2, grouped_to_order) and stores through
+ * output-avx512.h.
  *   fixed point: r = requantize(acc) + zero point (int32, wrapping as gemmlowp's
  *     addition), then the saturating packs and the clamp: clamp(r, min, max).
  *   fp32: x = min((float) acc * scale, max - zp) rounded to nearest even (an integer

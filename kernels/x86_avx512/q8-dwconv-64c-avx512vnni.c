@@ -717,10 +717,10 @@ static __attribute__((noinline)) void dw3x3_pass32(
 
 /* Two output rows of a 3x3 tile of 33..64 channels (c0.. of the call; top's w pixels and
  * the w below them, params->row_pixels' geometry), any output: a group of the four
- * input rows under a
- * tap column serves the top pixel (its rows 0..2, weights A of the tile's by-columns
- * layout) and the one below (rows 1..3, B), and each group three output columns as the
- * window slides: per two pixels one group (8 unpacks), 24 vpdpbusd. */
+ * input rows under a tap column serves the top pixel (its rows 0..2, weights A of the
+ * tile's by-columns layout) and the one below (rows 1..3, B), and each group three
+ * output columns as the window slides: per two pixels one group (8 unpacks), 24
+ * vpdpbusd. */
 static __attribute__((noinline)) void dw3x3_columns(
     enum gemmi8_qoutput out, const uint8_t* const* top, size_t w, const uint8_t* g, size_t c0,
     size_t nc, __m512i vxor, const struct dw_output* oc, const __m512i* pc, uint8_t* o,
@@ -1053,12 +1053,9 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
     }
     return;
   }
-  /* four pixels a pass when the last tile has 32 channels or fewer, else two (pixel p +
-   * r; those past the last pixel alias the last one, read and computed, never stored),
-   * then each channel tile of them in the layout its width takes: more than 32
-   * channels, passes of two pixels; 17..32, two vectors of two pixels (the halves)
-   * sharing each weight vector; 16 or fewer (8-bit outputs), the four pixels in the
-   * 128-bit lanes of one vector */
+  /* four pixels a pass (3x3, or when the last tile has 32 channels or fewer), else two
+   * (pixel p + r; those past the last pixel alias the last one, read and computed, never
+   * stored), then each channel tile of them in the layout its width takes (dw_passes) */
   const size_t tail = channels % CR;
   const size_t step = (tail != 0 && tail <= 32) || KS == 9 ? 4 : 2;
   /* the 3x3 path's output constants: its bytes come out in channel order */

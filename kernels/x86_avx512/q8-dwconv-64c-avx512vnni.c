@@ -118,7 +118,10 @@ void gemmi8_dwpack_64c4__avx512vnni(size_t channels, size_t ks, const int8_t* w,
  * grouped order of the 3x3 path. A block: fixed point, per vector j the
  * GEMMI8_FP_VECTORS of output-avx512.h then the left shifts max(shift, 0); fp32, the
  * four vectors of scales. Lanes past nc hold channel 0's (computed, never stored). */
-enum { DW_FIXEDPOINT_VECTORS = GEMMI8_FP_VECTORS + 1, DW_GROUPED_VECTORS = 4 * DW_FIXEDPOINT_VECTORS };
+enum {
+  DW_FIXEDPOINT_VECTORS = GEMMI8_FP_VECTORS + 1,
+  DW_GROUPED_VECTORS = 4 * DW_FIXEDPOINT_VECTORS
+};
 _Static_assert(2 * DW_GROUPED_VECTORS * 64 <= GEMMI8_DWPREPARED_BYTES, "prepared fits");
 
 /* One block of prepared constants: lane l of vector j is channel at(j, l) (lanes past
@@ -601,13 +604,16 @@ static __attribute__((noinline)) void dw3x3_pass(
   pc += DW_GROUPED_VECTORS;
   _mm512_mask_storeu_epi8(o + c0, mask, output_bytes(out, oc, pc, a0, a1, a2, a3));
   if (n > 1) {
-    _mm512_mask_storeu_epi8(o + output_stride + c0, mask, output_bytes(out, oc, pc, b0, b1, b2, b3));
+    _mm512_mask_storeu_epi8(o + output_stride + c0, mask,
+                            output_bytes(out, oc, pc, b0, b1, b2, b3));
   }
   if (n > 2) {
-    _mm512_mask_storeu_epi8(o + 2 * output_stride + c0, mask, output_bytes(out, oc, pc, e0, e1, e2, e3));
+    _mm512_mask_storeu_epi8(o + 2 * output_stride + c0, mask,
+                            output_bytes(out, oc, pc, e0, e1, e2, e3));
   }
   if (n > 3) {
-    _mm512_mask_storeu_epi8(o + 3 * output_stride + c0, mask, output_bytes(out, oc, pc, f0, f1, f2, f3));
+    _mm512_mask_storeu_epi8(o + 3 * output_stride + c0, mask,
+                            output_bytes(out, oc, pc, f0, f1, f2, f3));
   }
 }
 
@@ -697,11 +703,16 @@ static __attribute__((noinline)) void dw3x3_pass32(
   pc += DW_GROUPED_VECTORS;
   const __m512i va = output_bytes(out, oc, pc, a0, a1, a2, a3);
   _mm256_mask_storeu_epi8(o + c0, half, _mm512_castsi512_si256(va));
-  if (n > 2) _mm256_mask_storeu_epi8(o + 2 * output_stride + c0, half, _mm512_extracti64x4_epi64(va, 1));
+  if (n > 2) {
+    _mm256_mask_storeu_epi8(o + 2 * output_stride + c0, half, _mm512_extracti64x4_epi64(va, 1));
+  }
   if (n > 1) {
     const __m512i vb = output_bytes(out, oc, pc, b0, b1, b2, b3);
     _mm256_mask_storeu_epi8(o + output_stride + c0, half, _mm512_castsi512_si256(vb));
-    if (n > 3) _mm256_mask_storeu_epi8(o + 3 * output_stride + c0, half, _mm512_extracti64x4_epi64(vb, 1));
+    if (n > 3) {
+      _mm256_mask_storeu_epi8(o + 3 * output_stride + c0, half,
+                              _mm512_extracti64x4_epi64(vb, 1));
+    }
   }
 }
 
@@ -859,7 +870,8 @@ static __attribute__((noinline)) void dw3x3_columns32(
 /* The kernel of KS taps (0: any), for every output kind (the entry points below). */
 /* Passes of `step` pixels over pixels [p_begin, p_end) of the call (those past p_end
  * alias the last), each through the channel tiles from c_begin to c_end (multiples of
- * CR, or channels), in the layout each tile's width takes (dwconv). */
+ * CR, or channels), in the layout each tile's width takes (the file's first
+ * comment). */
 static GEMMI8_ALWAYS_INLINE void dw_passes(
     const size_t KS, const enum gemmi8_qoutput out, size_t channels, size_t ks,
     const void* const* input, const void* w, void* output, size_t output_stride,
@@ -1074,10 +1086,10 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
       const uint8_t* tile = w;
       for (size_t c0 = 0; c0 < channels; c0 += CR, tile += bytes) {
         const size_t nc = gemmi8_min(CR, channels - c0);
+        const uint8_t* prepared = q->prepared;
         const __m512i* pc =
-            q->prepared != NULL
-                ? (const __m512i*) ((const uint8_t*) q->prepared + c0 / CR * GEMMI8_DWPREPARED_BYTES)
-                : NULL;
+            prepared != NULL ? (const __m512i*) (prepared + c0 / CR * GEMMI8_DWPREPARED_BYTES)
+                             : NULL;
         (nc > 32 ? dw3x3_columns : dw3x3_columns32)(
             out, taps + 9 * p0, rows, tile + 256 + 256 * 9, c0, nc, vxor, &oc_grouped, pc,
             (uint8_t*) output + p0 * output_stride, output_stride);

@@ -69,6 +69,9 @@
  * by tap columns */
 #define DW_BYTES9 (256 + 3 * 512 + 3 * 512)
 
+/* Bytes of a packed tile of ks taps (the list's tile: config.h, gemmi8_dwtile_bytes). */
+static inline size_t tile_bytes(size_t ks) { return 256 + 256 * ks + (ks == 9 ? DW_BYTES9 : 0); }
+
 /* Channel of lane l of vector j in the grouped order (the order of the 3x3 path's
  * accumulators, dw3x3_pass): 16 (l / 4) + 4 j + l % 4. */
 static size_t grouped_channel(size_t j, size_t l) { return 16 * (l / 4) + 4 * j + l % 4; }
@@ -76,7 +79,7 @@ static size_t grouped_channel(size_t j, size_t l) { return 16 * (l / 4) + 4 * j 
 void gemmi8_dwpack_64c4__avx512vnni(size_t channels, size_t ks, const int8_t* w,
                                     const int32_t* bias, void* packed)
 {
-  const size_t bytes = 256 + 256 * ks + (ks == 9 ? DW_BYTES9 : 0);
+  const size_t bytes = tile_bytes(ks);
   uint8_t* tile = packed;
   for (size_t c0 = 0; c0 < channels; c0 += CR, tile += bytes) {
     memset(tile, 0, bytes);
@@ -879,7 +882,7 @@ static GEMMI8_ALWAYS_INLINE void dw_passes(
     const struct dw_output* oc, const struct dw_output* ocg, size_t step, size_t p_begin,
     size_t p_end, size_t c_begin, size_t c_end)
 {
-  const size_t bytes = 256 + 256 * ks + (ks == 9 ? DW_BYTES9 : 0);
+  const size_t bytes = tile_bytes(ks);
   const size_t out_size = out == gemmi8_qoutput_s32 ? 4 : 1;
   const size_t offset = KS != 0 ? 0 : input_offset;
   for (size_t p = p_begin; p < p_end; p += step) {
@@ -1040,7 +1043,7 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
                                         const void* zero, const struct gemmi8_dwparams* params)
 {
   if (KS != 0) ks = KS;
-  const size_t bytes = 256 + 256 * ks + (ks == 9 ? DW_BYTES9 : 0);
+  const size_t bytes = tile_bytes(ks);
   const __m512i vxor = _mm512_set1_epi8((char) params->input_xor);
   const struct gemmi8_qparams* q = &params->q;
   struct dw_output oc;

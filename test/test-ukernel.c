@@ -1540,8 +1540,9 @@ typedef struct dw_test {
   int per_channel;
   int scale_above_1; /* fixed-point: positive shifts (params left_shift) */
   int extremes;      /* every input 0 or 255 and weight -128 or 127 */
-  size_t width;      /* nonzero: taps of a stride-1 3x3 window (pad 1) over an image of
-                      * this width, each row one run of pixels of c bytes */
+  size_t width;      /* nonzero: taps of a 3x3 window (pad 1) over an image: output rows
+                      * of this width, each input row one run of pixels of c bytes */
+  size_t stride;     /* with width: the window's stride (0: 1) */
 } dw_test;
 
 /* Inputs read through pointers: each pixel row ends at an inaccessible page, so a read
@@ -1550,8 +1551,10 @@ static int dw_run(const dw_kernel* kn, const dw_test* t)
 {
   const struct gemmi8_dwconv_config* cfg = kn->cfg;
   const size_t c = t->channels, ks = t->ks, pixels = t->pixels;
-  const size_t width = t->width != 0 ? t->width : 1;
-  const size_t rows = t->width != 0 ? (pixels + width - 1) / width : pixels + 3;
+  const size_t stride = t->stride != 0 ? t->stride : 1;
+  const size_t width = t->width != 0 ? stride * t->width : 1;
+  const size_t rows =
+      t->width != 0 ? stride * ((pixels + t->width - 1) / t->width) : pixels + 3;
   const size_t out_size = kn->output == 0 ? 4 : 1, out_stride = (c + t->out_extra) * out_size;
   t_fence fin, fzero, fout;
   memset(&fin, 0, sizeof(fin));
@@ -1575,8 +1578,8 @@ static int dw_run(const dw_kernel* kn, const dw_test* t)
     const int at_zero = t->zero_taps == 2 || (t->zero_taps == 1 && t_below(3) == 0);
     if (t->width != 0) {
       /* pixel y, x; tap ky, kx (taps past 9 repeat them) */
-      const size_t p = i / ks, tp = i % ks, y = p / width, x = p % width;
-      const size_t iy = y + (tp / 3) % 3, ix = x + tp % 3; /* + 1 */
+      const size_t p = i / ks, tp = i % ks, y = p / t->width, x = p % t->width;
+      const size_t iy = stride * y + (tp / 3) % 3, ix = stride * x + tp % 3; /* + 1 */
       const int pad = iy == 0 || iy > rows || ix == 0 || ix > width || t->zero_taps == 2;
       ptrs[i] = pad ? (const void*) zero
                     : (const void*) ((uintptr_t) (in + (iy - 1) * fin.stride + (ix - 1) * c) -
@@ -1655,7 +1658,7 @@ static int dw_run(const dw_kernel* kn, const dw_test* t)
   }
   params.input_xor = x;
   /* an image's rows (microkernel.h): the 3x3 window of each pixel, from row 0 */
-  if (t->width != 0 && ks == 9) params.row_pixels = t->width;
+  if (t->width != 0 && ks == 9 && stride == 1) params.row_pixels = t->width;
   uint8_t* out = t_fence_init(&fout, pixels, c * out_size, out_stride);
   t_fence_seal(&fout);
   for (size_t p = 0; p < pixels; p++) {
@@ -1832,11 +1835,11 @@ static int dw_extremes(const void* k)
   if (kn->taps == 0) t.ks = 1000;
   return dw_run(kn, &t);
 }
-/* taps of a 3x3 window over an image (stride 1, pad 1): runs of pixels whose taps are
- * 16 or 32 bytes apart (a layer of 16 or 32 channels), adjacent pixels sharing taps
- * (the grouped 3x3 passes of AVX-512), pairs of rows (params->row_pixels), padding
- * mixed in, rows ending mid-pass */
-static int dw_image(const void* k)
+/* taps of a 3x3 window over an image (pad 1; stride 1 or 2): runs of pixels whose taps
+ * are 16 or 32 bytes apart (a layer of 16 or 32 channels), adjacent pixels sharing taps
+ * (the grouped 3x3 passes of AVX-512; stride 2, its tap columns), pairs of rows
+ * (params->row_pixels, stride 1), padding mixed in, rows ending mid-pass */
+static int dw_image_stride(const void* k, size_t stride)
 {
   static const size_t widths[] = {1, 3, 4, 5, 7, 8, 9, 13, 20, 33};
   for (size_t i = 0; i < 30; i++) {
@@ -1845,6 +1848,7 @@ static int dw_image(const void* k)
     t.channels = i % 3 == 2 ? (size_t) t_range(1, 150)
                             : (i % 3 == 1 ? (size_t) t_range(33, 200) : fixed[i / 3 % 4]);
     t.width = widths[i % T_COUNT(widths)];
+    t.stride = stride;
     t.pixels = (size_t) t_range(1, 80);
     t.zero_taps = i % 8 == 7 ? 2 : 0;
     t.offset = t_below(3) == 0 ? (size_t) t_range(1, 300) : 0;
@@ -1854,6 +1858,8 @@ static int dw_image(const void* k)
   }
   return 1;
 }
+static int dw_image(const void* k) { return dw_image_stride(k, 1); }
+static int dw_image_s2(const void* k) { return dw_image_stride(k, 2); }
 /* any tap count: 1, 2, 8, 9, 10, 25, 27, 49 */
 static int dw_tap_counts(const void* k)
 {
@@ -1881,7 +1887,7 @@ static const struct {
     {"input_s8", dw_int8_input, 0, 0},       {"input_u8", dw_uint8_input, 0, 0},
     {"rq_per_channel", dw_per_channel, 0, 0}, {"scale_above_1", dw_scale_above_1, 0, 1},
     {"extremes", dw_extremes, 0, 0},         {"tap_counts", dw_tap_counts, 1, 0},
-    {"image", dw_image, 0, 0},
+    {"image", dw_image, 0, 0},               {"image_s2", dw_image_s2, 0, 0},
 };
 
 static void dw_tables(unsigned long* skipped)

@@ -68,6 +68,8 @@
 /* the grouped 3x3 layouts a tile of 9 taps adds (kernels/dw.inc): bias', by tap rows,
  * by tap columns */
 #define DW_BYTES9 (256 + 3 * 512 + 3 * 512)
+/* output pixels of stride 2 taken through each tile before the next tile */
+#define DW_STRIDE2_BLOCK 64
 
 /* Bytes of a packed tile of ks taps (the list's tile: config.h, gemmi8_dwtile_bytes). */
 static inline size_t tile_bytes(size_t ks) { return 256 + 256 * ks + (ks == 9 ? DW_BYTES9 : 0); }
@@ -861,6 +863,122 @@ static __attribute__((noinline)) void dw3x3_columns32(
   }
 #undef DW_COLUMNS2
 }
+
+/* Whether pixel b's tap column 0 is pixel a's column 2, tap for tap: neighbours in a row
+ * of stride 2 (dilation 1), read on the pointers (any geometry stays exact). */
+static GEMMI8_ALWAYS_INLINE int dw_follows2(const uint8_t* const* a, const uint8_t* const* b)
+{
+  return (b[0] == a[2]) & (b[3] == a[5]) & (b[6] == a[8]);
+}
+
+/* The three input rows of a tap column of one pixel, grouped (the third row twice: its
+ * weight in the by-columns layout's A is 0 there). */
+#define DW_COLUMN3(r0, r1, r2, G)                                                            \
+  do {                                                                                       \
+    const __m512i q0 = DW_LOAD_GROUP(r0), q1 = DW_LOAD_GROUP(r1), q2 = DW_LOAD_GROUP(r2);    \
+    DW_GROUP(q0, q1, q2, q2, G##0, G##1, G##2, G##3);                                        \
+  } while (0)
+
+/* n pixels of a 3x3 tile of 33..64 channels (c0.. of the call; in: their taps, the
+ * offset 0), any output, by tap columns (A of the by-columns layout): where pixel p + 1
+ * follows p as stride 2 makes it (dw_follows2), p's column 2 is p + 1's column 0, so
+ * per pixel two groups (16 unpacks) against three, and 12 vpdpbusd. */
+static __attribute__((noinline)) void dw3x3_stride2(
+    enum gemmi8_qoutput out, const uint8_t* const* in, size_t n, const uint8_t* g, size_t c0,
+    size_t nc, __m512i vxor, const struct dw_output* oc, const __m512i* pc, uint8_t* o,
+    size_t output_stride)
+{
+  const __mmask64 mask = nc == CR ? ~(__mmask64) 0 : ((__mmask64) 1 << nc) - 1;
+  const uint8_t* wk = g + 256 + 1536;
+  __m512i x0, x1, x2, x3, y0, y1, y2, y3, z0, z1, z2, z3;
+  DW_COLUMN3(in[0], in[3], in[6], x);
+  for (size_t p = 0; p < n; p++, o += output_stride) {
+    const uint8_t* const* a = in + 9 * p;
+    DW_COLUMN3(a[1], a[4], a[7], y);
+    DW_COLUMN3(a[2], a[5], a[8], z);
+    __m512i t0 = _mm512_load_si512(g), t1 = _mm512_load_si512(g + 64);
+    __m512i t2 = _mm512_load_si512(g + 128), t3 = _mm512_load_si512(g + 192);
+    DW_DOT4(t, x, wk);
+    DW_DOT4(t, y, wk + 512);
+    DW_DOT4(t, z, wk + 1024);
+    if (out == gemmi8_qoutput_s32) {
+      __m512i vout[2][4];
+      grouped_to_order(t0, t1, t2, t3, vout[0]);
+      vout[1][0] = vout[1][1] = vout[1][2] = vout[1][3] = _mm512_setzero_si512();
+      store_s32(1, nc, o + 4 * c0, output_stride, vout);
+    } else {
+      _mm512_mask_storeu_epi8(o + c0, mask,
+                              output_bytes(out, oc, pc + DW_GROUPED_VECTORS, t0, t1, t2, t3));
+    }
+    if (p + 1 == n) break;
+    const uint8_t* const* b = a + 9;
+    if (dw_follows2(a, b)) {
+      x0 = z0, x1 = z1, x2 = z2, x3 = z3;
+    } else {
+      DW_COLUMN3(b[0], b[3], b[6], x);
+    }
+  }
+}
+
+/* As dw3x3_stride2, for a tile of 32 channels or fewer: two pixels a step in the halves
+ * of each vector (the groups of tap column k of pixels p and p + 1); where p - 1, p, p +
+ * 1 follow one another as stride 2 makes them, the step's column 0 is made of the last
+ * step's column 2 (its high half) and this one's (its low half). */
+#define DW_COLUMN3_HALVES(a, a1, k, G)                                                       \
+  do {                                                                                       \
+    const __m512i q0 = DW_LOAD_HALVES(a[k], a1[k]), q1 = DW_LOAD_HALVES(a[3 + k], a1[3 + k]); \
+    const __m512i q2 = DW_LOAD_HALVES(a[6 + k], a1[6 + k]);                                  \
+    DW_GROUP(q0, q1, q2, q2, G##0, G##1, G##2, G##3);                                        \
+  } while (0)
+static __attribute__((noinline)) void dw3x3_stride2_32(
+    enum gemmi8_qoutput out, const uint8_t* const* in, size_t n, const uint8_t* g, size_t c0,
+    size_t nc, __m512i vxor, const struct dw_output* oc, const __m512i* pc, uint8_t* o,
+    size_t output_stride)
+{
+  const __mmask32 half = (__mmask32) (((uint64_t) 1 << nc) - 1);
+  const uint8_t* wk = g + 256 + 1536;
+  __m512i x0, x1, x2, x3, y0, y1, y2, y3, z0, z1, z2, z3;
+  for (size_t p = 0; p < n; p += 2, o += 2 * output_stride) {
+    const int pair = p + 1 < n;
+    const uint8_t* const* a = in + 9 * p;
+    const uint8_t* const* a1 = pair ? a + 9 : a;
+    const int follows = p != 0 && dw_follows2(a - 9, a) && (!pair || dw_follows2(a, a1));
+    if (follows) {
+      /* z: the last step's column 2 */
+      DW_COLUMN3_HALVES(a, a1, 2, y);
+      x0 = _mm512_shuffle_i64x2(z0, y0, 0x4E);
+      x1 = _mm512_shuffle_i64x2(z1, y1, 0x4E);
+      x2 = _mm512_shuffle_i64x2(z2, y2, 0x4E);
+      x3 = _mm512_shuffle_i64x2(z3, y3, 0x4E);
+      z0 = y0, z1 = y1, z2 = y2, z3 = y3;
+    } else {
+      DW_COLUMN3_HALVES(a, a1, 0, x);
+      DW_COLUMN3_HALVES(a, a1, 2, z);
+    }
+    DW_COLUMN3_HALVES(a, a1, 1, y);
+    __m512i t0 = DW_W32(g), t1 = DW_W32(g + 64), t2 = DW_W32(g + 128), t3 = DW_W32(g + 192);
+    DW_DOT4_32(t, x, wk);
+    DW_DOT4_32(t, y, wk + 512);
+    DW_DOT4_32(t, z, wk + 1024);
+    if (out == gemmi8_qoutput_s32) {
+      /* 128-bit lanes 0, 1: pixel p's channels 0..15, 16..31; 2, 3: pixel p + 1's */
+      __m512i vt[4], vout[2][4];
+      grouped_to_order(t0, t1, t2, t3, vt);
+      vout[0][0] = vt[0];
+      vout[0][1] = vt[1];
+      vout[1][0] = vt[2];
+      vout[1][1] = vt[3];
+      vout[0][2] = vout[0][3] = vout[1][2] = vout[1][3] = _mm512_setzero_si512();
+      store_s32(pair ? 2 : 1, nc, o + 4 * c0, output_stride, vout);
+    } else {
+      const __m512i vt = output_bytes(out, oc, pc + DW_GROUPED_VECTORS, t0, t1, t2, t3);
+      _mm256_mask_storeu_epi8(o + c0, half, _mm512_castsi512_si256(vt));
+      if (pair) _mm256_mask_storeu_epi8(o + output_stride + c0, half, _mm512_extracti64x4_epi64(vt, 1));
+    }
+  }
+}
+#undef DW_COLUMN3_HALVES
+#undef DW_COLUMN3
 #undef DW_DOT4_32
 #undef DW_W32
 #undef DW_LOAD_HALVES
@@ -1098,6 +1216,27 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
             (uint8_t*) output + p0 * output_stride, output_stride);
       }
     }
+  }
+  const uint8_t* const* taps = (const uint8_t* const*) input + 9 * p0;
+  if (KS == 9 && input_offset == 0 && pixels - p0 >= 2 &&
+      (dw_follows2(taps, taps + 9) || (pixels - p0 >= 3 && dw_follows2(taps + 9, taps + 18)))) {
+    /* pixels that follow one another as stride 2 makes them: by tap columns
+     * (dw3x3_stride2, dw3x3_stride2_32), blocks of pixels each through every tile */
+    for (; p0 < pixels; p0 += DW_STRIDE2_BLOCK) {
+      const size_t n = gemmi8_min(DW_STRIDE2_BLOCK, pixels - p0);
+      const uint8_t* tile = w;
+      for (size_t c0 = 0; c0 < channels; c0 += CR, tile += bytes) {
+        const size_t nc = gemmi8_min(CR, channels - c0);
+        const uint8_t* prepared = q->prepared;
+        const __m512i* pc =
+            prepared != NULL ? (const __m512i*) (prepared + c0 / CR * GEMMI8_DWPREPARED_BYTES)
+                             : NULL;
+        (nc > 32 ? dw3x3_stride2 : dw3x3_stride2_32)(
+            out, (const uint8_t* const*) input + 9 * p0, n, tile + 256 + 256 * 9, c0, nc, vxor,
+            &oc_grouped, pc, (uint8_t*) output + p0 * output_stride, output_stride);
+      }
+    }
+    return;
   }
   dw_passes(KS, out, channels, ks, input, w, output, output_stride, input_offset, zero, q, vxor,
             &oc, &oc_grouped, step, p0, pixels, 0, channels);

@@ -1538,7 +1538,9 @@ typedef struct dw_test {
   size_t offset;     /* input_offset */
   int xor80;         /* int8 input: input_xor 0x80 */
   int per_channel;
-  int scale_above_1; /* fixed-point: positive shifts (params left_shift) */
+  int scale_above_1; /* scales 1..4 (fixed point: positive shifts, params left_shift); 2:
+                      * per channel, 2^8..2^30 (float products past int32) for channel
+                      * 130 and channels 64..127, 192..255, ..., small for the others */
   int extremes;      /* every input 0 or 255 and weight -128 or 127 */
   size_t width;      /* nonzero: taps of a 3x3 window (pad 1) over an image: output rows
                       * of this width, each input row one run of pixels of c bytes */
@@ -1615,7 +1617,11 @@ static int dw_run(const dw_kernel* kn, const dw_test* t)
   int32_t* shift = t_alloc(nq * sizeof(int32_t));
   int left_shift = 0;
   for (size_t j = 0; j < nq; j++) {
-    dscale[j] = t->scale_above_1 ? 1.0 + 3.0 * t_unit() : 160.0 / (double) top * (0.5 + 1.5 * t_unit());
+    const int above = t->scale_above_1 == 1 ||
+                      (t->scale_above_1 == 2 && ((j / 64) % 2 == 1 || j == 130));
+    dscale[j] = t->scale_above_1 == 2 && above ? ldexp(1.0 + t_unit(), 8 + (int) t_below(22))
+                : above ? 1.0 + 3.0 * t_unit()
+                        : 160.0 / (double) top * (0.5 + 1.5 * t_unit());
     scale[j] = (float) dscale[j];
   }
   gemmi8_quantize_multipliers(nq, dscale, mult, shift);
@@ -1823,6 +1829,12 @@ static int dw_scale_above_1(const void* k)
   dw_test t = dw_base(k);
   t.scale_above_1 = 1;
   t.channels = (size_t) t_range(1, 150);
+  if (!dw_run(k, &t)) return 0;
+  /* tiles of small scales (the fp32 stage's DW_SMALL on AVX-512) beside larger ones */
+  t = dw_base(k);
+  t.scale_above_1 = 2;
+  t.per_channel = 1;
+  t.channels = (size_t) t_range(131, 300);
   return dw_run(k, &t);
 }
 /* extreme products; on the kernels for any tap count, 1,000 taps */
@@ -1877,7 +1889,7 @@ static const struct {
   const char* name;
   int (*run)(const void*);
   int any_only; /* only the kernels for any tap count */
-  int fixedpoint_only;
+  int requant_only; /* only the 8-bit outputs */
 } dwcases[] = {
     {"c_eq_cr", dw_channels_eq, 0, 0},       {"c_lt_cr", dw_channels_lt, 0, 0},
     {"c_gt_cr", dw_channels_gt, 0, 0},       {"c_far", dw_channels_far, 0, 0},
@@ -1921,7 +1933,7 @@ static void dw_tables(unsigned long* skipped)
         char name[256];
         for (size_t c = 0; c < T_COUNT(dwcases); c++) {
           if (dwcases[c].any_only && kn.taps != 0) continue;
-          if (dwcases[c].fixedpoint_only && o != 1) continue;
+          if (dwcases[c].requant_only && o == 0) continue;
           snprintf(name, sizeof(name), "%s/%s", kn.path, dwcases[c].name);
           if (!matches(name)) continue;
           any = 1;

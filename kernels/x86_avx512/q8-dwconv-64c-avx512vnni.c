@@ -42,7 +42,7 @@
  * m = vacc<k> lane 4L + m, channel 16L + 4m + k), put in channel order with one
  * vpshufb and clamped as bytes: 7 instructions per 64 outputs where restoring the
  * order of the int32 lanes first took 8 vpermt2d and 4 two-uop vpmovdb (the grouped
- * order needs no vpshufb: oc->vorder is the identity there). The int32 output restores
+ * order needs no vpshufb: oc->ordered). The int32 output restores
  * the order with vpermt2d (grouped: vshufi64x2, grouped_to_order) and stores through
  * output-avx512.h.
  *   fixed point: r = requantize(acc) + zero point (int32, wrapping as gemmlowp's
@@ -51,7 +51,9 @@
  *     upper bound commutes with the rounding; x below the lower bound, or beyond int32
  *     (INT32_MIN from vcvtps2dq), saturates in the packs to a value the clamp takes to
  *     min), packed to int16 with saturation, + zero point with saturation, to bytes,
- *     clamped: the bytes of clamp(round(x), min - zp, max - zp) + zp.
+ *     clamped: the bytes of clamp(round(x), min - zp, max - zp) + zp. Where every
+ *     scale of a tile is at most 0.5 in magnitude, x cannot pass int32 and the min is
+ *     left out (the prepared block's DW_SMALL).
  *
  * Packed tile (gemmi8_dwpack_64c4__avx512vnni): int32 bias'[64] as four zmm in the
  * accumulators' order (vector j, lane i: channel 4i + j), then per tap four zmm of
@@ -122,11 +124,15 @@ void gemmi8_dwpack_64c4__avx512vnni(size_t channels, size_t ks, const int8_t* w,
  * 0..31's constants in both halves of each vector), then at DW_GROUPED_VECTORS the
  * grouped order of the 3x3 path. A block: fixed point, per vector j the
  * GEMMI8_FP_VECTORS of output-avx512.h then the left shifts max(shift, 0); fp32, the
- * four vectors of scales. Lanes past nc hold channel 0's (computed, never stored). */
+ * four vectors of scales, then DW_SMALL: lane 0 is 1 if every scale of the block has a
+ * magnitude of at most 0.5 (so no float product overflows int32: see requantize), else
+ * 0. Lanes past nc hold channel 0's (computed, never stored). */
 enum {
   DW_FIXEDPOINT_VECTORS = GEMMI8_FP_VECTORS + 1,
-  DW_GROUPED_VECTORS = 4 * DW_FIXEDPOINT_VECTORS
+  DW_GROUPED_VECTORS = 4 * DW_FIXEDPOINT_VECTORS,
+  DW_SMALL = 4
 };
+_Static_assert(DW_SMALL < DW_GROUPED_VECTORS, "the fp32 block's flag fits");
 _Static_assert(2 * DW_GROUPED_VECTORS * 64 <= GEMMI8_DWPREPARED_BYTES, "prepared fits");
 
 /* One block of prepared constants: lane l of vector j is channel at(j, l) (lanes past
@@ -159,7 +165,10 @@ static void prepare_block(enum gemmi8_qoutput out, const struct gemmi8_qparams* 
           _mm512_max_epi32(_mm512_loadu_si512(shift + 16 * j), _mm512_setzero_si512());
     }
   } else {
+    int small = 1;
+    for (size_t k = 0; k < CR; k++) small &= scale[k] >= -0.5f && scale[k] <= 0.5f;
     for (size_t j = 0; j < 4; j++) v[j] = _mm512_castps_si512(_mm512_loadu_ps(scale + 16 * j));
+    v[DW_SMALL] = _mm512_set1_epi32(small);
   }
 }
 
@@ -185,14 +194,16 @@ void gemmi8_dwprepare_64c4__avx512vnni(enum gemmi8_qoutput out, const struct gem
 }
 
 /* One vector of accumulators, requantized (output-avx512.h's arithmetic): fixed point
- * with the zero point added; fp32 rounded, without it. */
+ * with the zero point added; fp32 rounded, without it. fp32 with small scales (the
+ * block's DW_SMALL): |acc * scale| <= 2^30 converts without overflow, and the packs'
+ * saturation and the clamp then give what the upper bound vhi gives, so it is left out. */
 static GEMMI8_ALWAYS_INLINE __m512i requantize(const enum gemmi8_qoutput out, int left_shift,
                                               __m512i x, const __m512i* pc, __m512 vhi,
-                                              __m512i vzp)
+                                              __m512i vzp, const int small)
 {
   if (out == gemmi8_qoutput_fp32) {
-    const __m512 y = _mm512_min_ps(
-        _mm512_mul_ps(_mm512_cvtepi32_ps(x), _mm512_castsi512_ps(pc[0])), vhi);
+    __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(x), _mm512_castsi512_ps(pc[0]));
+    if (!small) y = _mm512_min_ps(y, vhi);
     return _mm512_cvt_roundps_epi32(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   }
   if (left_shift) {
@@ -229,6 +240,7 @@ struct dw_output {
   __m512i vmin;   /* bytes */
   __m512i vmax;
   __m512i vorder; /* the bytes' shuffle to channel order (see output_bytes_) */
+  int ordered;    /* the packs' bytes are in channel order (the grouped order): no shuffle */
   int left_shift;
   int is_signed;
 };
@@ -252,24 +264,23 @@ static GEMMI8_ALWAYS_INLINE void output_constants(const struct gemmi8_dwparams* 
 static GEMMI8_ALWAYS_INLINE __m512i output_bytes_(const enum gemmi8_qoutput out,
                                                  const struct dw_output* c,
                                                  const __m512i* prepared, __m512i vacc0,
-                                                 __m512i vacc1, __m512i vacc2, __m512i vacc3)
+                                                 __m512i vacc1, __m512i vacc2, __m512i vacc3,
+                                                 const int small)
 {
   const size_t V = out == gemmi8_qoutput_fixedpoint ? DW_FIXEDPOINT_VECTORS : 1;
   const int left = c->left_shift;
-  const __m512i r0 = requantize(out, left, vacc0, prepared, c->vhi, c->vzp32);
-  const __m512i r1 = requantize(out, left, vacc1, prepared + V, c->vhi, c->vzp32);
-  const __m512i r2 = requantize(out, left, vacc2, prepared + 2 * V, c->vhi, c->vzp32);
-  const __m512i r3 = requantize(out, left, vacc3, prepared + 3 * V, c->vhi, c->vzp32);
+  const __m512i r0 = requantize(out, left, vacc0, prepared, c->vhi, c->vzp32, small);
+  const __m512i r1 = requantize(out, left, vacc1, prepared + V, c->vhi, c->vzp32, small);
+  const __m512i r2 = requantize(out, left, vacc2, prepared + 2 * V, c->vhi, c->vzp32, small);
+  const __m512i r3 = requantize(out, left, vacc3, prepared + 3 * V, c->vhi, c->vzp32, small);
   __m512i v01 = _mm512_packs_epi32(r0, r1), v23 = _mm512_packs_epi32(r2, r3);
   if (out == gemmi8_qoutput_fp32) {
     v01 = _mm512_adds_epi16(v01, c->vzp16);
     v23 = _mm512_adds_epi16(v23, c->vzp16);
   }
-  if (c->is_signed) {
-    const __m512i b = _mm512_shuffle_epi8(_mm512_packs_epi16(v01, v23), c->vorder);
-    return _mm512_min_epi8(_mm512_max_epi8(b, c->vmin), c->vmax);
-  }
-  const __m512i b = _mm512_shuffle_epi8(_mm512_packus_epi16(v01, v23), c->vorder);
+  __m512i b = c->is_signed ? _mm512_packs_epi16(v01, v23) : _mm512_packus_epi16(v01, v23);
+  if (!c->ordered) b = _mm512_shuffle_epi8(b, c->vorder);
+  if (c->is_signed) return _mm512_min_epi8(_mm512_max_epi8(b, c->vmin), c->vmax);
   return _mm512_min_epu8(_mm512_max_epu8(b, c->vmin), c->vmax);
 }
 
@@ -278,7 +289,7 @@ static __attribute__((noinline)) __m512i output_bytes_fixedpoint(
     const struct dw_output* c, const __m512i* prepared, __m512i vacc0, __m512i vacc1,
     __m512i vacc2, __m512i vacc3)
 {
-  return output_bytes_(gemmi8_qoutput_fixedpoint, c, prepared, vacc0, vacc1, vacc2, vacc3);
+  return output_bytes_(gemmi8_qoutput_fixedpoint, c, prepared, vacc0, vacc1, vacc2, vacc3, 0);
 }
 
 static __attribute__((noinline)) __m512i output_bytes_fp32(const struct dw_output* c,
@@ -286,7 +297,10 @@ static __attribute__((noinline)) __m512i output_bytes_fp32(const struct dw_outpu
                                                           __m512i vacc0, __m512i vacc1,
                                                           __m512i vacc2, __m512i vacc3)
 {
-  return output_bytes_(gemmi8_qoutput_fp32, c, prepared, vacc0, vacc1, vacc2, vacc3);
+  if (((const int32_t*) (prepared + DW_SMALL))[0]) {
+    return output_bytes_(gemmi8_qoutput_fp32, c, prepared, vacc0, vacc1, vacc2, vacc3, 1);
+  }
+  return output_bytes_(gemmi8_qoutput_fp32, c, prepared, vacc0, vacc1, vacc2, vacc3, 0);
 }
 
 static GEMMI8_ALWAYS_INLINE __m512i output_bytes(const enum gemmi8_qoutput out,
@@ -560,7 +574,7 @@ static __attribute__((noinline)) void dw16_3x3(
  * levels of unpacks a group. Pixels taken in pairs when each pair's taps overlap as
  * stride 1 makes them (one group serves both), else one by one; the accumulators in
  * the grouped order, whose constants are the prepared block at DW_GROUPED_VECTORS
- * and whose bytes come out of the packs in channel order (oc->vorder the identity). */
+ * and whose bytes come out of the packs in channel order (oc->ordered). */
 static __attribute__((noinline)) void dw3x3_pass(
     enum gemmi8_qoutput out, const uint8_t* const* in0, const uint8_t* const* in1,
     const uint8_t* const* in2, const uint8_t* const* in3, const uint8_t* g, size_t c0,
@@ -1193,10 +1207,7 @@ static GEMMI8_ALWAYS_INLINE void dwconv(const size_t KS, enum gemmi8_qoutput out
   const size_t step = (tail != 0 && tail <= 32) || KS == 9 ? 4 : 2;
   /* the 3x3 path's output constants: its bytes come out in channel order */
   struct dw_output oc_grouped = oc;
-  if (KS == 9) {
-    oc_grouped.vorder = _mm512_broadcast_i32x4(
-        _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-  }
+  oc_grouped.ordered = 1;
   const size_t rows = params->row_pixels;
   size_t p0 = 0;
   if (KS == 9 && rows != 0 && input_offset == 0) {

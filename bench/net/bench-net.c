@@ -25,7 +25,8 @@
  * Time: four sides timed in interleaved rounds, so that a slow spell of the machine
  * falls on all of them: gemmi8 on the calling thread, ONNX Runtime with one intra-op
  * thread, gemmi8 on a gemmi8 pool of two threads, ONNX Runtime with two. A side's
- * round repeats whole inferences for at least -t ms; the report gives the best and the
+ * round repeats whole inferences for at least -t ms, after a pause of SETTLE_MS in
+ * which the last side's threads stop spinning; the report gives the best and the
  * median round, per inference. ONNX Runtime's time is that of a whole OrtApi Run
  * (input value, every node, output value). The ratios and targets use the best.
  *
@@ -213,6 +214,17 @@ typedef struct timing {
   double best, median; /* seconds per inference, over the rounds */
 } timing;
 
+/* The pause before each side's round: ONNX Runtime's intra-op workers and gemmi8's pool
+ * spin for a while after a run, and without it each side's spin fell on the next side's
+ * round (one run, Zen 4, MobileNetV2 at two threads: gemmi8 1.57 ms, ORT 2.53; with it
+ * 1.21 and 1.89; gemmi8 alone 1.19). */
+#define SETTLE_MS 50
+static void settle(void)
+{
+  const struct timespec pause = {0, SETTLE_MS * 1000000L};
+  nanosleep(&pause, NULL);
+}
+
 /*
  * Times count sides (NULL run: skipped) in rounds interleaved side by side: each round
  * runs each side for at least min_s seconds (a repeat count fixed from two warm-up
@@ -239,6 +251,7 @@ static int time_sides(const side* sides, int count, int rounds, double min_s, ti
   for (int r = 0; r < rounds && status == 0; r++) {
     for (int s = 0; s < count && status == 0; s++) {
       if (sides[s].run == NULL) continue;
+      settle();
       const double t0 = now();
       for (int i = 0; i < inner[s] && status == 0; i++) status = sides[s].run(sides[s].context);
       per_round[s * rounds + r] = (now() - t0) / inner[s];

@@ -52,6 +52,18 @@ void ops_parallel(const gemmi8_parallel* parallel, size_t n, size_t grain, ops_r
 
 /* ---- rounding -------------------------------------------------------------------------- */
 
+/* A range function compiled for x86-64-v4 (AVX-512), v3 (AVX2) and the baseline, the
+ * copy the CPU runs chosen at load (GCC's target_clones): the same operations, each
+ * rounded alike, in wider vectors. The binary ResNet-18 on Zen 4, one thread: max
+ * pooling 75.9 -> 44.3 us, average pooling 67.1 -> 27.6, quantize 25.2 -> 20.9,
+ * dequantize 30.1 -> 26.3. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define OPS_VECTOR \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define OPS_VECTOR
+#endif
+
 /* v rounded to the nearest integer, ties to even, for |v| <= 2^22: adding 1.5 * 2^23
  * leaves a float whose last bit is worth 1, so the addition rounds v (to nearest even,
  * the default rounding mode), and the subtraction is exact. It is what cvtps2dq does in
@@ -193,12 +205,35 @@ void ops_qadd_range(const void* args, size_t begin, size_t end)
 
 /* ---- max pooling --------------------------------------------------------------------- */
 
+/* W channels from i (W a constant: the compiler keeps the maxima in vectors of W
+ * bytes), each the maximum over the taps of rows [ylo, yhi) and columns [xlo, xhi),
+ * stored as uint8 (yf NULL) or dequantized into yf. The first tap starts the maxima:
+ * the window holds at least one (pad < kernel). */
+static inline __attribute__((always_inline)) void maxpool_chunk(
+    const ops_maxpool* p, size_t W, size_t i, size_t ylo, size_t yhi, size_t xlo, size_t xhi,
+    uint8_t* restrict y, float* restrict yf)
+{
+  const size_t c = p->channels;
+  const uint8_t* restrict first = p->x + (ylo * p->in_w + xlo) * c + i;
+  uint8_t m[64];
+  for (size_t j = 0; j < W; j++) m[j] = first[j];
+  for (size_t iy = ylo; iy < yhi; iy++) {
+    for (size_t ix = xlo; ix < xhi; ix++) {
+      const uint8_t* restrict tap = p->x + (iy * p->in_w + ix) * c + i;
+      for (size_t j = 0; j < W; j++) m[j] = m[j] > tap[j] ? m[j] : tap[j];
+    }
+  }
+  if (yf == NULL) {
+    for (size_t j = 0; j < W; j++) y[i + j] = m[j];
+  } else {
+    for (size_t j = 0; j < W; j++) yf[i + j] = (float) ((int32_t) m[j] - p->zero_point) * p->scale;
+  }
+}
+
 /* One output pixel: each channel's maximum over the window's taps inside the image,
- * 16 channels at a time kept in registers across the taps, stored as uint8 (yf NULL) or
- * dequantized into yf. The first tap starts the maxima: the window holds at least one
- * (pad < kernel). */
-static void maxpool_pixel(const ops_maxpool* p, size_t oy, size_t ox, uint8_t* restrict y,
-                          float* restrict yf)
+ * 64, then 16, then 1 channel at a time. */
+static inline __attribute__((always_inline)) void maxpool_pixel(
+    const ops_maxpool* p, size_t oy, size_t ox, uint8_t* restrict y, float* restrict yf)
 {
   const size_t c = p->channels;
   const size_t y0 = oy * p->stride;
@@ -207,42 +242,13 @@ static void maxpool_pixel(const ops_maxpool* p, size_t oy, size_t ox, uint8_t* r
   const size_t x0 = ox * p->stride;
   const size_t xlo = x0 < p->pad ? 0 : x0 - p->pad;
   const size_t xhi = x0 + p->kernel - p->pad < p->in_w ? x0 + p->kernel - p->pad : p->in_w;
-  const uint8_t* restrict first = p->x + (ylo * p->in_w + xlo) * c;
   size_t i = 0;
-  for (; i + 16 <= c; i += 16) {
-    uint8_t m[16];
-    for (size_t j = 0; j < 16; j++) m[j] = first[i + j];
-    for (size_t iy = ylo; iy < yhi; iy++) {
-      for (size_t ix = xlo; ix < xhi; ix++) {
-        const uint8_t* restrict tap = p->x + (iy * p->in_w + ix) * c + i;
-        for (size_t j = 0; j < 16; j++) m[j] = m[j] > tap[j] ? m[j] : tap[j];
-      }
-    }
-    if (yf == NULL) {
-      for (size_t j = 0; j < 16; j++) y[i + j] = m[j];
-    } else {
-      for (size_t j = 0; j < 16; j++) {
-        yf[i + j] = (float) ((int32_t) m[j] - p->zero_point) * p->scale;
-      }
-    }
-  }
-  for (; i < c; i++) {
-    uint8_t m = first[i];
-    for (size_t iy = ylo; iy < yhi; iy++) {
-      for (size_t ix = xlo; ix < xhi; ix++) {
-        const uint8_t v = p->x[(iy * p->in_w + ix) * c + i];
-        m = m > v ? m : v;
-      }
-    }
-    if (yf == NULL) {
-      y[i] = m;
-    } else {
-      yf[i] = (float) ((int32_t) m - p->zero_point) * p->scale;
-    }
-  }
+  for (; i + 64 <= c; i += 64) maxpool_chunk(p, 64, i, ylo, yhi, xlo, xhi, y, yf);
+  for (; i + 16 <= c; i += 16) maxpool_chunk(p, 16, i, ylo, yhi, xlo, xhi, y, yf);
+  for (; i < c; i++) maxpool_chunk(p, 1, i, ylo, yhi, xlo, xhi, y, yf);
 }
 
-void ops_maxpool_range(const void* args, size_t begin, size_t end)
+OPS_VECTOR void ops_maxpool_range(const void* args, size_t begin, size_t end)
 {
   const ops_maxpool* p = args;
   const size_t c = p->channels;
@@ -301,9 +307,10 @@ void ops_qgap_range(const void* args, size_t begin, size_t end)
 
 /* The float loops below take their arrays as restrict parameters and run by 16: the
  * two things the compiler needs (at -O2) to turn them into vector code, as for the
- * QLinearAdd loop. */
+ * QLinearAdd loop; each is inlined into its range function, which OPS_VECTOR compiles
+ * for several instruction sets. */
 
-static void dequant_u8(const uint8_t* restrict x, float* restrict y, float scale,
+static inline __attribute__((always_inline)) void dequant_u8(const uint8_t* restrict x, float* restrict y, float scale,
                        int32_t zero_point, size_t n)
 {
   size_t i = 0;
@@ -313,13 +320,13 @@ static void dequant_u8(const uint8_t* restrict x, float* restrict y, float scale
   for (; i < n; i++) y[i] = (float) ((int32_t) x[i] - zero_point) * scale;
 }
 
-void ops_dequant_u8_range(const void* args, size_t begin, size_t end)
+OPS_VECTOR void ops_dequant_u8_range(const void* args, size_t begin, size_t end)
 {
   const ops_dequant_u8* p = args;
   dequant_u8(p->x + begin, p->y + begin, p->scale, p->zero_point, end - begin);
 }
 
-static void dequant_s32(const int32_t* restrict x, float* restrict y,
+static inline __attribute__((always_inline)) void dequant_s32(const int32_t* restrict x, float* restrict y,
                         const float* restrict scale, size_t n)
 {
   size_t i = 0;
@@ -329,7 +336,7 @@ static void dequant_s32(const int32_t* restrict x, float* restrict y,
   for (; i < n; i++) y[i] = (float) x[i] * scale[i];
 }
 
-void ops_dequant_s32_range(const void* args, size_t begin, size_t end)
+OPS_VECTOR void ops_dequant_s32_range(const void* args, size_t begin, size_t end)
 {
   const ops_dequant_s32* p = args;
   const size_t c = p->channels;
@@ -338,7 +345,7 @@ void ops_dequant_s32_range(const void* args, size_t begin, size_t end)
 
 /* ONNX's QuantizeLinear: x / scale rounded half to even, plus the zero point,
  * saturated (here clamped first: the same, the bounds being integers). */
-static void quant_f32(const float* restrict x, uint8_t* restrict y, float scale,
+static inline __attribute__((always_inline)) void quant_f32(const float* restrict x, uint8_t* restrict y, float scale,
                       int32_t zero_point, size_t n)
 {
   const float lo = (float) (0 - zero_point), hi = (float) (255 - zero_point);
@@ -359,13 +366,13 @@ static void quant_f32(const float* restrict x, uint8_t* restrict y, float scale,
   }
 }
 
-void ops_quant_f32_range(const void* args, size_t begin, size_t end)
+OPS_VECTOR void ops_quant_f32_range(const void* args, size_t begin, size_t end)
 {
   const ops_quant_f32* p = args;
   quant_f32(p->x + begin, p->y + begin, p->scale, p->zero_point, end - begin);
 }
 
-static void add_f32(const float* restrict a, const float* restrict b, float* restrict y,
+static inline __attribute__((always_inline)) void add_f32(const float* restrict a, const float* restrict b, float* restrict y,
                     size_t n)
 {
   size_t i = 0;
@@ -375,7 +382,7 @@ static void add_f32(const float* restrict a, const float* restrict b, float* res
   for (; i < n; i++) y[i] = a[i] + b[i];
 }
 
-void ops_add_f32_range(const void* args, size_t begin, size_t end)
+OPS_VECTOR void ops_add_f32_range(const void* args, size_t begin, size_t end)
 {
   const ops_add_f32* p = args;
   add_f32(p->a + begin, p->b + begin, p->y + begin, end - begin);
@@ -383,7 +390,7 @@ void ops_add_f32_range(const void* args, size_t begin, size_t end)
 
 /* One output pixel: each channel's taps summed from 0.0f in the window's row order, then
  * times inv; 16 channels at a time, kept in registers across the taps. */
-static void avgpool_pixel(const float* restrict x, float* restrict y, size_t in_w, size_t c,
+static inline __attribute__((always_inline)) void avgpool_pixel(const float* restrict x, float* restrict y, size_t in_w, size_t c,
                           size_t k, float inv)
 {
   size_t i = 0;
@@ -407,7 +414,7 @@ static void avgpool_pixel(const float* restrict x, float* restrict y, size_t in_
   }
 }
 
-void ops_avgpool_f32_range(const void* args, size_t begin, size_t end)
+OPS_VECTOR void ops_avgpool_f32_range(const void* args, size_t begin, size_t end)
 {
   const ops_avgpool_f32* p = args;
   const size_t c = p->channels;
@@ -422,7 +429,7 @@ void ops_avgpool_f32_range(const void* args, size_t begin, size_t end)
 
 /* Channels [begin, end): each channel's sum runs over the pixels in order, as a loop per
  * channel would, but pixel by pixel across the channels (contiguous, in vectors). */
-static void gap_f32(const float* restrict x, float* restrict y, size_t pixels, size_t stride,
+static inline __attribute__((always_inline)) void gap_f32(const float* restrict x, float* restrict y, size_t pixels, size_t stride,
                     size_t n, float inv)
 {
   for (size_t i = 0; i < n; i++) y[i] = 0.0f;
@@ -437,7 +444,7 @@ static void gap_f32(const float* restrict x, float* restrict y, size_t pixels, s
   for (size_t i = 0; i < n; i++) y[i] *= inv;
 }
 
-void ops_gap_f32_range(const void* args, size_t begin, size_t end)
+OPS_VECTOR void ops_gap_f32_range(const void* args, size_t begin, size_t end)
 {
   const ops_gap_f32* p = args;
   gap_f32(p->x + begin, p->y + begin, p->pixels, p->channels, end - begin,

@@ -288,18 +288,31 @@ void ops_qgap_prepare(ops_qgap* p, float x_scale, int32_t x_zero_point, float y_
   p->y_zero_point = y_zero_point;
 }
 
-void ops_qgap_range(const void* args, size_t begin, size_t end)
+/* Channels [begin, end), 64 at a time: the sums run pixel by pixel across the
+ * channels (contiguous bytes, in vectors; a channel's walk down the pixels strided by
+ * the channel count took 35 us on MobileNetV2's 7 x 7 x 1280), exact in int32. */
+OPS_VECTOR void ops_qgap_range(const void* args, size_t begin, size_t end)
 {
   const ops_qgap* p = args;
   const float lo = (float) (0 - p->y_zero_point), hi = (float) (255 - p->y_zero_point);
-  for (size_t ch = begin; ch < end; ch++) {
-    int32_t acc = p->bias;
-    const uint8_t* x = p->x + ch;
-    for (size_t i = 0; i < p->pixels; i++) acc += x[i * p->channels];
-    float v = (float) acc * p->scale;
-    v = v < lo ? lo : v;
-    v = v > hi ? hi : v;
-    p->y[ch] = (uint8_t) ((int32_t) round_even(v) + p->y_zero_point);
+  for (size_t ch = begin; ch < end; ch += 64) {
+    const size_t n = end - ch < 64 ? end - ch : 64;
+    int32_t acc[64];
+    for (size_t j = 0; j < 64; j++) acc[j] = p->bias;
+    for (size_t i = 0; i < p->pixels; i++) {
+      const uint8_t* restrict x = p->x + i * p->channels + ch;
+      if (n == 64) {
+        for (size_t j = 0; j < 64; j++) acc[j] += x[j];
+      } else {
+        for (size_t j = 0; j < n; j++) acc[j] += x[j];
+      }
+    }
+    for (size_t j = 0; j < n; j++) {
+      float v = (float) acc[j] * p->scale;
+      v = v < lo ? lo : v;
+      v = v > hi ? hi : v;
+      p->y[ch + j] = (uint8_t) ((int32_t) round_even(v) + p->y_zero_point);
+    }
   }
 }
 

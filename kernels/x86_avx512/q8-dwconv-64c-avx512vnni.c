@@ -33,7 +33,10 @@
  * instead (dw3x3_columns, dw3x3_columns32): a group of the four input rows under a tap
  * column serves the pixel above (its rows 0..2) and the one below (rows 1..3), and
  * three output columns as the window slides: per two pixels one group, 8 unpacks,
- * against three.
+ * against three. Where pixels follow one another in a row as stride 2 makes them
+ * (pixel p + 1's tap column 0 is p's column 2, checked on the pointers), a call goes
+ * by tap columns of three rows instead (dw3x3_stride2, dw3x3_stride2_32): two groups a
+ * pixel against three.
  *
  * The 8-bit outputs are requantized in the accumulators' channel order, with the
  * tile's constants prepared in that order (gemmi8_dwprepare_64c4__avx512vnni: the

@@ -57,9 +57,9 @@ void ops_parallel(const gemmi8_parallel* parallel, size_t n, size_t grain, ops_r
  * rounded alike, in wider vectors. The binary ResNet-18 on Zen 4, one thread: max
  * pooling 75.9 -> 44.3 us, average pooling 67.1 -> 27.6, quantize 25.2 -> 20.9,
  * dequantize 30.1 -> 26.3. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#define OPS_VECTOR \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_ADDRESS__)
+#define OPS_VECTOR __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define OPS_VECTOR
 #endif
@@ -323,8 +323,9 @@ OPS_VECTOR void ops_qgap_range(const void* args, size_t begin, size_t end)
  * QLinearAdd loop; each is inlined into its range function, which OPS_VECTOR compiles
  * for several instruction sets. */
 
-static inline __attribute__((always_inline)) void dequant_u8(const uint8_t* restrict x, float* restrict y, float scale,
-                       int32_t zero_point, size_t n)
+static inline __attribute__((always_inline)) void dequant_u8(const uint8_t* restrict x,
+                                                             float* restrict y, float scale,
+                                                             int32_t zero_point, size_t n)
 {
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -339,8 +340,9 @@ OPS_VECTOR void ops_dequant_u8_range(const void* args, size_t begin, size_t end)
   dequant_u8(p->x + begin, p->y + begin, p->scale, p->zero_point, end - begin);
 }
 
-static inline __attribute__((always_inline)) void dequant_s32(const int32_t* restrict x, float* restrict y,
-                        const float* restrict scale, size_t n)
+static inline __attribute__((always_inline)) void dequant_s32(const int32_t* restrict x,
+                                                              float* restrict y,
+                                                              const float* restrict scale, size_t n)
 {
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -358,8 +360,9 @@ OPS_VECTOR void ops_dequant_s32_range(const void* args, size_t begin, size_t end
 
 /* ONNX's QuantizeLinear: x / scale rounded half to even, plus the zero point,
  * saturated (here clamped first: the same, the bounds being integers). */
-static inline __attribute__((always_inline)) void quant_f32(const float* restrict x, uint8_t* restrict y, float scale,
-                      int32_t zero_point, size_t n)
+static inline __attribute__((always_inline)) void quant_f32(const float* restrict x,
+                                                            uint8_t* restrict y, float scale,
+                                                            int32_t zero_point, size_t n)
 {
   const float lo = (float) (0 - zero_point), hi = (float) (255 - zero_point);
   size_t i = 0;
@@ -385,8 +388,9 @@ OPS_VECTOR void ops_quant_f32_range(const void* args, size_t begin, size_t end)
   quant_f32(p->x + begin, p->y + begin, p->scale, p->zero_point, end - begin);
 }
 
-static inline __attribute__((always_inline)) void add_f32(const float* restrict a, const float* restrict b, float* restrict y,
-                    size_t n)
+static inline __attribute__((always_inline)) void add_f32(const float* restrict a,
+                                                          const float* restrict b,
+                                                          float* restrict y, size_t n)
 {
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -403,8 +407,9 @@ OPS_VECTOR void ops_add_f32_range(const void* args, size_t begin, size_t end)
 
 /* One output pixel: each channel's taps summed from 0.0f in the window's row order, then
  * times inv; 16 channels at a time, kept in registers across the taps. */
-static inline __attribute__((always_inline)) void avgpool_pixel(const float* restrict x, float* restrict y, size_t in_w, size_t c,
-                          size_t k, float inv)
+static inline __attribute__((always_inline)) void avgpool_pixel(const float* restrict x,
+                                                                float* restrict y, size_t in_w,
+                                                                size_t c, size_t k, float inv)
 {
   size_t i = 0;
   for (; i + 16 <= c; i += 16) {
@@ -442,8 +447,9 @@ OPS_VECTOR void ops_avgpool_f32_range(const void* args, size_t begin, size_t end
 
 /* Channels [begin, end): each channel's sum runs over the pixels in order, as a loop per
  * channel would, but pixel by pixel across the channels (contiguous, in vectors). */
-static inline __attribute__((always_inline)) void gap_f32(const float* restrict x, float* restrict y, size_t pixels, size_t stride,
-                    size_t n, float inv)
+static inline __attribute__((always_inline)) void gap_f32(const float* restrict x,
+                                                          float* restrict y, size_t pixels,
+                                                          size_t stride, size_t n, float inv)
 {
   for (size_t i = 0; i < n; i++) y[i] = 0.0f;
   for (size_t px = 0; px < pixels; px++) {

@@ -990,7 +990,9 @@ static __attribute__((noinline)) void dw3x3_stride2_32(
     } else {
       const __m512i vt = output_bytes(out, oc, pc + DW_GROUPED_VECTORS, t0, t1, t2, t3);
       _mm256_mask_storeu_epi8(o + c0, half, _mm512_castsi512_si256(vt));
-      if (pair) _mm256_mask_storeu_epi8(o + output_stride + c0, half, _mm512_extracti64x4_epi64(vt, 1));
+      if (pair) {
+        _mm256_mask_storeu_epi8(o + output_stride + c0, half, _mm512_extracti64x4_epi64(vt, 1));
+      }
     }
   }
 }

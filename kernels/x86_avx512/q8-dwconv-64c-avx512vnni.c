@@ -244,6 +244,7 @@ struct dw_output {
   __m512i vmax;
   __m512i vorder; /* the bytes' shuffle to channel order (see output_bytes_) */
   int ordered;    /* the packs' bytes are in channel order (the grouped order): no shuffle */
+  int clamp;      /* [min, max] is not the whole range of the bytes (else the packs' own) */
   int left_shift;
   int is_signed;
 };
@@ -262,6 +263,7 @@ static GEMMI8_ALWAYS_INLINE void output_constants(const struct gemmi8_dwparams* 
       _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
   c->left_shift = q->left_shift;
   c->is_signed = params->input_xor != 0;
+  c->clamp = c->is_signed ? q->min != -128 || q->max != 127 : q->min != 0 || q->max != 255;
 }
 
 static GEMMI8_ALWAYS_INLINE __m512i output_bytes_(const enum gemmi8_qoutput out,
@@ -283,6 +285,7 @@ static GEMMI8_ALWAYS_INLINE __m512i output_bytes_(const enum gemmi8_qoutput out,
   }
   __m512i b = c->is_signed ? _mm512_packs_epi16(v01, v23) : _mm512_packus_epi16(v01, v23);
   if (!c->ordered) b = _mm512_shuffle_epi8(b, c->vorder);
+  if (!c->clamp) return b;
   if (c->is_signed) return _mm512_min_epi8(_mm512_max_epi8(b, c->vmin), c->vmax);
   return _mm512_min_epu8(_mm512_max_epu8(b, c->vmin), c->vmax);
 }

@@ -48,6 +48,10 @@ struct gemmi8_qparams {
   int32_t max;
   /* Fixed-point mode: some shift is positive (a saturating left shift is due). */
   int left_shift;
+  /* fp32 mode: every scale is at most 0.5 in magnitude, so that no float product of an
+   * int32 accumulator passes 2^30 (a stage may leave out a bound that only keeps a
+   * larger one from wrapping in vcvtps2dq); 0: nothing is said. */
+  int small_scales;
   /* Fixed-point mode, kernel sets with a prepare_fixedpoint function: the block's
    * per-channel constants in that set's form (GEMMI8_QPREPARED_BYTES at a 64-byte
    * boundary), computed once per packed block by the driver instead of once per tile;

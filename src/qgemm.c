@@ -198,6 +198,7 @@ static void qgemm_params(const struct gemmi8_qgemm_problem* p, struct gemmi8_qpa
     *prepare = p->cfg->prepare_fixedpoint;
   } else {
     params->scale = rq->scale;
+    params->small_scales = !p->left_shift;
   }
   params->zero_point = rq->zero_point;
   params->min = rq->min;
@@ -564,18 +565,25 @@ static int scan_fixedpoint(const int32_t* multiplier, const int32_t* shift, size
   return any_bad == 0;
 }
 
-/* 1 if every scale is positive and finite (NaN is not). */
-static int scan_fp32(const float* scale, size_t count)
+/* 1 if every scale is positive and finite (NaN is not); *large: some scale is above
+ * 0.5. */
+static int scan_fp32(const float* scale, size_t count, int* large)
 {
-  gemmi8_v4s32 ok = {-1, -1, -1, -1};
+  gemmi8_v4s32 ok = {-1, -1, -1, -1}, above = {0, 0, 0, 0};
   size_t j = 0;
   for (; j + 4 <= count; j += 4) {
     gemmi8_v4f32 v;
     memcpy(&v, scale + j, sizeof(v));
     ok &= (v > 0.0f) & (v <= FLT_MAX);
+    above |= v > 0.5f;
   }
   int all = (ok[0] & ok[1] & ok[2] & ok[3]) != 0;
-  for (; j < count; j++) all &= scale[j] > 0.0f && scale[j] <= FLT_MAX;
+  int any = (above[0] | above[1] | above[2] | above[3]) != 0;
+  for (; j < count; j++) {
+    all &= scale[j] > 0.0f && scale[j] <= FLT_MAX;
+    any |= scale[j] > 0.5f;
+  }
+  *large = any;
   return all;
 }
 
@@ -598,7 +606,7 @@ gemmi8_status gemmi8_check_requant(const gemmi8_requant* rq, size_t n, int32_t l
       return gemmi8_status_success;
     case gemmi8_requant_fp32:
       if (rq->scale == NULL) return gemmi8_status_invalid_parameter;
-      if (!scan_fp32(rq->scale, count)) return gemmi8_status_invalid_parameter;
+      if (!scan_fp32(rq->scale, count, left_shift)) return gemmi8_status_invalid_parameter;
       return gemmi8_status_success;
   }
   return gemmi8_status_invalid_parameter;

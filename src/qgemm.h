@@ -14,7 +14,8 @@ struct gemmi8_qgemm_config;
 #define GEMMI8_QGEMM_MC_MAX 1024
 
 /* Validates requantization parameters for n channels and an output range [lo, hi];
- * *left_shift: some shift is positive (fixed-point mode). */
+ * *left_shift: fixed-point mode, some shift is positive (a saturating left shift is
+ * due); fp32 mode, some scale is above 0.5 (a float product may pass int32). */
 GEMMI8_INTERNAL gemmi8_status gemmi8_check_requant(const gemmi8_requant* rq, size_t n, int32_t lo,
                                                    int32_t hi, int* left_shift);
 
@@ -47,7 +48,7 @@ struct gemmi8_qgemm_problem {
   size_t c_stride, c_size;
   /* Requantization (NULL for s32): per-channel arrays hold groups * n values. */
   const gemmi8_requant* rq;
-  int left_shift;
+  int left_shift; /* gemmi8_check_requant's */
   /* Fixed-point constants of every packed block (cfg->prepare_fixedpoint), block b of
    * group g at prepared + g * prepared_group + b * GEMMI8_QPREPARED_BYTES, prepared by
    * gemmi8_qgemm_prepare(); or NULL: the tasks prepare them. */

@@ -258,7 +258,9 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_group_avx512(
  * vpermd to column order, the clamp to [min, max] as bytes and one masked store: the
  * bytes of clamp(round(x), min - zp, max - zp) + zp. Unsigned bytes where min >= 0
  * (every uint8 output, and an int8 one whose range holds no negative value: the same
- * bytes), else signed. Per row of three groups 21 instructions against 27 with a
+ * bytes), else signed. The min goes where the scales are small (p->small_scales: x
+ * cannot pass int32, and the packs' saturation gives what it gives), the clamp where
+ * [min, max] is the whole range of the bytes (the packs saturate to it). Per row of three groups 21 instructions against 27 with a
  * vpmovdb and a store per group (Zen 4: 12544 x 96 x 16 176.6 -> 164.7 us, 3136 x 144
  * x 24 80.7 -> 76.5, 12544 x 32 x 27 83.6 -> 80.4). */
 static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_avx512(
@@ -274,6 +276,12 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_avx512(
   const __m512i vmin = _mm512_set1_epi8((char) p->min);
   const __m512i vmax = _mm512_set1_epi8((char) p->max);
   const int is_signed = p->min < 0;
+  /* (only the main tile at full width: the small-M tiles, bound by the weights' bytes,
+   * and the narrow cases keep both, for less code) */
+  const int main_tile = MR == GEMMI8_AVX512VNNI_MAIN_MR && NJ == 3;
+  const int bound = !main_tile || !p->small_scales;
+  const int clamp = !main_tile || (is_signed ? p->min != -128 || p->max != 127
+                                             : p->min != 0 || p->max != 255);
   /* after the packs, dword 4 L + g holds columns 16 g + 4 L .. + 3 */
   const __m512i vorder = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   __m512 vscale[4];
@@ -289,8 +297,8 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_avx512(
     __m512i r[4];
 #pragma GCC unroll 4
     for (size_t j = 0; j < NJ; j++) {
-      const __m512 x =
-          _mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(vacc[i][j]), vscale[j]), vhi);
+      __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(vacc[i][j]), vscale[j]);
+      if (bound) x = _mm512_min_ps(x, vhi);
       r[j] = _mm512_cvt_roundps_epi32(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     }
     const __m512i lo = _mm512_adds_epi16(_mm512_packs_epi32(r[0], NJ > 1 ? r[1] : r[0]), vzp);
@@ -299,10 +307,10 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_store_fp32_avx512(
     __m512i b;
     if (is_signed) {
       b = _mm512_permutexvar_epi32(vorder, _mm512_packs_epi16(lo, hi));
-      b = _mm512_min_epi8(_mm512_max_epi8(b, vmin), vmax);
+      if (clamp) b = _mm512_min_epi8(_mm512_max_epi8(b, vmin), vmax);
     } else {
       b = _mm512_permutexvar_epi32(vorder, _mm512_packus_epi16(lo, hi));
-      b = _mm512_min_epu8(_mm512_max_epu8(b, vmin), vmax);
+      if (clamp) b = _mm512_min_epu8(_mm512_max_epu8(b, vmin), vmax);
     }
     if (i < mr) {
       /* as wide as the groups: a store past them may reach another thread's rows */

@@ -23,7 +23,8 @@ struct bgemm_context {
   const float* scale;
   const float* bias;
   size_t mc, nb;
-  size_t nblocks, mchunks, bchunks;
+  size_t nblocks;
+  struct gemmi8_split split; /* threads */
 };
 
 /* Rows per task: a chunk of A that stays in L2 while every block of B passes. */
@@ -60,11 +61,9 @@ static void bgemm_tile_task(const struct bgemm_context* ctx, size_t m0, size_t b
 static void bgemm_tile_job(void* context, size_t t)
 {
   const struct bgemm_context* ctx = context;
-  size_t m0, rows;
-  gemmi8_split_rows(ctx->m, ctx->mr, ctx->mchunks, t / ctx->bchunks, &m0, &rows);
-  const size_t b0 = t % ctx->bchunks * ctx->nb;
-  bgemm_tile_task(ctx, m0, b0, rows,
-                  gemmi8_min(ctx->nb, ctx->nblocks - b0));
+  size_t m0, rows, b0, blocks;
+  gemmi8_split_task(&ctx->split, t, &m0, &rows, &b0, &blocks);
+  bgemm_tile_task(ctx, m0, b0, rows, blocks);
 }
 
 static gemmi8_status bgemm(enum gemmi8_boutput output, size_t m, size_t n, size_t k,
@@ -128,18 +127,13 @@ static gemmi8_status bgemm(enum gemmi8_boutput output, size_t m, size_t n, size_
   ctx.nb = gemmi8_round_up(blocks, word_blocks);
   ctx.nblocks = blocks;
   /* Threads: tiles cut for them (parallel.h) */
-  const size_t threads = gemmi8_parallel_threads(parallel, (double) m * (double) n * (double) k,
-                                                 GEMMI8_OP_COST_BINARY);
+  const double ops = (double) m * (double) n * (double) k;
+  const size_t threads = gemmi8_parallel_threads(parallel, ops, GEMMI8_OP_COST_BINARY);
   if (threads > 1) {
-    struct gemmi8_split split;
-    gemmi8_plan_split(m, blocks, cfg->mr, mc, word_blocks, (double) n * (double) k / 8, threads,
-                      &split);
-    ctx.mc = split.mc;
-    ctx.nb = split.nb;
-    ctx.mchunks = split.mchunks;
-    ctx.bchunks = split.bchunks;
+    gemmi8_plan_split(m, blocks, cfg->mr, mc, word_blocks, (double) n * (double) k / 8,
+                      ops * GEMMI8_OP_COST_BINARY, threads, &ctx.split);
     parallel->parallel_for(parallel->context, bgemm_tile_job, &ctx,
-                           split.mchunks * split.bchunks);
+                           ctx.split.mchunks * ctx.split.bchunks);
     return gemmi8_status_success;
   }
   for (size_t m0 = 0; m0 < m; m0 += ctx.mc) {

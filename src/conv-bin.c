@@ -519,7 +519,7 @@ struct bconv_context {
   const gemmi8_convolution* op;
   gemmi8_bigemm_ukernel_fn kernel;
   size_t m, mr, nr, co, blocks, nblocks; /* nblocks: groups x blocks */
-  size_t mc, nb, mchunks, bchunks;
+  struct gemmi8_split split; /* threads */
 };
 
 /* Requantizes an s32 tile (qs8 output): channel c0 + j of its rows. */
@@ -606,10 +606,9 @@ static void bconv_task(const struct bconv_context* ctx, size_t m0, size_t rows, 
 static void bconv_job(void* context, size_t t)
 {
   const struct bconv_context* ctx = context;
-  size_t m0, rows;
-  gemmi8_split_rows(ctx->m, ctx->mr, ctx->mchunks, t / ctx->bchunks, &m0, &rows);
-  const size_t fb0 = t % ctx->bchunks * ctx->nb;
-  bconv_task(ctx, m0, rows, fb0, gemmi8_min(ctx->nb, ctx->nblocks - fb0));
+  size_t m0, rows, fb0, fblocks;
+  gemmi8_split_task(&ctx->split, t, &m0, &rows, &fb0, &fblocks);
+  bconv_task(ctx, m0, rows, fb0, fblocks);
 }
 
 static gemmi8_status bin_run(gemmi8_convolution* op, const gemmi8_parallel* parallel)
@@ -629,19 +628,16 @@ static gemmi8_status bin_run(gemmi8_convolution* op, const gemmi8_parallel* para
       .blocks = b->blocks,
       .nblocks = b->blocks * op->g.groups,
   };
-  const size_t threads = gemmi8_parallel_threads(
-      parallel, (double) m * (double) op->channels_out * (double) op->k, GEMMI8_OP_COST_BINARY);
+  const double ops = (double) m * (double) op->channels_out * (double) op->k;
+  const size_t threads = gemmi8_parallel_threads(parallel, ops, GEMMI8_OP_COST_BINARY);
   if (threads > 1) {
     /* the bit outputs' tasks hold whole rows: blocks of two tasks share output words */
-    struct gemmi8_split split;
     const size_t multiple = b->kout == gemmi8_boutput_bits ? ctx.nblocks : 1;
     gemmi8_plan_split(m, ctx.nblocks, ctx.mr, mc, multiple,
-                      (double) op->g.group_output_channels * (double) op->k / 8, threads, &split);
-    ctx.mc = split.mc;
-    ctx.nb = split.nb;
-    ctx.mchunks = split.mchunks;
-    ctx.bchunks = split.bchunks;
-    parallel->parallel_for(parallel->context, bconv_job, &ctx, split.mchunks * split.bchunks);
+                      (double) op->g.group_output_channels * (double) op->k / 8,
+                      ops * GEMMI8_OP_COST_BINARY, threads, &ctx.split);
+    parallel->parallel_for(parallel->context, bconv_job, &ctx,
+                           ctx.split.mchunks * ctx.split.bchunks);
     return gemmi8_status_success;
   }
   for (size_t m0 = 0; m0 < m; m0 += mc) {

@@ -159,15 +159,19 @@ static gemmi8_status dw_setup(gemmi8_convolution* op, const struct gemmi8_conv_s
 struct dw_context {
   const gemmi8_convolution* op;
   struct gemmi8_dwparams params;
-  size_t chunk; /* output pixels a task */
+  size_t unit;  /* output pixels of a unit: a pass, or a pair of rows */
+  size_t units; /* ceil(m / unit) */
+  size_t tasks; /* the units shared evenly among them */
 };
 
 static void dw_task(void* context, size_t index)
 {
   const struct dw_context* ctx = context;
   const gemmi8_convolution* op = ctx->op;
-  const size_t p0 = index * ctx->chunk, pixels = gemmi8_min(ctx->chunk, op->s.m - p0);
-  op->dwkernel(op->channels_out, pixels, op->ks, op->ind.pointers + p0 * op->ks, op->packed,
+  const size_t p0 = gemmi8_split_first_tile(ctx->units, ctx->tasks, index) * ctx->unit;
+  const size_t p1 = gemmi8_min(
+      gemmi8_split_first_tile(ctx->units, ctx->tasks, index + 1) * ctx->unit, op->s.m);
+  op->dwkernel(op->channels_out, p1 - p0, op->ks, op->ind.pointers + p0 * op->ks, op->packed,
                op->s.output + p0 * op->s.output_stride, op->s.output_stride, 0, op->zero,
                &ctx->params);
 }
@@ -188,16 +192,17 @@ static void expand_input(const gemmi8_convolution* op)
   }
 }
 
-/* Tasks for threads: about DW_TASKS a thread, in whole passes of DW_TASK_ROUND output
- * pixels (the kernels' widest pass), no fewer than DW_TASK_MIN pixels each. Measured
- * on the 2-core Xeon VM, the split run on one thread against no split
- * (bench/threads/paired-load.c --split-cost): eight tasks a thread of any pixel count
- * cost 28x28x192 stride 2 5.9% and 14x14x384 6.7%; these cost 2.0% at most over MobileNetV2's depthwise layers, and
- * the two-thread times are 0.52-0.72 of one thread's, idle, and 0.74-1.05 with CPU 0
- * busy. */
+/* Tasks for threads: DW_TASKS a thread, or fewer of DW_TASK_MIN_OPS operations each
+ * (two a thread at least), a multiple of the threads, in whole passes of DW_TASK_ROUND
+ * output pixels (the kernels' widest pass) or whole pairs of rows (dw3x3_columns)
+ * shared as evenly as they go. A task costs some 30-50 ns however small: the split run
+ * on one thread against no split (bench/threads/paired-load.c --split-cost, AMD EPYC
+ * Zen 4 VM, 31 pairs) cost 28x28x192 stride 2 (6.3 us) 3.2% in 7 tasks of 32 pixels
+ * and 2.0% in 4; 14x14x384 2.0% in 7 tasks and 1.6% in 4; 28x28x192 2.2% in 14 and
+ * 1.5% in 8. */
 #define DW_TASKS 4
 #define DW_TASK_ROUND 4
-#define DW_TASK_MIN 32
+#define DW_TASK_MIN_OPS (250.0 * 1000)
 static gemmi8_status dw_run(gemmi8_convolution* op, const gemmi8_parallel* parallel)
 {
   if (op->g.group_output_channels > 1) expand_input(op);
@@ -231,20 +236,21 @@ static gemmi8_status dw_run(gemmi8_convolution* op, const gemmi8_parallel* paral
   const double ops = 2.0 * (double) m * (double) op->channels_out * (double) op->ks;
   const size_t threads = gemmi8_parallel_threads(parallel, ops, GEMMI8_OP_COST_DEPTHWISE);
   if (threads <= 1) {
-    ctx.chunk = m;
+    ctx.unit = m;
+    ctx.units = ctx.tasks = 1;
     dw_task(&ctx, 0);
     return gemmi8_status_success;
   }
-  /* about DW_TASKS tasks a thread, claimed as threads come free, in whole passes of
-   * DW_TASK_ROUND pixels and no fewer than DW_TASK_MIN */
-  ctx.chunk = gemmi8_round_up(gemmi8_divide_round_up(m, DW_TASKS * threads), DW_TASK_ROUND);
-  if (ctx.chunk < DW_TASK_MIN) ctx.chunk = DW_TASK_MIN;
-  /* whole pairs of rows, where the kernels take them (rounded down: rounding 32 pixels
-   * of 7 x 7 up to 42 left 7 for the other thread) */
-  if (ctx.params.row_pixels != 0) {
-    ctx.chunk = ctx.chunk < 2 * w ? 2 * w : ctx.chunk - ctx.chunk % (2 * w);
+  size_t tasks = DW_TASKS * threads;
+  if (ops < DW_TASK_MIN_OPS * (double) tasks) {
+    tasks = (size_t) (ops / DW_TASK_MIN_OPS);
+    tasks = tasks < 2 * threads ? 2 * threads : tasks - tasks % threads;
   }
-  parallel->parallel_for(parallel->context, dw_task, &ctx, gemmi8_divide_round_up(m, ctx.chunk));
+  ctx.unit = ctx.params.row_pixels != 0 ? 2 * w : DW_TASK_ROUND;
+  ctx.units = gemmi8_divide_round_up(m, ctx.unit);
+  if (tasks > ctx.units) tasks = ctx.units - (ctx.units > threads ? ctx.units % threads : 0);
+  ctx.tasks = tasks;
+  parallel->parallel_for(parallel->context, dw_task, &ctx, tasks);
   return gemmi8_status_success;
 }
 

@@ -17,12 +17,15 @@
 #define GEMMI8_PARALLEL_MIN_OPS (2.0 * 1024 * 1024)
 #endif
 
-/* How a GEMM's rows and packed blocks are cut into tasks. */
+/* How a GEMM's rows and packed blocks are cut into tasks (gemmi8_plan_split): task t
+ * of mchunks * bchunks takes row chunk t / bchunks and block chunk t % bchunks
+ * (gemmi8_split_task). */
 struct gemmi8_split {
-  size_t mc;      /* rows per task: a multiple of the main tile height, or all */
-  size_t nb;      /* packed blocks per task */
+  size_t mc;      /* rows per task (about): a multiple of the main tile height, or all */
+  size_t nb;      /* packed blocks per task, at most */
   size_t mchunks; /* tasks down M ... */
   size_t bchunks; /* ... times tasks across N */
+  size_t m, mr, nblocks, nb_multiple; /* what was cut */
 };
 
 /* 1 if parallel is usable (NULL is: the calling thread). */
@@ -56,6 +59,13 @@ static inline size_t gemmi8_parallel_threads(const gemmi8_parallel* parallel, do
   return threads;
 }
 
+/* A task holds at least this many operations where the work allows, two tasks a thread
+ * at least: a task costs some 30-70 ns however small (the loops around the kernels
+ * entered again), measured as the split run on one thread against no split. */
+#ifndef GEMMI8_TASK_MIN_OPS
+#define GEMMI8_TASK_MIN_OPS (1.0 * 1024 * 1024)
+#endif
+
 /* Weights (packed B of one group) above this many bytes are not cut by rows alone. */
 #ifndef GEMMI8_SPLIT_ROWS_MAX_WEIGHTS
 #define GEMMI8_SPLIT_ROWS_MAX_WEIGHTS (2.0 * 1024 * 1024)
@@ -65,55 +75,25 @@ static inline size_t gemmi8_parallel_threads(const gemmi8_parallel* parallel, do
  * The split for threads > 1, in whole tiles:
  *  - M with at least 4 tiles per thread, weights within GEMMI8_SPLIT_ROWS_MAX_WEIGHTS:
  *    rows only, in a multiple of `threads` chunks of tiles shared evenly
- *    (gemmi8_split_rows), at least 4 per thread and about no taller than mc_l2 (a
+ *    (gemmi8_split_rows), at least 4 per thread (2 where they would hold fewer than
+ *    GEMMI8_TASK_MIN_OPS) and about no taller than mc_l2 (a
  *    chunk of A stays in L2 while the blocks of B pass). Each task writes whole rows
  *    of C: cutting N there made two threads write the same cache lines of C (a 64-byte
  *    row of a 64-column uint8 output holds two blocks), and 3136 x 64 x 64 ran slower
  *    on two threads than on one.
  *  - Fewer rows (batch 1, small M), or larger weights: the packed blocks are cut,
- *    about eight tasks per thread so that they come out level (with four, a layer of
- *    11 blocks ran 6 on one thread and 5 on the other), and the rows too when N has
- *    too few blocks. Every row chunk streams the weights once more: 64 rows over 16 MB
+ *    about eight tasks per thread so that they come out level, but none below
+ *    GEMMI8_TASK_MIN_OPS (two a thread at least), and the rows too when N has too few
+ *    blocks. Every row chunk streams the weights once more: 64 rows over 16 MB
  *    of weights (4096 x 4096) ran 1.85x faster on two threads cut across N than cut
  *    into 8 row chunks, 3072 x 768 and 11008 x 4096 1.3-1.5x (bench/llm, interleaved).
  * nb_multiple: blocks per task must be a multiple of it (binary bits output: whole
- * 64-bit words). weight_bytes: the packed B of one group (about).
+ * 64-bit words). weight_bytes: the packed B of one group (about). ops: the work, in
+ * GEMM operations (times the path's cost, as gemmi8_parallel_threads takes it).
  */
-static inline void gemmi8_plan_split(size_t m, size_t nblocks, size_t mr, size_t mc_l2,
-                                     size_t nb_multiple, double weight_bytes, size_t threads,
-                                     struct gemmi8_split* s)
-{
-  const size_t tiles = gemmi8_divide_round_up(m, mr);
-  const size_t bgroups = gemmi8_divide_round_up(nblocks, nb_multiple);
-  if (tiles >= 4 * threads && weight_bytes <= GEMMI8_SPLIT_ROWS_MAX_WEIGHTS) {
-    size_t chunks = gemmi8_divide_round_up(m, mc_l2);
-    if (chunks < 4 * threads) chunks = 4 * threads;
-    chunks = gemmi8_round_up(chunks, threads);
-    s->mchunks = gemmi8_min(chunks, tiles);
-    s->mc = gemmi8_min(gemmi8_divide_round_up(tiles, s->mchunks) * mr, m);
-    s->nb = bgroups * nb_multiple;
-    s->bchunks = 1;
-    return;
-  }
-  const size_t want = 8 * threads;
-  size_t mc = gemmi8_min(mc_l2, m);
-  size_t mchunks = gemmi8_divide_round_up(m, mc);
-  const size_t bwant = gemmi8_min(bgroups, gemmi8_divide_round_up(want, mchunks));
-  s->nb = gemmi8_divide_round_up(bgroups, bwant) * nb_multiple;
-  s->bchunks = gemmi8_divide_round_up(nblocks, s->nb);
-  if (mchunks * s->bchunks < 2 * threads && m > mr) {
-    /* too few blocks for two tasks a thread: smaller row chunks as well (cutting rows
-     * streams the weights once per chunk: with 8 rows cut 7 + 1 whenever there were
-     * fewer than eight tasks a thread, 1000 x 8 x 512 cost 14% more work, 512 x 49
-     * x 4608 11%) */
-    const size_t rows = gemmi8_divide_round_up(m, gemmi8_divide_round_up(want, s->bchunks));
-    mc = gemmi8_round_up(rows, mr);
-    if (mc > m) mc = m;
-    mchunks = gemmi8_divide_round_up(m, mc);
-  }
-  s->mc = mc;
-  s->mchunks = mchunks;
-}
+GEMMI8_INTERNAL void gemmi8_plan_split(size_t m, size_t nblocks, size_t mr, size_t mc_l2,
+                                       size_t nb_multiple, double weight_bytes, double ops,
+                                       size_t threads, struct gemmi8_split* s);
 
 /* The first tile of M chunk c of mchunks (c <= mchunks): c * tiles / mchunks, so
  * that the chunks one tile taller than the others are spread evenly. */
@@ -144,5 +124,12 @@ static inline void gemmi8_split_rows(size_t m, size_t mr, size_t mchunks, size_t
   *m0 = t0 * mr;
   *rows = gemmi8_min(t1 * mr, m) - *m0;
 }
+
+/* Task t of a split: rows [*m0, *m0 + *rows) and blocks [*b0, *b0 + *blocks), the
+ * row chunks as gemmi8_split_rows cuts them and the block chunks likewise, in whole
+ * multiples of nb_multiple shared as evenly as they go (21 blocks in 8 tasks: 2 or 3
+ * each, where 3 each made 7 tasks, four for one thread and three for the other). */
+GEMMI8_INTERNAL void gemmi8_split_task(const struct gemmi8_split* s, size_t t, size_t* m0,
+                                       size_t* rows, size_t* b0, size_t* blocks);
 
 #endif

@@ -205,7 +205,7 @@ struct q4_context {
   float* c;
   size_t c_stride;
   struct gemmi8_q4params params;
-  size_t mc, nb, mchunks, bchunks;
+  struct gemmi8_split split; /* threads */
 };
 
 static void q4_tiles(const struct q4_context* ctx, size_t m0, size_t rows, size_t b0, size_t nbs)
@@ -229,10 +229,9 @@ static void q4_tiles(const struct q4_context* ctx, size_t m0, size_t rows, size_
 static void q4_job(void* context, size_t index)
 {
   const struct q4_context* ctx = context;
-  size_t m0, rows;
-  gemmi8_split_rows(ctx->m, ctx->cfg->mr, ctx->mchunks, index / ctx->bchunks, &m0, &rows);
-  const size_t b0 = index % ctx->bchunks * ctx->nb;
-  q4_tiles(ctx, m0, rows, b0, gemmi8_min(ctx->nb, ctx->nblocks - b0));
+  size_t m0, rows, b0, blocks;
+  gemmi8_split_task(&ctx->split, index, &m0, &rows, &b0, &blocks);
+  q4_tiles(ctx, m0, rows, b0, blocks);
 }
 
 /* Sum of n int8 bytes: eight at a time as unsigned bytes (x ^ 0x80 = x + 128), their
@@ -355,21 +354,14 @@ gemmi8_status gemmi8_q4gemm_run(size_t m, size_t n, size_t k, const int8_t* a, s
       .out_min = out_min,
       .out_max = out_max,
   };
-  ctx.mc = m;
-  ctx.nb = ctx.nblocks;
-  ctx.mchunks = ctx.bchunks = 1;
-  const size_t threads = gemmi8_parallel_threads(
-      parallel, 2.0 * (double) m * (double) n * (double) k, GEMMI8_OP_COST_GEMM);
+  const double ops = 2.0 * (double) m * (double) n * (double) k;
+  const size_t threads = gemmi8_parallel_threads(parallel, ops, GEMMI8_OP_COST_GEMM);
   if (threads > 1) {
-    struct gemmi8_split split;
     const size_t mc_l2 = 384 * 1024 / k > cfg->mr ? 384 * 1024 / k : cfg->mr;
-    gemmi8_plan_split(m, ctx.nblocks, cfg->mr, mc_l2, 1, (double) n * (double) k / 2, threads,
-                      &split);
-    ctx.mc = split.mc;
-    ctx.nb = split.nb;
-    ctx.mchunks = split.mchunks;
-    ctx.bchunks = split.bchunks;
-    parallel->parallel_for(parallel->context, q4_job, &ctx, ctx.mchunks * ctx.bchunks);
+    gemmi8_plan_split(m, ctx.nblocks, cfg->mr, mc_l2, 1, (double) n * (double) k / 2,
+                      ops * GEMMI8_OP_COST_GEMM, threads, &ctx.split);
+    parallel->parallel_for(parallel->context, q4_job, &ctx,
+                           ctx.split.mchunks * ctx.split.bchunks);
   } else {
     q4_tiles(&ctx, 0, m, 0, ctx.nblocks);
   }

@@ -43,9 +43,10 @@ struct qgemm_context {
   uint8_t* panels;
   size_t panel_bytes, pfrom, tiles;
   gemmi8_qgemm_ukernel_fn pukernel;
-  /* Tiling: rows and blocks per tile task; tasks down M and across N, per group. */
-  size_t mc, nb;
-  size_t mchunks, bchunks;
+  /* Tiling: rows per tile task (one thread), or the split for threads
+   * (split.mchunks * split.bchunks tasks per group). */
+  size_t mc;
+  struct gemmi8_split split;
   size_t rs_rows, rs_chunks; /* rows per row-sum task (a multiple of mr); tasks per group */
   /* Packed blocks and the first column of the last (gemmi8_qblock_start). */
   size_t nblocks, last_start;
@@ -370,12 +371,10 @@ static void qgemm_pack_job(void* context, size_t index)
 static void qgemm_tile_job(void* context, size_t index)
 {
   const struct qgemm_context* ctx = context;
-  const size_t per_group = ctx->mchunks * ctx->bchunks;
-  const size_t g = index / per_group, t = index % per_group;
-  size_t m0, rows;
-  gemmi8_split_rows(ctx->p->m, ctx->mr, ctx->mchunks, t / ctx->bchunks, &m0, &rows);
-  const size_t b0 = t % ctx->bchunks * ctx->nb;
-  qgemm_tile_task(ctx, g, m0, b0, rows, gemmi8_min(ctx->nb, ctx->nblocks - b0));
+  const size_t per_group = ctx->split.mchunks * ctx->split.bchunks;
+  size_t m0, rows, b0, blocks;
+  gemmi8_split_task(&ctx->split, index % per_group, &m0, &rows, &b0, &blocks);
+  qgemm_tile_task(ctx, index / per_group, m0, b0, rows, blocks);
 }
 
 static gemmi8_qgemm_ukernel_fn output_kernel(const struct gemmi8_qgemm_ukernels* u,
@@ -427,24 +426,16 @@ gemmi8_status gemmi8_qgemm_run(const struct gemmi8_qgemm_problem* p,
   size_t mc = gemmi8_min(GEMMI8_QGEMM_MC_MAX, GEMMI8_QGEMM_MC_BYTES / p->k);
   mc = mc <= cfg->mr ? cfg->mr : mc - mc % cfg->mr;
   ctx.mc = gemmi8_min(mc, m);
-  ctx.nb = blocks;
-  ctx.mchunks = gemmi8_divide_round_up(m, ctx.mc);
-  ctx.bchunks = 1;
   ctx.rs_rows = ctx.mc;
   /* Threads: the tiles cut for them (parallel.h), when the problem is large enough
    * (its multiply-adds over the real depth: taps x channels through an indirection
    * buffer, whose taps are padded). */
   const size_t depth = p->indirection != NULL ? p->ks * p->kc : p->k;
-  const size_t threads = gemmi8_parallel_threads(
-      parallel, 2.0 * (double) m * (double) p->n * (double) depth * (double) groups,
-      GEMMI8_OP_COST_GEMM);
+  const double ops = 2.0 * (double) m * (double) p->n * (double) depth * (double) groups;
+  const size_t threads = gemmi8_parallel_threads(parallel, ops, GEMMI8_OP_COST_GEMM);
   if (threads > 1) {
-    struct gemmi8_split split;
-    gemmi8_plan_split(m, blocks, cfg->mr, mc, 1, (double) p->n * (double) p->k, threads, &split);
-    ctx.mc = split.mc;
-    ctx.nb = split.nb;
-    ctx.mchunks = split.mchunks;
-    ctx.bchunks = split.bchunks;
+    gemmi8_plan_split(m, blocks, cfg->mr, mc, 1, (double) p->n * (double) p->k,
+                      ops * GEMMI8_OP_COST_GEMM, threads, &ctx.split);
     ctx.rs_rows = gemmi8_round_up(gemmi8_divide_round_up(m, 2 * threads), cfg->mr);
   }
   ctx.rs_chunks = gemmi8_divide_round_up(m, ctx.rs_rows);
@@ -488,7 +479,7 @@ gemmi8_status gemmi8_qgemm_run(const struct gemmi8_qgemm_problem* p,
       parallel->parallel_for(parallel->context, qgemm_pack_job, &ctx, groups * ctx.tiles);
     }
     parallel->parallel_for(parallel->context, qgemm_tile_job, &ctx,
-                           groups * ctx.mchunks * ctx.bchunks);
+                           groups * ctx.split.mchunks * ctx.split.bchunks);
   } else {
     for (size_t g = 0; g < groups; g++) {
       for (size_t m0 = 0; m0 < m; m0 += ctx.mc) {

@@ -594,6 +594,67 @@ static void split_rows(void)
   if (ok) t_pass();
 }
 
+/* gemmi8_plan_split and gemmi8_split_task (src/parallel.c): over rows, blocks, block
+ * multiples, threads and amounts of work, the tasks cover every row tile and block
+ * once (rows in whole tiles, blocks in whole multiples but the last), number at least
+ * `threads` when there are that many tiles or block multiples, and the blocks of the
+ * tasks across N differ by at most one multiple. */
+static void split_tasks(void)
+{
+  static const size_t ms[] = {1, 2, 7, 8, 13, 56, 57, 200};
+  static const size_t nbs[] = {1, 2, 3, 11, 16, 21, 64, 230};
+  static const double ops[] = {1e3, 3e6, 1e8, 1e11};
+  static unsigned char seen[200][230];
+  int ok = 1;
+  for (size_t im = 0; im < sizeof(ms) / sizeof(ms[0]) && ok; im++) {
+    for (size_t ib = 0; ib < sizeof(nbs) / sizeof(nbs[0]) && ok; ib++) {
+      for (size_t mult = 1; mult <= 4 && ok; mult += 3) {
+        for (size_t threads = 2; threads <= 5 && ok; threads += 3) {
+          for (size_t io = 0; io < sizeof(ops) / sizeof(ops[0]) && ok; io++) {
+            const size_t m = ms[im], nblocks = nbs[ib], mr = 7;
+            for (int big = 0; big < 2 && ok; big++) {
+              struct gemmi8_split s;
+              gemmi8_plan_split(m, nblocks, mr, 64, mult, big ? 1e9 : 1e4, ops[io], threads,
+                                &s);
+              const size_t tasks = s.mchunks * s.bchunks;
+              const size_t tiles = (m + mr - 1) / mr, groups = (nblocks + mult - 1) / mult;
+              memset(seen, 0, sizeof(seen));
+              size_t bmin = SIZE_MAX, bmax = 0;
+              for (size_t t = 0; t < tasks && ok; t++) {
+                size_t m0, rows, b0, blocks;
+                gemmi8_split_task(&s, t, &m0, &rows, &b0, &blocks);
+                ok = m0 % mr == 0 && rows > 0 && m0 + rows <= m && b0 % mult == 0 &&
+                     blocks > 0 && b0 + blocks <= nblocks &&
+                     (blocks % mult == 0 || b0 + blocks == nblocks);
+                for (size_t i = m0; i < m0 + rows && ok; i++) {
+                  for (size_t b = b0; b < b0 + blocks; b++) seen[i][b]++;
+                }
+                if (t < s.bchunks) {
+                  bmin = blocks < bmin ? blocks : bmin;
+                  bmax = blocks > bmax ? blocks : bmax;
+                }
+              }
+              for (size_t i = 0; i < m && ok; i++) {
+                for (size_t b = 0; b < nblocks && ok; b++) ok = seen[i][b] == 1;
+              }
+              /* the short last multiple aside, block chunks differ by one multiple */
+              ok = ok && (nblocks % mult != 0 || bmax - bmin <= mult) &&
+                   (tasks >= threads || (tiles < threads && groups < threads) ||
+                    tasks == tiles * groups);
+              if (!ok) {
+                t_fail("gemmi8_split_task",
+                       "m %zu, %zu blocks (x %zu), %zu threads, %g ops: %zu x %zu tasks", m,
+                       nblocks, mult, threads, ops[io], s.mchunks, s.bchunks);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  if (ok) t_pass();
+}
+
 void test_threads(void)
 {
   runner runners[2 * max_threads + 4];
@@ -648,6 +709,7 @@ void test_threads(void)
   nrunners++;
 #endif
   split_rows();
+  split_tasks();
   quantized(runners, nrunners);
   binary(runners, nrunners);
   errors();

@@ -222,9 +222,9 @@ static gemmi8_status dw_run(gemmi8_convolution* op, const gemmi8_parallel* paral
     q->prepared = op->prepared;
   }
   ctx.params.input_xor = op->type == gemmi8_type_qs8 ? 0x80 : 0;
-  /* 3x3, stride 1, dilation 1: the kernels' row pairs (microkernel.h), which tasks of
-   * whole pairs keep within one image when its rows are even in number or it is the
-   * only one */
+  /* 3x3, stride 1, dilation 1: the kernels' row pairs (microkernel.h), which tasks keep
+   * within one image when it is the only one (tasks of whole rows) or its rows are even
+   * in number (tasks of whole pairs) */
   const struct gemmi8_conv_geometry* g = &op->g;
   const size_t w = op->s.output_width;
   if (op->ks == 9 && g->kernel_height == 3 && g->kernel_width == 3 && g->stride_height == 1 &&
@@ -246,7 +246,9 @@ static gemmi8_status dw_run(gemmi8_convolution* op, const gemmi8_parallel* paral
     tasks = (size_t) (ops / DW_TASK_MIN_OPS);
     tasks = tasks < 2 * threads ? 2 * threads : tasks - tasks % threads;
   }
-  ctx.unit = ctx.params.row_pixels != 0 ? 2 * w : DW_TASK_ROUND;
+  /* (one image: tasks of whole rows, each pairing its rows from its first; more images:
+   * of whole pairs, which keep within an image) */
+  ctx.unit = ctx.params.row_pixels == 0 ? DW_TASK_ROUND : op->s.batch == 1 ? w : 2 * w;
   ctx.units = gemmi8_divide_round_up(m, ctx.unit);
   if (tasks > ctx.units) tasks = ctx.units - (ctx.units > threads ? ctx.units % threads : 0);
   ctx.tasks = tasks;

@@ -208,8 +208,8 @@ struct gemmi8_dwparams {
   uint8_t input_xor;       /* 0x80: int8 input, read as uint8 + 128; else 0 */
   /* 3x3 kernels; 0: nothing is said. Otherwise the caller states that the call's
    * pixels are output rows of row_pixels pixels of a 3x3 convolution of stride 1 and
-   * dilation 1, the first at a row of even index, the rows paired (2i, 2i + 1) within
-   * one image; that each pixel's taps are the input window under it (tap 3 ky + kx at
+   * dilation 1, the first at the start of a row, the rows paired from the call's first
+   * (r, r + 1), (r + 2, r + 3)... each pair within one image; that each pixel's taps are the input window under it (tap 3 ky + kx at
    * input row y + ky, column x + kx, or the zero buffer), so that pixel p + row_pixels
    * is the one below p and p + 1 the one right of p in a row. Kernels may then share
    * the loads of taps across pixels (with input_offset 0); the last pixels of a call

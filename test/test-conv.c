@@ -361,6 +361,11 @@ static const ccase fixed_cases[] = {
     {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, 1, 1, 1, 9, 10, 0, 5},     /* 16, output slices */
     {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32, 1, 1, 2, 7, 11, 0, 0},     /* 32: runs of pixels */
     {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32, 1, 1, 1, 6, 9, 0, 3},      /* 32, output slices */
+    /* depthwise 3x3 by pairs of rows, large enough for tasks on two threads: one image
+     * (tasks of whole rows, odd ones among them), one of odd height, two images */
+    {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 160, 1, 1, 1, 14, 14, 0, 0},
+    {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 150, 1, 1, 1, 15, 13, 0, 3},
+    {3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 144, 1, 1, 2, 12, 9, 2, 0},
 };
 
 static void sweep(gemmi8_threadpool* pool)

@@ -209,11 +209,12 @@ struct gemmi8_dwparams {
   /* 3x3 kernels; 0: nothing is said. Otherwise the caller states that the call's
    * pixels are output rows of row_pixels pixels of a 3x3 convolution of stride 1 and
    * dilation 1, the first at the start of a row, the rows paired from the call's first
-   * (r, r + 1), (r + 2, r + 3)... each pair within one image; that each pixel's taps are the input window under it (tap 3 ky + kx at
-   * input row y + ky, column x + kx, or the zero buffer), so that pixel p + row_pixels
-   * is the one below p and p + 1 the one right of p in a row. Kernels may then share
-   * the loads of taps across pixels (with input_offset 0); the last pixels of a call
-   * that make no whole pair of rows are taken as any others. */
+   * (r, r + 1), (r + 2, r + 3)... each pair within one image; that each pixel's taps are
+   * the input window under it (tap 3 ky + kx at input row y + ky, column x + kx, or the
+   * zero buffer), so that pixel p + row_pixels is the one below p and p + 1 the one
+   * right of p in a row. Kernels may then share the loads of taps across pixels (with
+   * input_offset 0); the last pixels of a call that make no whole pair of rows are
+   * taken as any others. */
   size_t row_pixels;
 };
 

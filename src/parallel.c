@@ -14,8 +14,9 @@ void gemmi8_plan_split(size_t m, size_t nblocks, size_t mr, size_t mc_l2, size_t
   s->nb_multiple = nb_multiple;
   /* tasks a thread: four by rows, eight across N, or fewer of GEMMI8_TASK_MIN_OPS each
    * (two at least) */
-  size_t per_thread = (size_t) (ops / (GEMMI8_TASK_MIN_OPS * (double) threads));
-  per_thread = per_thread < 2 ? 2 : per_thread;
+  const double fit = ops / (GEMMI8_TASK_MIN_OPS * (double) threads);
+  size_t per_thread = (size_t) (fit < 8.0 ? fit : 8.0); /* (no cast past size_t) */
+  if (per_thread < 2) per_thread = 2;
   if (tiles >= 4 * threads && weight_bytes <= GEMMI8_SPLIT_ROWS_MAX_WEIGHTS) {
     const size_t least = gemmi8_min(4, per_thread) * threads;
     size_t chunks = gemmi8_divide_round_up(m, mc_l2);

@@ -12,7 +12,7 @@
 struct bgemm_context {
   gemmi8_bgemm_ukernel_fn ukernel[GEMMI8_MAX_MR]; /* by tile height, as qgemm.c */
   size_t mr, nr;
-  size_t m, n, k;
+  size_t n, k;
   const uint64_t* a;
   size_t a_stride; /* words */
   const uint8_t* blocks;
@@ -99,7 +99,6 @@ static gemmi8_status bgemm(enum gemmi8_boutput output, size_t m, size_t n, size_
   struct bgemm_context ctx = {
       .mr = cfg->mr,
       .nr = cfg->nr,
-      .m = m,
       .n = n,
       .k = k,
       .a = a,

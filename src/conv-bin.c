@@ -518,7 +518,7 @@ static void regroup_input(const gemmi8_convolution* op)
 struct bconv_context {
   const gemmi8_convolution* op;
   gemmi8_bigemm_ukernel_fn kernel;
-  size_t m, mr, nr, co, blocks, nblocks; /* nblocks: groups x blocks */
+  size_t mr, nr, co, blocks, nblocks; /* nblocks: groups x blocks */
   struct gemmi8_split split; /* threads */
 };
 
@@ -621,7 +621,6 @@ static gemmi8_status bin_run(gemmi8_convolution* op, const gemmi8_parallel* para
   struct bconv_context ctx = {
       .op = op,
       .kernel = b->cfg->igemm.out[b->kout],
-      .m = m,
       .mr = b->cfg->mr,
       .nr = b->cfg->nr,
       .co = op->g.group_output_channels,

@@ -198,8 +198,8 @@ static void expand_input(const gemmi8_convolution* op)
  * image) or pairs of rows (more), shared as evenly as they go. A task costs some 30-50
  * ns however small: the split run on one thread against no split
  * (bench/threads/paired-load.c --split-cost, AMD EPYC Zen 4 VM, 31 pairs) cost 28x28x192
- * stride 2 (6.3 us) 3.2% in 7 tasks of 32 pixels and 2.0% in 4; 14x14x384 2.0% in 7
- * tasks and 1.6% in 4; 28x28x192 2.2% in 14 and 1.5% in 8. */
+ * stride 2 (6.3 us) 3.2-3.3% in 7 tasks of 32 pixels and 1.6-2.1% in 4; 14x14x384
+ * 2.0-2.3% in 7 tasks and 1.5-1.8% in 4; 28x28x192 2.2% in 14 and 1.5-1.9% in 8. */
 #define DW_TASKS 4
 #define DW_TASK_ROUND 4
 #define DW_TASK_MIN_OPS (250.0 * 1000)

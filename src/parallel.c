@@ -23,14 +23,11 @@ void gemmi8_plan_split(size_t m, size_t nblocks, size_t mr, size_t mc_l2, size_t
     if (chunks < least) chunks = least;
     chunks = gemmi8_round_up(chunks, threads);
     s->mchunks = gemmi8_min(chunks, tiles);
-    s->mc = gemmi8_min(gemmi8_divide_round_up(tiles, s->mchunks) * mr, m);
-    s->nb = bgroups * nb_multiple;
     s->bchunks = 1;
     return;
   }
   const size_t want = gemmi8_min(8, per_thread) * threads;
-  size_t mc = gemmi8_min(mc_l2, m);
-  size_t mchunks = gemmi8_divide_round_up(m, mc);
+  size_t mchunks = gemmi8_divide_round_up(m, gemmi8_min(mc_l2, m));
   /* as many chunks as the blocks per chunk need (no more tasks than a uniform cut
    * makes), a multiple of the threads where the blocks allow (20 blocks wanted in 6
    * chunks take 4 each: 5 chunks, 3 for one thread and 2 for the other) */
@@ -43,10 +40,7 @@ void gemmi8_plan_split(size_t m, size_t nblocks, size_t mr, size_t mc_l2, size_t
      * fewer than eight tasks a thread, 1000 x 8 x 512 cost 14% more work, 512 x 49
      * x 4608 11%) */
     mchunks = gemmi8_min(tiles, gemmi8_divide_round_up(want, s->bchunks));
-    mc = gemmi8_min(gemmi8_divide_round_up(tiles, mchunks) * mr, m);
   }
-  s->nb = gemmi8_divide_round_up(bgroups, s->bchunks) * nb_multiple;
-  s->mc = mc;
   s->mchunks = mchunks;
 }
 

@@ -21,8 +21,6 @@
  * of mchunks * bchunks takes row chunk t / bchunks and block chunk t % bchunks
  * (gemmi8_split_task). */
 struct gemmi8_split {
-  size_t mc;      /* rows per task (about): a multiple of the main tile height, or all */
-  size_t nb;      /* packed blocks per task, at most */
   size_t mchunks; /* tasks down M ... */
   size_t bchunks; /* ... times tasks across N */
   size_t m, mr, nblocks, nb_multiple; /* what was cut */

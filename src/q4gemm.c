@@ -197,7 +197,7 @@ gemmi8_status gemmi8_qd8_pack_q4_alloc(size_t n, size_t k, const gemmi8_q4_weigh
 struct q4_context {
   const struct gemmi8_q4gemm_config* cfg;
   gemmi8_q4gemm_ukernel_fn ukernel[GEMMI8_MAX_MR];
-  size_t m, n, k, nblocks, block_bytes;
+  size_t n, k, nblocks, block_bytes;
   const int8_t* a;
   size_t a_stride;
   const uint8_t* blocks;
@@ -319,7 +319,6 @@ gemmi8_status gemmi8_q4gemm_run(size_t m, size_t n, size_t k, const int8_t* a, s
   check_shape(cfg, n, k, block, &block_bytes, &blocks_end, &size);
   struct q4_context ctx = {
       .cfg = cfg,
-      .m = m,
       .n = n,
       .k = k,
       .nblocks = gemmi8_divide_round_up(n, cfg->nr),

@@ -12,7 +12,8 @@
 # pools at once in one process (two-pools, next to idle-pool) and what the split for two
 # threads costs run on one (split-cost, next to it), on the idle machine; last, gemmi8's
 # cases again in alternating blocks of one and two threads, idle and busy
-# (paired-load, next to it), whose ratios the VM's changes of speed do not reach.
+# (paired-load, next to it), whose ratios the VM's changes of speed do not reach, and
+# in the same blocks every case split for two threads and run on one against no split.
 #   sh bench/threads/load.sh BENCH_BINARY CONV_BENCH_BINARY IDLE_POOL_BINARY
 # Environment: GEMMI8_BENCH_REPS (3), GEMMI8_BENCH_MIN_TIME (0.1 s; the
 # fully-connected shapes take a third of it), GEMMI8_BENCH_FILTER (a regex over the
@@ -67,9 +68,12 @@ if [ -x "$paired" ]; then
   echo "paired blocks, idle and CPU 0 busy ..."
   "$paired" > "$out/paired-idle.md"
   "$paired" --busy > "$out/paired-busy.md"
+  echo "paired blocks, the split for two threads run on one ..."
+  "$paired" --split-cost --pairs 31 > "$out/paired-split.md"
 else
   : > "$out/paired-idle.md"
   : > "$out/paired-busy.md"
+  : > "$out/paired-split.md"
 fi
 python3 "$here/report.py" "$out" > "$out/load.md"
 echo "wrote $out/load.md"

@@ -125,3 +125,16 @@ if idle or busy:
     section("paired-idle.md", "Idle machine, every case", "")
     section("paired-busy.md", "CPU 0 busy, every case", "")
 
+split = paired("paired-split.md")
+if split:
+    r = sorted(x[2] for x in split)
+    worst = max(split, key=lambda x: x[2])
+    print("## What the split costs, every case (paired-load --split-cost, idle machine)\n")
+    print("Each case's tasks for two threads run one after another on the calling thread, "
+          "in blocks alternating with the unsplit call (one thread): the split's cost alone, "
+          "the ratio taken within each pair.\n")
+    print("| cases | median | max (case) | cases > 1.02 |\n|---:|---:|---|---:|")
+    print(f"| {len(r)} | {statistics.median(r):.3f} | {worst[2]:.3f} ({worst[0]}) | "
+          f"{sum(x > 1.02 for x in r)} |\n")
+    section("paired-split.md", "The split's cost, every case", "")
+

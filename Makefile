@@ -160,11 +160,12 @@ ISAFLAGS_neondot       := -march=armv8.2-a+dotprod
 ISAFLAGS_i8mm          := -march=armv8.2-a+dotprod+i8mm
 ISAS := avx2 avx512bw avx512vnni avx512vpopcnt armv7neon neon neondot i8mm
 isaflags = $(foreach i,$(ISAS),$(if $(filter %-$(i).c,$(1)),$(ISAFLAGS_$(i))))
-# Microkernels are leaf functions that call nothing back: no unwind tables. Drivers
+# Microkernels are leaf functions that call nothing back: no unwind tables (both flags:
+# aarch64's GCC emits them for -funwind-tables alone, which it turns on). Drivers
 # and packing run once per call or per tile, and the portable kernels only where a CPU
 # has none of the vector sets (they are the tests' reference otherwise): compiled for
 # size.
-kernelflags = $(if $(filter kernels/%,$(1)),-fno-asynchronous-unwind-tables)$(if \
+kernelflags = $(if $(filter kernels/%,$(1)),-fno-asynchronous-unwind-tables -fno-unwind-tables)$(if \
                 $(filter src/% pack/% kernels/generic/%,$(1)), -Os)
 
 # Header dependencies come from the compiler (-MMD -MP: one .d file per object,

@@ -11,7 +11,7 @@
 #                        installs that cross build)
 #   make SETS="generic avx512vnni" TYPES="qu8s8 bin" [test|size|...]
 #                        a build of chosen kernel sets (GEMMI8_ISA's names; generic is
-#                        always built) and types (qu8 qs8 qu8s8 bin), in its own
+#                        always built) and types (qu8 qs8 qu8s8 bin q4), in its own
 #                        build directory (build-select-...); default: everything
 #   make size            text+data of libgemmi8.a per kernel set and per type; fails
 #                        above the budget of size-budget.txt for this ARCH and selection
@@ -71,12 +71,13 @@ endif
 QEMU_CPU ?= max
 
 # ---- kernel sets and types (kernels/list.sh reads the kernel lists) ---------------
-ALL_TYPES  := qu8 qs8 qu8s8 bin
+ALL_TYPES  := qu8 qs8 qu8s8 bin q4
 ARCH_SETS  := $(shell sh kernels/list.sh sets "$(KERNEL_DIRS)")
 SEL_TYPES  := $(or $(strip $(TYPES)),$(ALL_TYPES))
-# the lists compiled: qu8's serves qu8s8 too, dw's every 8-bit type, q4's comes with qs8
-LIST_TYPES := $(if $(filter qu8 qu8s8,$(SEL_TYPES)),qu8) $(filter qs8 bin,$(SEL_TYPES)) \
-              $(if $(filter qu8 qs8 qu8s8,$(SEL_TYPES)),dw) $(if $(filter qs8,$(SEL_TYPES)),q4)
+# the lists compiled: qu8's serves qu8s8 too, dw's every 8-bit type; q4: the 4-bit
+# weights of the qd8 (with qs8) and qdu8 (with qu8s8) GEMMs
+LIST_TYPES := $(if $(filter qu8 qu8s8,$(SEL_TYPES)),qu8) $(filter qs8 bin q4,$(SEL_TYPES)) \
+              $(if $(filter qu8 qs8 qu8s8,$(SEL_TYPES)),dw)
 # set names: GEMMI8_ISA's (neondot-a510 as neondot_a510); neondot brings neondot_a510
 SEL_SETS   := $(if $(strip $(SETS)),generic $(subst -,_,$(SETS)) $(if $(filter \
                 neondot,$(SETS)),neondot_a510),$(ARCH_SETS))

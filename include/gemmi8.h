@@ -107,11 +107,13 @@ GEMMI8_API const char* gemmi8_isa_name(void);
  * always) and lists only their levels. */
 GEMMI8_API const char* const* gemmi8_isa_compiled(void);
 
-/* The types this build holds, of "qu8", "qs8", "qu8s8" and "bin", as a NULL-terminated
- * array of static strings (all four unless the build chose some with
+/* The types this build holds, of "qu8", "qs8", "qu8s8", "bin" and "q4", as a
+ * NULL-terminated array of static strings (all five unless the build chose some with
  * `make TYPES="qu8s8 bin"`). Every entry point of a type the build does not hold
  * (its packing, GEMMs and convolutions) returns gemmi8_status_unsupported_parameter
- * and writes nothing. */
+ * and writes nothing. The GEMMs over rows quantized at run time go with the type of
+ * their rows (qd8: qs8; qdu8: qu8s8); "q4" is their 4-bit weights (gemmi8_qd8_pack_q4
+ * and those GEMMs and linear layers on such weights), which need it and the rows' type. */
 GEMMI8_API const char* const* gemmi8_types_compiled(void);
 
 /* Whether the named level can run here: success when it is compiled in and this CPU
@@ -772,7 +774,9 @@ GEMMI8_API gemmi8_status gemmi8_qdu8_gemm_f32_ex(size_t m, size_t n, size_t k, c
  *   f = +0.0f; for each block in order: f = f + (float) acc_b * scale[n][b]
  *               (the product rounded, then the sum; qc4w: one block of all K)
  *   v = f * a_scale[m];  v = v + bias[n];  then the clamp as above.
- * Bit-identical on every kernel set and thread count, like the 8-bit weights.
+ * Bit-identical on every kernel set and thread count, like the 8-bit weights. The
+ * type "q4" of a build (gemmi8_types_compiled): without it, packing returns
+ * unsupported_parameter, and the GEMMs refuse such weights as foreign.
  */
 typedef struct gemmi8_q4_weights {
   const uint8_t* b;          /* n rows of ceil(k / 2) bytes */

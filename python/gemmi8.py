@@ -535,7 +535,7 @@ def isa_compiled():
 
 
 def types_compiled():
-    """The types this build holds, of "qu8", "qs8", "qu8s8" and "bin"."""
+    """The types this build holds, of "qu8", "qs8", "qu8s8", "bin" and "q4"."""
     return _strings(_f.types_compiled())
 
 

@@ -202,7 +202,7 @@ class TestInfo(Case):
 
     def test_types(self):
         t = gemmi8.types_compiled()
-        self.assertTrue(set(t) <= {"qu8", "qs8", "qu8s8", "bin"})
+        self.assertTrue(set(t) <= {"qu8", "qs8", "qu8s8", "bin", "q4"})
         self.assertTrue(t)
 
     @need_type("qu8s8")
@@ -665,6 +665,7 @@ class TestQd8(Case):
             gemmi8.qd8_linear_f32(self.rows(2, 16), p, workspace=gemmi8.aligned_empty(64)[1:])
 
     @need_type("qs8")
+    @need_type("q4")
     def test_q4(self):
         for n, k, block, signed in [(5, 64, 0, True), (9, 100, 32, False),
                                     (16, 256, 64, True), (3, 33, 32, True), (7, 128, 128, False)]:

@@ -531,6 +531,9 @@ const char* const* gemmi8_types_compiled(void)
 #if GEMMI8_TYPE_bin
       "bin",
 #endif
+#if GEMMI8_TYPE_q4
+      "q4",
+#endif
       NULL};
   return names;
 }

@@ -368,7 +368,7 @@ gemmi8_status gemmi8_q4gemm_run(size_t m, size_t n, size_t k, const int8_t* a, s
   return gemmi8_status_success;
 }
 
-#else /* a build without the qs8 type: the entry points say so */
+#else /* a build without the q4 type: the entry points say so */
 
 gemmi8_status gemmi8_qd8_pack_q4_size(size_t n, size_t k, size_t block, size_t* size)
 {

@@ -7,7 +7,8 @@
  * generic set is always built: it is the fallback on any CPU and the reference.
  *
  * GEMMI8_KERNELS_<type>: the kernel list of <type> is compiled (qu8's serves qu8s8, dw's
- * every 8-bit type, q4's qs8).
+ * every 8-bit type; q4's: the 4-bit weights, which the qd8 GEMMs run with qs8 built and
+ * the qdu8 GEMMs with qu8s8).
  * GEMMI8_IF(c)(x...): x when c expands to 1, nothing when it expands to 0.
  */
 #ifndef GEMMI8_SELECT_H
@@ -66,6 +67,9 @@
 #ifndef GEMMI8_TYPE_bin
 #define GEMMI8_TYPE_bin GEMMI8_ALL_TYPES
 #endif
+#ifndef GEMMI8_TYPE_q4
+#define GEMMI8_TYPE_q4 GEMMI8_ALL_TYPES
+#endif
 
 #if GEMMI8_TYPE_qu8 || GEMMI8_TYPE_qu8s8
 #define GEMMI8_KERNELS_qu8 1
@@ -89,8 +93,11 @@
 #define GEMMI8_KERNELS_dw 0
 #endif
 
-/* the 4-bit weights (qd8 rows) come with the qs8 kernels */
-#define GEMMI8_KERNELS_q4 GEMMI8_KERNELS_qs8
+#if GEMMI8_TYPE_q4
+#define GEMMI8_KERNELS_q4 1
+#else
+#define GEMMI8_KERNELS_q4 0
+#endif
 
 #define GEMMI8_IF(c) GEMMI8_IF_(c)
 #define GEMMI8_IF_(c) GEMMI8_IF_##c

@@ -141,7 +141,7 @@ typedef struct group {
 static const group groups[] = {
     {"misc", test_misc, "qu8 qs8 qu8s8 bin"},
     {"build", test_build, ""},
-    {"errors", test_errors, "qu8 qs8 qu8s8 bin"},
+    {"errors", test_errors, "qu8 qs8 qu8s8 bin q4"},
     {"quantize_multiplier", test_quantize_multiplier, ""},
     {"quantize_rows", test_quantize_rows, ""},
     {"qhelp", test_qhelp, ""},
@@ -149,9 +149,9 @@ static const group groups[] = {
     {"requant", test_requant, "qu8 qs8"},
     {"qgemm", test_qgemm, ""},
     {"bin", test_bin, "bin"},
-    {"hardening", test_hardening, "qu8 qs8 qu8s8 bin"},
+    {"hardening", test_hardening, "qu8 qs8 qu8s8 bin q4"},
     {"threads", test_threads, "qu8 qs8 qu8s8 bin"},
-    {"guard", test_guard, "qu8 qs8 qu8s8 bin"},
+    {"guard", test_guard, "qu8 qs8 qu8s8 bin q4"},
     {"conv", test_conv, "qu8 qs8 qu8s8"},
     {"bconv", test_bconv, "bin"},
 };

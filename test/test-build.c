@@ -13,7 +13,7 @@
 #include "isa.h"
 #include "test.h"
 
-static const char* const all_types[] = {"qu8", "qs8", "qu8s8", "bin"};
+static const char* const all_types[] = {"qu8", "qs8", "qu8s8", "bin", "q4"};
 
 static void types_listed(void)
 {
@@ -66,6 +66,14 @@ static void type_absent(const char* type)
     st[1] = gemmi8_qu8s8_pack(N, K, (const int8_t*) b, K, GEMMI8_B_NK, 0, bias, packed,
                               sizeof(packed));
     st[2] = gemmi8_qu8s8_gemm_s32(1, N, K, a, K, packed, (int32_t*) c, N);
+  } else if (strcmp(type, "q4") == 0) {
+    const float scale[N] = {1, 1, 1, 1, 1, 1, 1, 1};
+    const gemmi8_q4_weights w = {b, K / 2, 0, scale, NULL, NULL};
+    void* sentinel = packed;
+    st[0] = gemmi8_qd8_pack_q4_size(N, K, 0, &size);
+    st[1] = gemmi8_qd8_pack_q4(N, K, &w, packed, sizeof(packed));
+    st[2] = gemmi8_qd8_pack_q4_alloc(N, K, &w, &sentinel);
+    t_expect(sentinel == (void*) packed, __func__, "q4 is not built: _alloc wrote its pointer");
   } else {
     uint64_t bits[N] = {0};
     st[0] = gemmi8_bin_pack_size(N, 64, &size);

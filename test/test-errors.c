@@ -1672,7 +1672,8 @@ void test_errors(void)
     for (int u8 = 0; u8 <= 1; u8++) {
       qd_pack_errors(u8, &fx);
       qd_gemm_errors(u8, &fx);
-    }    q4_pack_errors(&fx);
+    }
+    q4_pack_errors(&fx);
     q4_gemm_errors(&fx);
   }
   fixture_free(&fx);

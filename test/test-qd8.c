@@ -614,5 +614,9 @@ void test_qd8(void)
     check_linear(u8, 9, 100, 257, &reverse, 0);
     check_bad_inputs(u8);
   }
-  test_q4();
+  if (t_type_built("q4")) {
+    test_q4();
+  } else {
+    t_skip_type("q4", "qd8 4-bit weights");
+  }
 }

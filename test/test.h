@@ -34,7 +34,7 @@ const char* t_isa(void);
 const char* t_isa_level(void);
 void t_isa_return(void);
 
-/* 1 if this build holds the type ("qu8", "qs8", "qu8s8", "bin": gemmi8_types_compiled). */
+/* 1 if this build holds the type ("qu8", "qs8", "qu8s8", "bin", "q4": gemmi8_types_compiled). */
 int t_type_built(const char* type);
 /* Counts one test skipped because the build lacks a type, printing why once per
  * distinct reason. */

@@ -194,8 +194,8 @@ static void expand_input(const gemmi8_convolution* op)
 
 /* Tasks for threads: DW_TASKS a thread, or fewer of DW_TASK_MIN_OPS operations each
  * (two a thread at least), a multiple of the threads, in whole passes of DW_TASK_ROUND
- * output pixels (the kernels' widest pass) or, for dw3x3_columns, whole rows (one
- * image) or pairs of rows (more), shared as evenly as they go. A task costs some 30-50
+ * output pixels (the kernels' widest pass) or, for dw3x3_columns, whole pairs of rows,
+ * shared as evenly as they go. A task costs some 30-50
  * ns however small: the split run on one thread against no split
  * (bench/threads/paired-load.c --split-cost, AMD EPYC Zen 4 VM, 31 pairs) cost 28x28x192
  * stride 2 (6.3 us) 3.2-3.3% in 7 tasks of 32 pixels and 1.6-2.1% in 4; 14x14x384
@@ -222,9 +222,9 @@ static gemmi8_status dw_run(gemmi8_convolution* op, const gemmi8_parallel* paral
     q->prepared = op->prepared;
   }
   ctx.params.input_xor = op->type == gemmi8_type_qs8 ? 0x80 : 0;
-  /* 3x3, stride 1, dilation 1: the kernels' row pairs (microkernel.h), which tasks keep
-   * within one image when it is the only one (tasks of whole rows) or its rows are even
-   * in number (tasks of whole pairs) */
+  /* 3x3, stride 1, dilation 1: the kernels' row pairs (microkernel.h), which tasks of
+   * whole pairs keep within one image when it is the only one or its rows are even in
+   * number */
   const struct gemmi8_conv_geometry* g = &op->g;
   const size_t w = op->s.output_width;
   if (op->ks == 9 && g->kernel_height == 3 && g->kernel_width == 3 && g->stride_height == 1 &&
@@ -246,9 +246,10 @@ static gemmi8_status dw_run(gemmi8_convolution* op, const gemmi8_parallel* paral
     tasks = (size_t) (ops / DW_TASK_MIN_OPS);
     tasks = tasks < 2 * threads ? 2 * threads : tasks - tasks % threads;
   }
-  /* (one image: tasks of whole rows, each pairing its rows from its first; more images:
-   * of whole pairs, which keep within an image) */
-  ctx.unit = ctx.params.row_pixels == 0 ? DW_TASK_ROUND : op->s.batch == 1 ? w : 2 * w;
+  /* (whole pairs: a task of odd rows would take its last alone by passes, at about 1.5
+   * times a paired row's cost; tasks of whole rows cost 14x14 and 28x28 layers 4-9%
+   * split, where the split's tasks run on one thread, against none) */
+  ctx.unit = ctx.params.row_pixels == 0 ? DW_TASK_ROUND : 2 * w;
   ctx.units = gemmi8_divide_round_up(m, ctx.unit);
   if (tasks > ctx.units) tasks = ctx.units - (ctx.units > threads ? ctx.units % threads : 0);
   ctx.tasks = tasks;

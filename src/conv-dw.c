@@ -192,14 +192,15 @@ static void expand_input(const gemmi8_convolution* op)
   }
 }
 
-/* Tasks for threads: DW_TASKS a thread, or fewer of DW_TASK_MIN_OPS operations each
- * (two a thread at least), a multiple of the threads, in whole passes of DW_TASK_ROUND
- * output pixels (the kernels' widest pass) or, for dw3x3_columns, whole pairs of rows,
- * shared as evenly as they go. A task costs some 30-50
- * ns however small: the split run on one thread against no split
+/* Tasks for threads: DW_TASKS a thread, or fewer of DW_TASK_MIN_OPS operations each (a
+ * multiple of the threads; one a thread where there is work for fewer than two), in
+ * whole passes of DW_TASK_ROUND output pixels (the kernels' widest pass) or, for
+ * dw3x3_columns, whole pairs of rows, shared as evenly as they go. A task costs some
+ * 30-50 ns however small: the split run on one thread against no split
  * (bench/threads/paired-load.c --split-cost, AMD EPYC Zen 4 VM, 31 pairs) cost 28x28x192
- * stride 2 (6.3 us) 3.2-3.3% in 7 tasks of 32 pixels and 1.6-2.1% in 4; 14x14x384
- * 2.0-2.3% in 7 tasks and 1.5-1.8% in 4; 28x28x192 2.2% in 14 and 1.5-1.9% in 8. */
+ * stride 2 (6.3 us) 3.2-3.3% in 7 tasks of 32 pixels, 1.6-2.3% in 4 and 0.7-0.9% in 2;
+ * 7x7x960 (6.9 us) 1.7-1.8% in 4 and 0.6-0.9% in 2; 14x14x384 2.0-2.3% in 7 tasks and
+ * 1.1-2.1% in 4; 28x28x192 2.2% in 14 and 1.3-1.9% in 8. */
 #define DW_TASKS 4
 #define DW_TASK_ROUND 4
 #define DW_TASK_MIN_OPS (250.0 * 1000)
@@ -244,7 +245,7 @@ static gemmi8_status dw_run(gemmi8_convolution* op, const gemmi8_parallel* paral
   size_t tasks = DW_TASKS * threads;
   if (ops < DW_TASK_MIN_OPS * (double) tasks) {
     tasks = (size_t) (ops / DW_TASK_MIN_OPS);
-    tasks = tasks < 2 * threads ? 2 * threads : tasks - tasks % threads;
+    tasks = tasks < 2 * threads ? threads : tasks - tasks % threads;
   }
   /* (whole pairs: a task of odd rows would take its last alone by passes, at about 1.5
    * times a paired row's cost; tasks of whole rows cost 14x14 and 28x28 layers 4-9%

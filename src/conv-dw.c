@@ -247,9 +247,9 @@ static gemmi8_status dw_run(gemmi8_convolution* op, const gemmi8_parallel* paral
     tasks = (size_t) (ops / DW_TASK_MIN_OPS);
     tasks = tasks < 2 * threads ? threads : tasks - tasks % threads;
   }
-  /* (whole pairs: a task of odd rows would take its last alone by passes, at about 1.5
-   * times a paired row's cost; tasks of whole rows cost 14x14 and 28x28 layers 4-9%
-   * split, where the split's tasks run on one thread, against none) */
+  /* (whole pairs: a task of odd rows would take its last alone by passes; tasks of
+   * whole rows cost 14x14 and 28x28 layers 4-9% split, the split's tasks run on one
+   * thread against none, about 1.4 paired rows for each row taken alone) */
   ctx.unit = ctx.params.row_pixels == 0 ? DW_TASK_ROUND : 2 * w;
   ctx.units = gemmi8_divide_round_up(m, ctx.unit);
   if (tasks > ctx.units) tasks = ctx.units - (ctx.units > threads ? ctx.units % threads : 0);

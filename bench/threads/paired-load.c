@@ -368,9 +368,15 @@ int main(int argc, char** argv)
     }
     usleep(300000);
   }
-  printf("| case (Row x Col x Depth, or layer) | parallel-for | 1 thread, us | 2 threads, us | "
-         "2T / 1T (median of %d pairs) | range |\n|---|---|---:|---:|---:|---|\n",
-         pairs);
+  if (split_cost) {
+    printf("| case (Row x Col x Depth, or layer) | parallel-for | unsplit, us | split, us | "
+           "split / unsplit (median of %d pairs) | range |\n|---|---|---:|---:|---:|---|\n",
+           pairs);
+  } else {
+    printf("| case (Row x Col x Depth, or layer) | parallel-for | 1 thread, us | 2 threads, us | "
+           "2T / 1T (median of %d pairs) | range |\n|---|---|---:|---:|---:|---|\n",
+           pairs);
+  }
   for (size_t i = 0; i < ntasks; i++) {
     if (filter != NULL && strstr(tasks[i].name, filter) == NULL) continue;
     if (split_cost) {

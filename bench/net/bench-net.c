@@ -39,7 +39,9 @@
  *
  * Bytes: the network's final output of gemmi8 against ONNX Runtime's; then every
  * layer alone: net_model.py writes it as a one-node model, ONNX Runtime runs it on
- * gemmi8's input(s) of that layer (gnet_layer_tensors, gnet_layer_tensor_b) and its
+ * gemmi8's input(s) of that layer (gnet_layer_tensors, gnet_layer_tensor_b, of the
+ * network built with a buffer a tensor, GNET_KEEP_TENSORS; the one timed has its
+ * tensors in one arena, as ONNX Runtime's memory planner places its own) and its
  * output is compared with gemmi8's. A layer differs on its own arithmetic only, not on
  * a difference that came from the layers before.
  *
@@ -612,6 +614,8 @@ typedef struct net_result {
   size_t out_bytes, out_equal; /* the final output */
   int out_max_diff;
   int ort_threads_differ; /* ONNX Runtime's output on two threads differs from one's */
+  int arena_differs;      /* the timed network's output (one arena) is not the kept one's */
+  size_t tensor_bytes, arena_bytes; /* the timed network's activations and their arena */
   layer_cmp* layers;
   size_t layer_count;
 } net_result;
@@ -632,26 +636,34 @@ static void fill_input(gnet* net, size_t* h, size_t* w, size_t* c)
 
 /*
  * Everything of one int8 network: export, model, the bytes of its output and of each
- * layer, the timed rounds, the split. ort NULL: gemmi8 alone. pool2: gemmi8's pool of
- * two threads.
+ * layer (kept: the network with a buffer a tensor), the timed rounds, the split (net:
+ * the same network in one arena). ort NULL: gemmi8 alone. pool2: gemmi8's pool of two
+ * threads.
  */
-static void run_network(gnet* net, ort_lib* ort, const gemmi8_parallel* pool2,
+static void run_network(gnet* kept, gnet* net, ort_lib* ort, const gemmi8_parallel* pool2,
                         const options* opt, net_result* r)
 {
   const char* name = gnet_name(net);
   snprintf(r->name, sizeof(r->name), "%s", name);
   size_t h, w, c;
+  fill_input(kept, &h, &w, &c);
   fill_input(net, &h, &w, &c);
   uint8_t* x_nchw = xmalloc(h * w * c);
   to_nchw(gnet_input(net, &h, &w, &c), h, w, c, x_nchw);
-  if (gnet_run(net, NULL) != 0) {
+  if (gnet_run(kept, NULL) != 0 || gnet_run(net, NULL) != 0) {
     fprintf(stderr, "bench-net: %s: gnet_run failed\n", name);
     free(x_nchw);
     return;
   }
   size_t out_bytes = 0;
-  const uint8_t* out_g = gnet_output(net, &out_bytes);
+  const uint8_t* out_g = gnet_output(kept, &out_bytes);
   r->out_bytes = out_bytes;
+  r->arena_differs = memcmp(out_g, gnet_output(net, NULL), out_bytes) != 0;
+  r->tensor_bytes = gnet_tensor_bytes(net, &r->arena_bytes);
+  if (r->arena_differs) {
+    fprintf(stderr, "bench-net: %s: the output in one arena differs from the kept tensors'\n",
+            name);
+  }
 
   char prefix[PATH_SIZE], json[PATH_SIZE], bin[PATH_SIZE], model[PATH_SIZE];
   char layer_dir[PATH_SIZE], profile[PATH_SIZE];
@@ -669,7 +681,7 @@ static void run_network(gnet* net, ort_lib* ort, const gemmi8_parallel* pool2,
         path_printf(layer_dir, sizeof(layer_dir), "%s-layers", prefix) != 0) {
       goto done;
     }
-    if (gnet_export(net, json, bin) != 0) {
+    if (gnet_export(kept, json, bin) != 0) {
       fprintf(stderr, "bench-net: %s: gnet_export to %s failed\n", name, json);
       goto done;
     }
@@ -702,7 +714,7 @@ static void run_network(gnet* net, ort_lib* ort, const gemmi8_parallel* pool2,
     r->ort_threads_differ = y2.elements != y.elements || memcmp(y.data, y2.data, y.elements) != 0;
     ort_tensor_free(&y);
     ort_tensor_free(&y2);
-    if (compare_layers(ort, net, layer_dir, &r->layers, &r->layer_count) != 0) goto done;
+    if (compare_layers(ort, kept, layer_dir, &r->layers, &r->layer_count) != 0) goto done;
   }
 
   fprintf(stderr, "bench-net: %s: timing %d rounds\n", name, opt->rounds);
@@ -956,8 +968,19 @@ static void report(FILE* f, const cpu_info* cpu, const double load[2], const cha
   fprintf(f,
           "- batch 1, 224x224x3 uint8 input; times in ms per inference, best (median) of %d "
           "interleaved rounds of >= %.0f ms a side; 1T/2T: one or two threads (gemmi8: the "
-          "calling thread / a gemmi8 pool of 2; ORT: intra-op threads 1 / 2)\n\n",
+          "calling thread / a gemmi8 pool of 2; ORT: intra-op threads 1 / 2)\n",
           opt->rounds, opt->min_s * 1e3);
+  if (net_count > 0) {
+    fprintf(f, "- activations: gemmi8's in one arena, each tensor where none alive at the same "
+               "time is (");
+    for (int i = 0; i < net_count; i++) {
+      fprintf(f, "%s%s %zu KB of tensors in %zu KB", i ? "; " : "", nets[i].name,
+              nets[i].tensor_bytes >> 10, nets[i].arena_bytes >> 10);
+    }
+    fprintf(f, "), as ONNX Runtime's memory planner places its own (its defaults: arena and "
+               "memory patterns on)\n");
+  }
+  fprintf(f, "\n");
 
   fprintf(f, "## Networks\n\n| network | gemmi8 1T | ORT 1T | ORT / gemmi8 1T | gemmi8 2T | "
              "ORT 2T | ORT / gemmi8 2T | gemmi8 2T speedup | ORT 2T speedup |\n"
@@ -1022,8 +1045,8 @@ static void report(FILE* f, const cpu_info* cpu, const double load[2], const cha
 
   if (ort_version != NULL) {
     fprintf(f, "## Bytes against ONNX Runtime\n\n| network | output bytes | equal | max "
-               "difference | ORT 1T = 2T | layers compared | layers equal |\n"
-               "|---|---:|---:|---:|---|---:|---:|\n");
+               "difference | ORT 1T = 2T | arena = kept | layers compared | layers equal |\n"
+               "|---|---:|---:|---:|---|---|---:|---:|\n");
     for (int i = 0; i < net_count; i++) {
       const net_result* r = &nets[i];
       if (!r->ort) continue;
@@ -1032,10 +1055,13 @@ static void report(FILE* f, const cpu_info* cpu, const double load[2], const cha
         compared += r->layers[k].ok;
         equal += r->layers[k].ok && r->layers[k].equal == r->layers[k].bytes;
       }
-      fprintf(f, "| %s | %zu | %zu | %d | %s | %zu of %zu | %zu |\n", r->name, r->out_bytes,
-              r->out_equal, r->out_max_diff, r->ort_threads_differ ? "no" : "yes", compared,
-              r->layer_count, equal);
+      fprintf(f, "| %s | %zu | %zu | %d | %s | %s | %zu of %zu | %zu |\n", r->name,
+              r->out_bytes, r->out_equal, r->out_max_diff, r->ort_threads_differ ? "no" : "yes",
+              r->arena_differs ? "no" : "yes", compared, r->layer_count, equal);
     }
+    fprintf(f, "\narena = kept: the output of the network timed, its tensors in one arena, "
+               "equals that of the same network with a buffer a tensor, whose layers are "
+               "compared.\n");
     fprintf(f, "\nEach layer alone: ONNX Runtime's one-node model of the layer on gemmi8's "
                "input of it, against gemmi8's output.\n\n");
     for (int i = 0; i < net_count; i++) {
@@ -1205,10 +1231,18 @@ int main(int argc, char** argv)
       continue;
     }
     if (selected[i]) {
+      gnet* kept = NULL;
+      if (gnet_create_ex(known[i].kind, NET_SEED, GNET_KEEP_TENSORS, &kept) != 0) {
+        fprintf(stderr, "bench-net: gnet_create_ex(%s) failed\n", known[i].name);
+        error = 1;
+        gnet_destroy(net);
+        continue;
+      }
       net_result* r = &nets[net_count++];
-      run_network(net, ort, &pool2, &opt, r);
+      run_network(kept, net, ort, &pool2, &opt, r);
+      gnet_destroy(kept);
       error |= !r->ok || (ort != NULL && !r->ort);
-      differ |= r->ort && r->out_equal != r->out_bytes;
+      differ |= r->arena_differs || (r->ort && r->out_equal != r->out_bytes);
       for (size_t k = 0; k < r->layer_count; k++) {
         differ |= r->layers[k].ok && r->layers[k].equal != r->layers[k].bytes;
         error |= !r->layers[k].ok;

@@ -1,7 +1,7 @@
 /*
  * gemmi8-net: builds one of the networks of net.h, runs it, times it.
  *
- *   gemmi8-net NETWORK [-t threads] [-n runs] [-e export_prefix] [-s seed] [-p]
+ *   gemmi8-net NETWORK [-t threads] [-n runs] [-e export_prefix] [-s seed] [-p] [-k]
  *
  * NETWORK is resnet18, mobilenetv2 or bin-resnet18. The input is the one the network
  * was calibrated on (drawn from the seed, default 1). Prints the time of a run, best
@@ -10,8 +10,9 @@
  * parallel-for; for each, the time per kind of layer (a second series of n runs with
  * per-layer timing on) and whether the output bytes equal the calling thread's. Then
  * the output's first bytes and a checksum (FNV-1a, 64 bits). -e PREFIX writes
- * PREFIX.json and PREFIX.bin (gnet_export; the int8 networks only). Exit status 0, or
- * 1 on an error or when the threads' bytes differ.
+ * PREFIX.json and PREFIX.bin (gnet_export; the int8 networks only). -k: every tensor
+ * in a buffer of its own (GNET_KEEP_TENSORS) rather than in one arena. Exit status 0,
+ * or 1 on an error or when the threads' bytes differ.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* clock_gettime in strict C11 */
@@ -129,7 +130,7 @@ static void usage(void)
 {
   fprintf(stderr,
           "usage: gemmi8-net resnet18|mobilenetv2|bin-resnet18 [-t threads] [-n runs] "
-          "[-e export_prefix] [-s seed] [-p]\n");
+          "[-e export_prefix] [-s seed] [-p] [-k]\n");
 }
 
 int main(int argc, char** argv)
@@ -153,6 +154,7 @@ int main(int argc, char** argv)
   unsigned long long seed = 1;
   const char* prefix = NULL;
   int use_pthreadpool = 0;
+  unsigned flags = 0;
   for (int i = 2; i < argc; i++) {
     const int has_value = i + 1 < argc;
     char* end = NULL;
@@ -167,6 +169,8 @@ int main(int argc, char** argv)
       prefix = argv[++i];
     } else if (strcmp(argv[i], "-p") == 0) {
       use_pthreadpool = 1;
+    } else if (strcmp(argv[i], "-k") == 0) {
+      flags |= GNET_KEEP_TENSORS;
     } else {
       usage();
       return 1;
@@ -189,14 +193,21 @@ int main(int argc, char** argv)
 
   gnet* net = NULL;
   const double t0 = now();
-  if (gnet_create(kind, (uint64_t) seed, &net) != 0) return 1;
+  if (gnet_create_ex(kind, (uint64_t) seed, flags, &net) != 0) return 1;
   const double built = now() - t0;
   size_t h, w, c, bytes;
   (void) gnet_input(net, &h, &w, &c);
+  size_t arena = 0;
+  const size_t tensors = gnet_tensor_bytes(net, &arena);
   printf("%s: seed %llu, %zu layers, input %zux%zux%zu; gemmi8 %s on %s; built and calibrated "
          "in %.2f s\n",
          gnet_name(net), seed, gnet_layers(net), h, w, c, gemmi8_version(), gemmi8_isa_name(),
          built);
+  if (arena != 0) {
+    printf("tensors: %zu KB in an arena of %zu KB\n", tensors >> 10, arena >> 10);
+  } else {
+    printf("tensors: %zu KB, a buffer each\n", tensors >> 10);
+  }
   if (prefix != NULL) {
     char json[4096], bin[4096];
     snprintf(json, sizeof(json), "%s.json", prefix);

@@ -105,6 +105,12 @@ struct gnet {
   int timing;
   int failed;
   uint64_t rng;
+  /* one arena for every tensor (gnet_create): tensor i at arena + plan[i]; NULL when
+   * each has its own buffer */
+  size_t* plan;
+  size_t plan_count;
+  uint8_t* arena;
+  size_t arena_bytes;
 };
 
 /* The three tables. */

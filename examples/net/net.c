@@ -112,6 +112,16 @@ static size_t new_tensor(gnet* net, const char* name, gnet_type type, size_t h, 
   t->c = c;
   const size_t per_pixel = type == GNET_T_BITS ? GEMMI8_BIN_WORDS(c) : c;
   t->bytes = h * w * per_pixel * element_size[type];
+  if (net->plan != NULL) {
+    /* its place in the arena (plan_arena: the same network built before, the same
+     * tensors in the same order) */
+    if (net->tensor_count >= net->plan_count) {
+      fail(net, "%s: not in the arena's plan", name);
+      return 0;
+    }
+    t->data = net->arena + net->plan[net->tensor_count];
+    return net->tensor_count++;
+  }
   const size_t rounded = (t->bytes + 63) / 64 * 64;
   t->data = aligned_alloc(64, rounded);
   if (t->data == NULL) {
@@ -907,29 +917,37 @@ void gnet_destroy(gnet* net)
     free(l->rq_scale);
   }
   for (size_t i = 0; i < net->tensor_count; i++) {
-    free(net->tensors[i].data);
+    if (net->plan == NULL) free(net->tensors[i].data);
     free(net->tensors[i].scales);
   }
   free(net->layers);
   free(net->tensors);
+  free(net->plan);
+  free(net->arena);
   free(net);
 }
 
-int gnet_create(gnet_kind kind, uint64_t seed, gnet** out)
+/* Builds the network from the seed: each tensor in a buffer of its own (plan NULL), or
+ * tensor i at arena + plan[i] (plan_count tensors, arena_bytes), plan and arena then
+ * the network's to free, on failure too. NULL on failure. */
+static gnet* build(gnet_kind kind, uint64_t seed, size_t* plan, size_t plan_count,
+                   uint8_t* arena, size_t arena_bytes)
 {
   static const char* const names[] = {"resnet18", "mobilenetv2", "bin-resnet18"};
-  if (out == NULL || (unsigned) kind > GNET_BIN_RESNET18) {
-    fprintf(stderr, "gnet_create: bad argument\n");
-    return -1;
-  }
   gnet* net = calloc(1, sizeof(*net));
   if (net == NULL) {
+    free(plan);
+    free(arena);
     fprintf(stderr, "gnet_create: out of memory\n");
-    return -1;
+    return NULL;
   }
   net->kind = kind;
   net->name = names[kind];
   net->rng = seed;
+  net->plan = plan;
+  net->plan_count = plan_count;
+  net->arena = arena;
+  net->arena_bytes = arena_bytes;
   switch (kind) {
     case GNET_RESNET18: gnet_build_resnet18(net); break;
     case GNET_MOBILENETV2: gnet_build_mobilenetv2(net); break;
@@ -939,12 +957,119 @@ int gnet_create(gnet_kind kind, uint64_t seed, gnet** out)
                        net->tensors[net->output].bytes != 1000)) {
     fail(net, "the output is not 1000 uint8 logits");
   }
+  if (!net->failed && plan != NULL && net->tensor_count != plan_count) {
+    fail(net, "%zu tensors against the plan's %zu", net->tensor_count, plan_count);
+  }
   if (net->failed) {
     gnet_destroy(net);
+    return NULL;
+  }
+  return net;
+}
+
+/* The arena's layout for the tensors of net (built with buffers of their own): each
+ * tensor is alive from the first layer that touches it to the last (the input and the
+ * output throughout); largest first, each takes the lowest offset, a multiple of 64,
+ * whose bytes no placed tensor alive at some same layer holds. Returns the offsets
+ * (tensor_count of them) and sets *bytes to the arena's size; NULL when out of memory. */
+static size_t* plan_arena(const gnet* net, size_t* bytes)
+{
+  const size_t n = net->tensor_count, layers = net->layer_count;
+  size_t* plan = malloc(n * sizeof(size_t));
+  size_t* first = malloc(n * sizeof(size_t));
+  size_t* last = malloc(n * sizeof(size_t));
+  size_t* order = malloc(n * sizeof(size_t));
+  if (plan == NULL || first == NULL || last == NULL || order == NULL) {
+    free(plan);
+    free(first);
+    free(last);
+    free(order);
+    return NULL;
+  }
+  for (size_t t = 0; t < n; t++) {
+    first[t] = layers;
+    last[t] = 0;
+  }
+  for (size_t i = 0; i < layers; i++) {
+    const size_t touched[3] = {net->layers[i].in, net->layers[i].in2, net->layers[i].out};
+    for (size_t k = 0; k < 3; k++) {
+      const size_t t = touched[k];
+      if (i < first[t]) first[t] = i;
+      if (i > last[t]) last[t] = i;
+    }
+  }
+  first[net->input] = first[net->output] = 0;
+  last[net->input] = last[net->output] = layers;
+  /* largest first (insertion sort: a few dozen tensors) */
+  for (size_t t = 0; t < n; t++) {
+    size_t k = t;
+    while (k > 0 && net->tensors[order[k - 1]].bytes < net->tensors[t].bytes) {
+      order[k] = order[k - 1];
+      k--;
+    }
+    order[k] = t;
+  }
+  size_t end = 0;
+  for (size_t k = 0; k < n; k++) {
+    const size_t t = order[k], size = (net->tensors[t].bytes + 63) / 64 * 64;
+    size_t offset = 0;
+    for (size_t j = 0; j < k; j++) {
+      const size_t u = order[j], usize = (net->tensors[u].bytes + 63) / 64 * 64;
+      if (first[u] <= last[t] && first[t] <= last[u] && plan[u] < offset + size &&
+          offset < plan[u] + usize) {
+        offset = plan[u] + usize; /* past u, then every placed tensor again */
+        j = (size_t) -1;
+      }
+    }
+    plan[t] = offset;
+    if (offset + size > end) end = offset + size;
+  }
+  free(first);
+  free(last);
+  free(order);
+  *bytes = end;
+  return plan;
+}
+
+int gnet_create_ex(gnet_kind kind, uint64_t seed, unsigned flags, gnet** out)
+{
+  if (out == NULL || (unsigned) kind > GNET_BIN_RESNET18 || (flags & ~GNET_KEEP_TENSORS) != 0) {
+    fprintf(stderr, "gnet_create: bad argument\n");
     return -1;
   }
+  gnet* net = build(kind, seed, NULL, 0, NULL, 0);
+  if (net != NULL && (flags & GNET_KEEP_TENSORS) == 0) {
+    /* built once with a buffer a tensor to learn the tensors' lives, then again in the
+     * arena: the same draws from the seed, the same bytes */
+    size_t bytes = 0;
+    const size_t count = net->tensor_count;
+    size_t* plan = plan_arena(net, &bytes);
+    gnet_destroy(net);
+    uint8_t* arena = plan != NULL ? aligned_alloc(64, bytes > 0 ? bytes : 64) : NULL;
+    if (arena == NULL) {
+      free(plan);
+      fprintf(stderr, "gnet_create: out of memory\n");
+      return -1;
+    }
+    memset(arena, 0, bytes);
+    net = build(kind, seed, plan, count, arena, bytes);
+  }
+  if (net == NULL) return -1;
   *out = net;
   return 0;
+}
+
+int gnet_create(gnet_kind kind, uint64_t seed, gnet** out)
+{
+  return gnet_create_ex(kind, seed, 0, out);
+}
+
+size_t gnet_tensor_bytes(const gnet* net, size_t* arena_bytes)
+{
+  size_t sum = 0;
+  for (size_t i = 0; i < net->tensor_count; i++) sum += net->tensors[i].bytes;
+  if (arena_bytes != NULL) *arena_bytes = net->arena_bytes;
+  return sum;
 }
 
 const char* gnet_name(const gnet* net)
@@ -1025,7 +1150,7 @@ double gnet_layer_seconds(const gnet* net, size_t i)
 
 int gnet_layer_tensors(const gnet* net, size_t i, const uint8_t** in, const uint8_t** out)
 {
-  if (i >= net->layer_count) return -1;
+  if (i >= net->layer_count || net->plan != NULL) return -1;
   const gnet_layer* l = &net->layers[i];
   if (net->tensors[l->in].type != GNET_T_U8 || net->tensors[l->in2].type != GNET_T_U8 ||
       net->tensors[l->out].type != GNET_T_U8) {

@@ -39,14 +39,27 @@ typedef enum gnet_kind { GNET_RESNET18, GNET_MOBILENETV2, GNET_BIN_RESNET18 } gn
 
 /*
  * Builds the network: draws its weights from seed, calibrates its quantization on an
- * input drawn from the same seed (see net.c), creates every operator, allocates every
+ * input drawn from the same seed (see net.c), creates every operator, places every
  * activation buffer and sets every operator up on them once (buffers never move).
- * After it returns, the input buffer holds that calibration input and every tensor the
- * forward pass over it. Returns 0 on success and sets *net; -1 on failure (a message on
- * stderr says what failed), *net then untouched. Same seed, same bytes.
+ * The buffers share one arena, as a framework's memory planner lays them out: a tensor
+ * takes memory that no tensor alive at the same time uses (alive: from the layer that
+ * writes it to the last that reads it; the input and the output, always), so a layer
+ * writes where a layer a few steps back wrote, memory still in cache, rather than
+ * into a buffer of its own untouched since the last run. The input and the output
+ * keep their bytes; the tensors between them do not outlive their readers (gnet_layer_tensors
+ * refuses them). GNET_KEEP_TENSORS gives each tensor a buffer of its own instead: after a run
+ * every tensor holds the forward pass over the input. Returns 0 on success and sets
+ * *net; -1 on failure (a message on stderr says what failed), *net then untouched.
+ * Same seed, same bytes, in either layout.
  */
-int gnet_create(gnet_kind kind, uint64_t seed, gnet** net);
+enum { GNET_KEEP_TENSORS = 1 };
+int gnet_create(gnet_kind kind, uint64_t seed, gnet** net); /* flags 0 */
+int gnet_create_ex(gnet_kind kind, uint64_t seed, unsigned flags, gnet** net);
 void gnet_destroy(gnet* net); /* NULL is allowed */
+
+/* The bytes of every activation tensor together, and the arena that holds them (0 with
+ * GNET_KEEP_TENSORS). */
+size_t gnet_tensor_bytes(const gnet* net, size_t* arena_bytes);
 
 /* "resnet18", "mobilenetv2", "bin-resnet18" */
 const char* gnet_name(const gnet* net);
@@ -77,9 +90,10 @@ const char* gnet_layer_kind(const gnet* net, size_t i);
 double gnet_layer_seconds(const gnet* net, size_t i);
 
 /* A layer's input and output tensors as computed by the last gnet_run (or by
- * gnet_create): 0 and *in, *out set when layer i reads and writes uint8 tensors (the
- * layers of the int8 networks; of the binary one its stem, max pool and classifier);
- * -1 otherwise (nothing written). For "add", *in is its first input, "a". */
+ * gnet_create) of a network created with GNET_KEEP_TENSORS: 0 and *in, *out set when
+ * layer i reads and writes uint8 tensors (the layers of the int8 networks; of the
+ * binary one its stem, max pool and classifier); -1 otherwise, and for a network in one
+ * arena (nothing written). For "add", *in is its first input, "a". */
 int gnet_layer_tensors(const gnet* net, size_t i, const uint8_t** in, const uint8_t** out);
 /* The second input, "b", of an "add" layer on uint8 tensors: 0 and *b set, else -1. */
 int gnet_layer_tensor_b(const gnet* net, size_t i, const uint8_t** b);

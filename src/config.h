@@ -143,6 +143,9 @@ struct gemmi8_dwconv_config {
   unsigned features;
   uint8_t cr, tap_bytes, tap_group;
   uint16_t bytes9;
+  /* its 3x3 kernels take stride-1 layers by pairs of rows, reading the taps by columns
+   * (microkernel.h: gemmi8_dwparams.row_pixels, columns) */
+  uint8_t row_pairs;
   gemmi8_dwpack_fn pack;
   /* The requantization constants of each tile in the kernels' form
    * (GEMMI8_DWPREPARED_BYTES a tile), or NULL: the kernels read params->q's arrays. */

@@ -117,6 +117,62 @@ gemmi8_status gemmi8_conv_dw_create(gemmi8_convolution* op, const uint8_t* weigh
 
 /* ---- setup ---------------------------------------------------------------------------- */
 
+/* 1 when a depthwise set of the build takes row pairs (kernels/dw.inc, row_pairs): where
+ * none does, the taps by columns are neither built nor compiled in. */
+#define GEMMI8_DWSET(set, name, features, cr, tap_bytes, tap_group, bytes9, row_pairs) \
+  GEMMI8_IF_BUILT(set, dw, | (row_pairs))
+#define GEMMI8_DWUKERNEL(set, taps, output, cr, isa, symbol, file)
+#define GEMMI8_DWHELPER(set, role, symbol, file)
+#define GEMMI8_DWEND(set)
+enum {
+  DW_ROW_PAIRS = 0
+#include "dw.inc"
+};
+#undef GEMMI8_DWSET
+#undef GEMMI8_DWUKERNEL
+#undef GEMMI8_DWHELPER
+#undef GEMMI8_DWEND
+
+/* ind's taps (built, 3x3 of stride and dilation 1, mr 1) of its whole pairs of rows of
+ * output_width pixels, counted from its first, by input column, as the kernels read
+ * them (microkernel.h, gemmi8_dwparams.columns: 4 (output_width + 2) pointers a pair).
+ * success, or out_of_memory (ind as it was). */
+static gemmi8_status dw_columns(struct gemmi8_indirection* ind)
+{
+  const size_t w = ind->output_width, pairs = ind->m / (2 * w);
+  /* 4 (w + 2) a pair of 2 w pixels: at most 6 m, under the pointers' 9 m */
+  const size_t count = pairs * 4 * (w + 2);
+  const void** columns = malloc(count > 0 ? count * sizeof(void*) : 1);
+  if (columns == NULL) return gemmi8_status_out_of_memory;
+  const void* const* taps = ind->pointers;
+  for (size_t i = 0; i < count; i++) {
+    /* pair p, column c, row r: input column c - 1 of the row under pixel 0, tap column
+     * 0 of pixel c or 1 and 2 of the last pixel; rows 0..2 the top pixel's tap rows, 3
+     * the bottom pixel's last */
+    const size_t p = i / (4 * (w + 2)), c = i / 4 % (w + 2), r = i % 4;
+    const size_t x = c < w ? c : w - 1, kx = c - x;
+    columns[i] = taps[18 * w * p + 9 * (r == 3 ? w + x : x) + 3 * (r == 3 ? 2 : r) + kx];
+  }
+  free(ind->columns);
+  ind->columns = columns;
+  ind->columns_count = count;
+  return gemmi8_status_success;
+}
+
+/* The output width when the kernels take op's output by pairs of rows (a set whose
+ * kernels do; 3x3, stride and dilation 1, the pairs within an image: one image, or rows
+ * even in number; microkernel.h, gemmi8_dwparams.row_pixels), else 0. */
+static size_t dw_row_pixels(const gemmi8_convolution* op, const struct gemmi8_conv_setup* s)
+{
+  const struct gemmi8_conv_geometry* g = &op->g;
+  if (DW_ROW_PAIRS && op->dwcfg->row_pairs && op->ks == 9 && g->kernel_height == 3 && g->kernel_width == 3 && g->stride_height == 1 &&
+      g->stride_width == 1 && g->dilation_height == 1 && g->dilation_width == 1 &&
+      (s->batch == 1 || s->output_height % 2 == 0)) {
+    return s->output_width;
+  }
+  return 0;
+}
+
 static gemmi8_status dw_setup(gemmi8_convolution* op, const struct gemmi8_conv_setup* s)
 {
   const size_t co = op->g.group_output_channels;
@@ -145,10 +201,16 @@ static gemmi8_status dw_setup(gemmi8_convolution* op, const struct gemmi8_conv_s
       free(copy);
       return status;
     }
+    gemmi8_indirection_build(&fresh, &op->g, op->zero);
+    /* the taps by columns of the row pairs' kernels */
+    if (dw_row_pixels(op, s) != 0 && dw_columns(&fresh) != gemmi8_status_success) {
+      gemmi8_indirection_free(&fresh);
+      free(copy);
+      return gemmi8_status_out_of_memory;
+    }
     /* nothing can fail from here on */
     gemmi8_indirection_free(&op->ind);
     op->ind = fresh;
-    gemmi8_indirection_build(&op->ind, &op->g, op->zero);
   }
   gemmi8_conv_install_workspace(op, copy, copy_bytes);
   return gemmi8_status_success;
@@ -171,9 +233,14 @@ static void dw_task(void* context, size_t index)
   const size_t p0 = gemmi8_split_first_tile(ctx->units, ctx->tasks, index) * ctx->unit;
   const size_t p1 = gemmi8_min(
       gemmi8_split_first_tile(ctx->units, ctx->tasks, index + 1) * ctx->unit, op->s.m);
+  struct gemmi8_dwparams params = ctx->params;
+  if (params.row_pixels != 0) {
+    /* the task's first pair of rows (p0: whole pairs) */
+    params.columns += p0 / (2 * params.row_pixels) * 4 * (params.row_pixels + 2);
+  }
   op->dwkernel(op->channels_out, p1 - p0, op->ks, op->ind.pointers + p0 * op->ks, op->packed,
                op->s.output + p0 * op->s.output_stride, op->s.output_stride, 0, op->zero,
-               &ctx->params);
+               &params);
 }
 
 /* Repeats each input channel co times into the copy. */
@@ -226,13 +293,9 @@ static gemmi8_status dw_run(gemmi8_convolution* op, const gemmi8_parallel* paral
   /* 3x3, stride 1, dilation 1: the kernels' row pairs (microkernel.h), which tasks of
    * whole pairs keep within one image when it is the only one or its rows are even in
    * number */
-  const struct gemmi8_conv_geometry* g = &op->g;
   const size_t w = op->s.output_width;
-  if (op->ks == 9 && g->kernel_height == 3 && g->kernel_width == 3 && g->stride_height == 1 &&
-      g->stride_width == 1 && g->dilation_height == 1 && g->dilation_width == 1 &&
-      (op->s.batch == 1 || op->s.output_height % 2 == 0)) {
-    ctx.params.row_pixels = w;
-  }
+  ctx.params.row_pixels = dw_row_pixels(op, &op->s);
+  ctx.params.columns = ctx.params.row_pixels != 0 ? op->ind.columns : NULL;
   const size_t m = op->s.m;
   const double ops = 2.0 * (double) m * (double) op->channels_out * (double) op->ks;
   const size_t threads = gemmi8_parallel_threads(parallel, ops, GEMMI8_OP_COST_DEPTHWISE);

@@ -463,7 +463,7 @@ gemmi8_status gemmi8_convolution_memory(const gemmi8_convolution* op, size_t* in
   if (op == NULL || indirection_bytes == NULL || workspace_bytes == NULL || !op->ready) {
     return gemmi8_status_invalid_parameter;
   }
-  *indirection_bytes = op->ind.count * sizeof(void*);
+  *indirection_bytes = (op->ind.count + op->ind.columns_count) * sizeof(void*);
   *workspace_bytes = op->workspace_bytes + op->ind.copy_bytes;
   return gemmi8_status_success;
 }

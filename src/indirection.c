@@ -140,5 +140,6 @@ void gemmi8_indirection_free(struct gemmi8_indirection* ind)
 {
   free(ind->pointers);
   free(ind->copy);
+  free(ind->columns);
   memset(ind, 0, sizeof(*ind));
 }

@@ -35,6 +35,10 @@ struct gemmi8_indirection {
   /* merged taps: the padded copy, copy_bytes */
   uint8_t* copy;
   size_t copy_h, copy_w, copy_bytes;
+  /* depthwise 3x3 of stride 1 (conv-dw.c): the taps of the whole pairs of output rows
+   * by input column, columns_count pointers, or NULL */
+  const void** columns;
+  size_t columns_count;
 };
 
 /* The zero buffer: round_up(bytes, 64) bytes of value, or NULL (out of memory). Free

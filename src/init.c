@@ -48,7 +48,7 @@
 #define GEMMI8_BEND(set)
 #define GEMMI8_BHELPER(set, role, symbol, file)
 #define GEMMI8_BUKERNEL(set, kind, out, mr, nr, kr, isa, symbol, file)
-#define GEMMI8_DWSET(set, name, features, cr, tap_bytes, tap_group, bytes9) \
+#define GEMMI8_DWSET(set, name, features, cr, tap_bytes, tap_group, bytes9, row_pairs) \
   GEMMI8_IF_BUILT(set, dw, enum { dw_##set##_cr = cr };)
 #define GEMMI8_DWEND(set)
 #define GEMMI8_DWHELPER(set, role, symbol, file)
@@ -147,10 +147,10 @@
 #define GEMMI8_BSLOT_igemm(mr) .igemm
 #define GEMMI8_BHELPER(set, role, symbol, file) GEMMI8_IF_BUILT(set, bin, .role = symbol,)
 #define GEMMI8_BEND(set) GEMMI8_IF_BUILT(set, bin, },)
-#define GEMMI8_DWSET(set, name, features_, cr_, tap_bytes_, tap_group_, bytes9_)          \
-  GEMMI8_IF_BUILT(set, dw, {.isa = name, .features = (features_), .cr = cr_,              \
-                            .tap_bytes = tap_bytes_, .tap_group = tap_group_,             \
-                            .bytes9 = bytes9_,)
+#define GEMMI8_DWSET(set, name, features_, cr_, tap_bytes_, tap_group_, bytes9_, row_pairs_) \
+  GEMMI8_IF_BUILT(set, dw, {.isa = name, .features = (features_), .cr = cr_,                 \
+                            .tap_bytes = tap_bytes_, .tap_group = tap_group_,                \
+                            .bytes9 = bytes9_, .row_pairs = row_pairs_,)
 #define GEMMI8_DWUKERNEL(set, taps_, output, cr, isa, symbol, file)                 \
   GEMMI8_IF_BUILT(set, dw, .taps[GEMMI8_DWSLOT_##taps_].out[gemmi8_qoutput_##output] = \
                                GEMMI8_DWUKERNEL_NAME(output, taps_, cr, isa),)

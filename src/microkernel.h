@@ -216,6 +216,13 @@ struct gemmi8_dwparams {
    * input_offset 0); the last pixels of a call that make no whole pair of rows are
    * taken as any others. */
   size_t row_pixels;
+  /* With row_pixels: the same taps by input column, for each whole pair of rows of the
+   * call (gemmi8_indirection_columns_fill): 4 (row_pixels + 2) pointers a pair, column
+   * c holding the taps at input column c - 1 of the window's four rows (the top
+   * pixels' tap rows 0, 1, 2, the bottom pixels' row 2). A kernel that shares loads
+   * across pixels reads these rather than input: 32 bytes a column, that is a pair of
+   * pixels, where the pair's 18 pointers take 144. */
+  const void* const* columns;
 };
 
 #define GEMMI8_DWPREPARED_BYTES 5120

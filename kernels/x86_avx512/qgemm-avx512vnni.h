@@ -171,10 +171,6 @@ static GEMMI8_ALWAYS_INLINE void gemmi8_qgemm_row_sum_avx512vnni(
  * build of one type). (One body for gemm and igemm as well, 15 KB smaller, cost the
  * small-K tiles 3-8%: the igemm's tap state spilled into its depth loop and the gemm
  * lost its jump from the entry point.) */
-#define GEMMI8_QGEMM_AVX512VNNI_DEPTH(MR, NJ, flags, k, ap, wk, vacc)                     \
-  (GEMMI8_TILE_IS_SIGNED(flags) ? gemmi8_qgemm_depth_avx512vnni(MR, 3, NJ, 1, k, ap, wk, vacc) \
-                                : gemmi8_qgemm_depth_avx512vnni(MR, 3, NJ, 0, k, ap, wk, vacc))
-
 /* The gemm's case of NJ column groups: the depth loop, the row sums, the output. */
 #define GEMMI8_QGEMM_AVX512VNNI_CASE(MR, NJ, EXACT)                                       \
   case NJ: {                                                                             \

@@ -165,8 +165,9 @@ static gemmi8_status dw_columns(struct gemmi8_indirection* ind)
 static size_t dw_row_pixels(const gemmi8_convolution* op, const struct gemmi8_conv_setup* s)
 {
   const struct gemmi8_conv_geometry* g = &op->g;
-  if (DW_ROW_PAIRS && op->dwcfg->row_pairs && op->ks == 9 && g->kernel_height == 3 && g->kernel_width == 3 && g->stride_height == 1 &&
-      g->stride_width == 1 && g->dilation_height == 1 && g->dilation_width == 1 &&
+  if (DW_ROW_PAIRS && op->dwcfg->row_pairs && op->ks == 9 && g->kernel_height == 3 &&
+      g->kernel_width == 3 && g->stride_height == 1 && g->stride_width == 1 &&
+      g->dilation_height == 1 && g->dilation_width == 1 &&
       (s->batch == 1 || s->output_height % 2 == 0)) {
     return s->output_width;
   }

@@ -36,10 +36,10 @@
  * against three. Their taps come by columns (params->columns: four pointers a column,
  * 32 bytes a pixel pair where the pair's 18 take 144; in a network, where the
  * pointers are out of the caches at each run, 112x112x32 took 105 us against 70 us
- * alone reading those, 71 us reading these). Where pixels follow one another in a row as stride 2 makes them
- * (pixel p + 1's tap column 0 is p's column 2, checked on the pointers), a call goes
- * by tap columns of three rows instead (dw3x3_stride2, dw3x3_stride2_32): two groups a
- * pixel against three.
+ * alone reading those, 71 us reading these). Where pixels follow one another in a
+ * row as stride 2 makes them (pixel p + 1's tap column 0 is p's column 2, checked on
+ * the pointers), a call goes by tap columns of three rows instead (dw3x3_stride2,
+ * dw3x3_stride2_32): two groups a pixel against three.
  *
  * The 8-bit outputs are requantized in the accumulators' channel order, with the
  * tile's constants prepared in that order (gemmi8_dwprepare_64c4__avx512vnni: the

@@ -295,8 +295,9 @@ static gemmi8_status dw_run(gemmi8_convolution* op, const gemmi8_parallel* paral
    * whole pairs keep within one image when it is the only one or its rows are even in
    * number */
   const size_t w = op->s.output_width;
-  ctx.params.row_pixels = dw_row_pixels(op, &op->s);
-  ctx.params.columns = ctx.params.row_pixels != 0 ? op->ind.columns : NULL;
+  /* setup built the columns where dw_row_pixels says (none where no set takes pairs) */
+  ctx.params.columns = DW_ROW_PAIRS ? op->ind.columns : NULL;
+  ctx.params.row_pixels = ctx.params.columns != NULL ? w : 0;
   const size_t m = op->s.m;
   const double ops = 2.0 * (double) m * (double) op->channels_out * (double) op->ks;
   const size_t threads = gemmi8_parallel_threads(parallel, ops, GEMMI8_OP_COST_DEPTHWISE);

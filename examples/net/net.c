@@ -88,8 +88,9 @@ static int check(gnet* net, gemmi8_status status, const char* what, const char* 
 
 static const size_t element_size[] = {1, sizeof(float), sizeof(int32_t), sizeof(uint64_t)};
 
-/* A new tensor of h x w pixels of c channels, its memory zeroed; index 0 on failure
- * (the network is then failed). */
+/* A new tensor of h x w pixels of c channels: a buffer of its own, zeroed, or its place
+ * in the arena (what a dead tensor left there); index 0 on failure (the network is then
+ * failed). */
 static size_t new_tensor(gnet* net, const char* name, gnet_type type, size_t h, size_t w,
                          size_t c)
 {
